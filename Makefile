@@ -1,0 +1,103 @@
+# zctrace: build, test, demo, install.  `make V=1` shows the commands.
+OUTPUT := .output
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= cc
+PREFIX ?= /usr/local
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/;s/ppc64le/powerpc/;s/riscv64/riscv/;s/s390x/s390/')
+# root runs the privileged steps directly; anyone else through sudo
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+CFLAGS ?= -g -O2
+CFLAGS += -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -MMD -MP
+INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Iworkloads/lib
+# clang's own system includes, for <bpf/usdt.bpf.h> and friends, as libbpf-bootstrap does
+CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+WL_LIB_SRCS := $(wildcard workloads/lib/*.c)
+WL_LIB_OBJS := $(patsubst workloads/lib/%.c,$(OUTPUT)/wl/%.o,$(WL_LIB_SRCS))
+WORKLOADS := $(patsubst workloads/%.c,%,$(wildcard workloads/*.c))
+WL_BINS := $(patsubst %,$(OUTPUT)/workloads/%,$(WORKLOADS))
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+# unit tests link the CLI's pure modules, not its main()
+UNIT_LINK_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+
+.PHONY: all deps test unit demo bench install clean
+all: zctrace $(WL_BINS) $(UNIT_BINS)
+
+deps:
+	$(Q)$(SUDO) tools/install-deps.sh
+
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/wl $(OUTPUT)/workloads $(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/vmlinux.h: | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -MMD -MP -MT $@ -MF $(OUTPUT)/$*.bpf.d \
+		-I$(OUTPUT) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# every CLI object may include the skeleton
+$(USER_OBJS): $(OUTPUT)/zctrace.skel.h
+$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+
+zctrace: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lelf -lz -ljson-c -o $@
+
+$(OUTPUT)/wl/%.o: workloads/lib/%.c | $(OUTPUT)/wl
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+
+$(OUTPUT)/workloads/%: workloads/%.c $(WL_LIB_OBJS) | $(OUTPUT)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/$*.d $< $(WL_LIB_OBJS) -ljson-c -lpthread -lm -o $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_LINK_OBJS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -MF $(OUTPUT)/tests/$*.d $< $(UNIT_LINK_OBJS) \
+		-lbpf -lelf -lz -ljson-c -o $@
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(SUDO) python3 tests/run.py
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(SUDO) tools/demo.sh
+
+install: all
+	install -D -m 0755 zctrace $(DESTDIR)$(PREFIX)/sbin/zctrace
+	install -d $(DESTDIR)$(PREFIX)/libexec/zctrace
+	install -m 0755 $(WL_BINS) $(DESTDIR)$(PREFIX)/libexec/zctrace/
+
+clean:
+	$(call msg,CLEAN)
+	$(Q)rm -rf $(OUTPUT) zctrace
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/*/*.d)

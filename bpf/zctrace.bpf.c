@@ -1,0 +1,745 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Kernel side of zctrace: copy sites, context switches, syscalls and page faults of the traced
+ * processes, aggregated in maps. Each site has several attach flavours; user space autoloads one. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
+#include "zctrace.h"
+
+/* Set before load. */
+const volatile __u32 site_method[NR_SITES] = {};
+const volatile __u8 gate_on_phase = 0;	/* count sites only between the USDT phase markers */
+
+/* Written by the USDT phase markers. */
+__u32 phase_active = 0;
+struct misc_stats misc = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGETS);
+	__type(key, __u32);	/* tgid */
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGETS * NR_SITES);
+	__type(key, struct site_key);
+	__type(value, struct site_stats);
+} sites SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGETS);
+	__type(key, __u32);	/* tgid */
+	__type(value, struct sched_stats);
+} sched SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, __u64);	/* ns when it left the CPU */
+} offcpu_start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_SYSCALLS);
+	__type(key, __u32);
+	__type(value, __u64);
+} syscalls SEC(".maps");
+
+/* One in-flight tcp_sendmsg_locked() call per thread, followed through the tracepoint. */
+struct send_call {
+	__u64 sk;
+	__u64 msg;
+	__u64 start_left;	/* msg_data_left() at the first loop iteration */
+	__u64 last_left;	/* ... at the latest iteration */
+	__u32 mode;		/* enum send_mode */
+	__u32 zc_id;		/* MSG_ZEROCOPY notification id of this call */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, struct send_call);
+} send_calls SEC(".maps");
+
+struct zc_key {
+	__u64 sk;
+	__u32 id;
+	__u32 pad;
+};
+
+/* MSG_ZEROCOPY sends waiting for their completion notice: bytes pinned by each. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_ZC_CALLS);
+	__type(key, struct zc_key);
+	__type(value, __u64);
+} zc_calls SEC(".maps");
+
+/* Sockets the targets sent on: deferred copies happen in softirq context, found by socket. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u32);	/* tgid */
+} target_socks SEC(".maps");
+
+/* Threads inside tcp_sendmsg_locked(), for the fentry/kprobe send_copy flavours. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, __u64);	/* sk */
+} in_sendmsg SEC(".maps");
+
+static __always_inline __u32 log2_slot(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	shift = (v > 0xFFFFFFFF) << 5; v >>= shift; r |= shift;
+	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	return r >= MAX_SLOTS ? MAX_SLOTS - 1 : r;
+}
+
+static __always_inline __u32 current_tgid(void)
+{
+	return bpf_get_current_pid_tgid() >> 32;
+}
+
+static __always_inline bool is_target(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+static __always_inline bool counting(void)
+{
+	return !gate_on_phase || phase_active;
+}
+
+/* Adds @ncopies copies of @bytes in all to a site; the histogram gets the mean copy size. */
+static __always_inline void record_n(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies)
+{
+	static const struct site_stats zero;
+	struct site_key key = { .tgid = tgid, .site = site };
+	struct site_stats *st;
+	__u32 slot;
+
+	if (!counting() || ncopies == 0)
+		return;
+	st = bpf_map_lookup_elem(&sites, &key);
+	if (!st) {
+		bpf_map_update_elem(&sites, &key, &zero, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&sites, &key);
+		if (!st)
+			return;
+	}
+	slot = log2_slot(bytes / ncopies);
+	__sync_fetch_and_add(&st->count, ncopies);
+	__sync_fetch_and_add(&st->bytes, bytes);
+	__sync_fetch_and_add(&st->hist[slot], ncopies);
+}
+
+static __always_inline void record(__u32 tgid, __u32 site, __u64 bytes)
+{
+	record_n(tgid, site, bytes, 1);
+}
+
+static __always_inline bool site_uses(__u32 site, __u32 method)
+{
+	return site_method[site] == method;
+}
+
+/* ---- target filter: follow forks ---------------------------------------------------------- */
+
+static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (!is_target(ptgid))
+		return;
+	bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	__sync_fetch_and_add(&misc.forks, 1);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(parent, child);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(parent, child);
+	return 0;
+}
+
+static __always_inline void on_exit(struct task_struct *task)
+{
+	if (is_target(BPF_CORE_READ(task, tgid)))
+		__sync_fetch_and_add(&misc.exits, 1);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exit_btf, struct task_struct *task)
+{
+	on_exit(task);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(exit_raw, struct task_struct *task)
+{
+	on_exit(task);
+	return 0;
+}
+
+/* ---- context switches and off-CPU time ----------------------------------------------------- */
+
+static __always_inline void on_switch(bool preempt, struct task_struct *prev,
+				      struct task_struct *next, unsigned int prev_state)
+{
+	static const struct sched_stats zero;
+	__u32 tgid = BPF_CORE_READ(prev, tgid);
+	__u32 tid;
+	__u64 now = bpf_ktime_get_ns(), *start;
+
+	if (is_target(tgid)) {
+		struct sched_stats *st = bpf_map_lookup_elem(&sched, &tgid);
+
+		if (!st) {
+			bpf_map_update_elem(&sched, &tgid, &zero, BPF_NOEXIST);
+			st = bpf_map_lookup_elem(&sched, &tgid);
+		}
+		if (st) {
+			/* the scheduler's own rule for nvcsw/nivcsw in __schedule() */
+			if (!preempt && prev_state)
+				__sync_fetch_and_add(&st->voluntary, 1);
+			else
+				__sync_fetch_and_add(&st->involuntary, 1);
+		}
+		tid = BPF_CORE_READ(prev, pid);
+		bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY);
+	}
+
+	tgid = BPF_CORE_READ(next, tgid);
+	if (!is_target(tgid))
+		return;
+	tid = BPF_CORE_READ(next, pid);
+	start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!start)
+		return;
+	if (now > *start) {
+		struct sched_stats *st = bpf_map_lookup_elem(&sched, &tgid);
+		__u64 delta = now - *start;
+
+		if (st) {
+			__sync_fetch_and_add(&st->offcpu_ns, delta);
+			__sync_fetch_and_add(&st->offcpu_hist[log2_slot(delta / 1000)], 1);
+		}
+	}
+	bpf_map_delete_elem(&offcpu_start, &tid);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	on_switch(preempt, prev, next, prev_state);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	on_switch(preempt, prev, next, prev_state);
+	return 0;
+}
+
+/* ---- syscalls and page faults -------------------------------------------------------------- */
+
+static __always_inline void on_syscall(long id)
+{
+	__u32 nr = id;
+	__u64 *cnt;
+
+	if (id < 0 || id >= MAX_SYSCALLS || !is_target(current_tgid()))
+		return;
+	cnt = bpf_map_lookup_elem(&syscalls, &nr);
+	if (cnt)
+		__sync_fetch_and_add(cnt, 1);
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
+{
+	on_syscall(id);
+	return 0;
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
+{
+	on_syscall(id);
+	return 0;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(fault_user_btf)
+{
+	if (is_target(current_tgid()))
+		__sync_fetch_and_add(&misc.page_faults_user, 1);
+	return 0;
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(fault_kernel_btf)
+{
+	if (is_target(current_tgid()))
+		__sync_fetch_and_add(&misc.page_faults_kernel, 1);
+	return 0;
+}
+
+SEC("raw_tp/page_fault_user")
+int BPF_PROG(fault_user_raw)
+{
+	if (is_target(current_tgid()))
+		__sync_fetch_and_add(&misc.page_faults_user, 1);
+	return 0;
+}
+
+SEC("raw_tp/page_fault_kernel")
+int BPF_PROG(fault_kernel_raw)
+{
+	if (is_target(current_tgid()))
+		__sync_fetch_and_add(&misc.page_faults_kernel, 1);
+	return 0;
+}
+
+/* ---- send side through tracepoints ---------------------------------------------------------- */
+
+static __always_inline void note_sock(const struct sock *sk, __u32 tgid)
+{
+	__u64 key = (__u64)sk;
+
+	bpf_map_update_elem(&target_socks, &key, &tgid, BPF_ANY);
+}
+
+/* The same decision tcp_sendmsg_locked() takes before its loop. */
+static __always_inline __u32 send_mode(const struct sock *sk, const struct msghdr *msg)
+{
+	__u32 flags = BPF_CORE_READ(msg, msg_flags);
+	__u64 route_sg = BPF_CORE_READ(sk, sk_route_caps) & 1;	/* NETIF_F_SG is bit 0 */
+
+	if (flags & ZCT_MSG_ZEROCOPY) {
+		unsigned long sk_flags = BPF_CORE_READ(sk, __sk_common.skc_flags);
+		bool has_ubuf = false;
+
+		if (bpf_core_field_exists(msg->msg_ubuf))
+			has_ubuf = BPF_CORE_READ(msg, msg_ubuf) != NULL;
+		if ((has_ubuf || (sk_flags >> bpf_core_enum_value(enum sock_flags, SOCK_ZEROCOPY)) & 1)
+		    && route_sg)
+			return SEND_MODE_ZEROCOPY;
+		return SEND_MODE_COPY;
+	}
+	if ((flags & ZCT_MSG_SPLICE_PAGES) && route_sg)
+		return SEND_MODE_SPLICE;
+	return SEND_MODE_COPY;
+}
+
+static __always_inline __u32 mode_site(__u32 mode)
+{
+	if (mode == SEND_MODE_ZEROCOPY)
+		return SITE_ZC_PIN;
+	if (mode == SEND_MODE_SPLICE)
+		return SITE_SPLICE_REF;
+	return SITE_SEND_COPY;
+}
+
+static __always_inline void record_send_chunk(__u32 tgid, __u32 mode, __u64 bytes)
+{
+	__u32 site = mode_site(mode);
+
+	if (bytes && site_uses(site, METHOD_TP_BTF))
+		record(tgid, site, bytes);
+}
+
+/*
+ * Fires at the head of every loop iteration of tcp_sendmsg_locked(); each iteration moves one
+ * chunk (one copy, one pin or one set of page references), seen as the drop of msg_data_left().
+ */
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr *msg,
+	     const struct sk_buff *skb, int size_goal)
+{
+	__u32 tgid = current_tgid();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 left = BPF_CORE_READ(msg, msg_iter.count);
+	struct send_call *call;
+
+	if (!is_target(tgid))
+		return 0;
+	call = bpf_map_lookup_elem(&send_calls, &tid);
+	if (!call || call->sk != (__u64)sk || call->msg != (__u64)msg) {
+		struct send_call fresh = {
+			.sk = (__u64)sk,
+			.msg = (__u64)msg,
+			.start_left = left,
+			.last_left = left,
+			.mode = send_mode(sk, msg),
+		};
+
+		if (fresh.mode == SEND_MODE_ZEROCOPY)
+			fresh.zc_id = BPF_CORE_READ(sk, sk_zckey.counter) - 1;
+		bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY);
+		note_sock(sk, tgid);
+		return 0;
+	}
+	if (left < call->last_left) {
+		record_send_chunk(tgid, call->mode, call->last_left - left);
+		call->last_left = left;
+	}
+	return 0;
+}
+
+/* Closes a send call: its last chunk is what it returned minus what earlier iterations moved. */
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
+{
+	__u32 tgid = current_tgid();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct send_call *call;
+
+	if (!is_target(tgid))
+		return 0;
+	call = bpf_map_lookup_elem(&send_calls, &tid);
+	if (!call)
+		return 0;
+	if (call->sk == (__u64)sk && ret > 0) {
+		__u64 earlier = call->start_left - call->last_left;
+
+		if ((__u64)ret > earlier)
+			record_send_chunk(tgid, call->mode, ret - earlier);
+		if (call->mode == SEND_MODE_ZEROCOPY) {
+			struct zc_key key = { .sk = call->sk, .id = call->zc_id };
+			__u64 bytes = ret;
+
+			if (bpf_map_update_elem(&zc_calls, &key, &bytes, BPF_ANY))
+				__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
+		}
+	}
+	bpf_map_delete_elem(&send_calls, &tid);
+	return 0;
+}
+
+/* ---- zerocopy completion notices and receive copies ---------------------------------------- */
+
+struct zc_walk {
+	__u64 sk;
+	__u32 lo;
+	__u32 tgid;
+	__u32 copied;
+	__u32 pad;
+	__u64 calls;
+	__u64 unmatched;
+	__u64 bytes;
+};
+
+static long zc_walk_one(__u32 i, struct zc_walk *w)
+{
+	struct zc_key key = { .sk = w->sk, .id = w->lo + i };
+	__u64 *bytes = bpf_map_lookup_elem(&zc_calls, &key);
+
+	if (!bytes) {
+		w->unmatched++;
+		return 0;
+	}
+	w->calls++;
+	if (w->copied) {
+		w->bytes += *bytes;
+		if (site_uses(SITE_DEFERRED_COPY, METHOD_TP_BTF))
+			record(w->tgid, SITE_DEFERRED_COPY, *bytes);
+	}
+	bpf_map_delete_elem(&zc_calls, &key);
+	return 0;
+}
+
+/* A zerocopy notice read from the error queue names the send calls lo..hi it completes. */
+static __always_inline void on_zc_notice(const struct sk_buff *skb, __u32 tgid)
+{
+	struct sock_exterr_skb *serr = (void *)skb + bpf_core_field_offset(struct sk_buff, cb);
+	struct zc_walk walk = { .tgid = tgid };
+	__u8 origin = BPF_CORE_READ(serr, ee.ee_origin);
+	__u32 hi, n;
+
+	if (origin != ZCT_EE_ORIGIN_ZEROCOPY)
+		return;
+	walk.sk = (__u64)BPF_CORE_READ(skb, sk);
+	walk.lo = BPF_CORE_READ(serr, ee.ee_info);
+	hi = BPF_CORE_READ(serr, ee.ee_data);
+	walk.copied = BPF_CORE_READ(serr, ee.ee_code) & ZCT_EE_CODE_ZEROCOPY_COPIED;
+	n = hi - walk.lo + 1;
+	if (n > MAX_ZC_CALLS)
+		n = MAX_ZC_CALLS;
+	bpf_loop(n, zc_walk_one, &walk, 0);
+
+	if (!counting())
+		return;
+	__sync_fetch_and_add(&misc.zc_notices, 1);
+	if (walk.copied)
+		__sync_fetch_and_add(&misc.zc_notices_copied, 1);
+	__sync_fetch_and_add(&misc.zc_calls_completed, walk.calls);
+	__sync_fetch_and_add(&misc.zc_calls_unmatched, walk.unmatched);
+	__sync_fetch_and_add(&misc.zc_bytes_copied_notice, walk.bytes);
+}
+
+static __always_inline bool tcp_skb(const struct sk_buff *skb)
+{
+	struct sock *sk = BPF_CORE_READ(skb, sk);
+
+	return sk && BPF_CORE_READ(sk, sk_protocol) == ZCT_IPPROTO_TCP;
+}
+
+SEC("tp_btf/skb_copy_datagram_iovec")
+int BPF_PROG(skb_copy_datagram_iovec_btf, const struct sk_buff *skb, int len)
+{
+	__u32 tgid = current_tgid();
+
+	if (!is_target(tgid))
+		return 0;
+	if (len == 0) {
+		on_zc_notice(skb, tgid);
+		return 0;
+	}
+	if (len > 0 && site_uses(SITE_RECV_COPY, METHOD_TP_BTF) && tcp_skb(skb))
+		record(tgid, SITE_RECV_COPY, len);
+	return 0;
+}
+
+/* ---- fentry/fexit and kprobe flavours, for kernels that allow them --------------------------- */
+
+static __always_inline void enter_sendmsg(struct sock *sk)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	__u64 key = (__u64)sk;
+
+	if (!is_target(pid_tgid >> 32))
+		return;
+	bpf_map_update_elem(&in_sendmsg, &tid, &key, BPF_ANY);
+	note_sock(sk, pid_tgid >> 32);
+}
+
+static __always_inline void leave_sendmsg(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&in_sendmsg, &tid);
+}
+
+/* A user->kernel iov_iter copy made while the thread is inside tcp_sendmsg_locked(). */
+static __always_inline void on_copy_from_iter(__u64 bytes)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	if (bytes && bpf_map_lookup_elem(&in_sendmsg, &tid))
+		record(current_tgid(), SITE_SEND_COPY, bytes);
+}
+
+SEC("fentry/tcp_sendmsg_locked")
+int BPF_PROG(tcp_sendmsg_locked_fentry, struct sock *sk)
+{
+	enter_sendmsg(sk);
+	return 0;
+}
+
+SEC("fexit/tcp_sendmsg_locked")
+int BPF_PROG(tcp_sendmsg_locked_fexit)
+{
+	leave_sendmsg();
+	return 0;
+}
+
+SEC("kprobe/tcp_sendmsg_locked")
+int BPF_KPROBE(tcp_sendmsg_locked_kprobe, struct sock *sk)
+{
+	enter_sendmsg(sk);
+	return 0;
+}
+
+SEC("kretprobe/tcp_sendmsg_locked")
+int BPF_KRETPROBE(tcp_sendmsg_locked_kretprobe)
+{
+	leave_sendmsg();
+	return 0;
+}
+
+/* fentry cannot attach under lib/, so the iov_iter copy helpers are kprobe-only (DESIGN.md). */
+SEC("kprobe/_copy_from_iter")
+int BPF_KPROBE(copy_from_iter_kprobe, void *addr, __u64 bytes)
+{
+	on_copy_from_iter(bytes);
+	return 0;
+}
+
+SEC("kprobe/_copy_from_iter_nocache")
+int BPF_KPROBE(copy_from_iter_nocache_kprobe, void *addr, __u64 bytes)
+{
+	on_copy_from_iter(bytes);
+	return 0;
+}
+
+static __always_inline void on_returned_bytes(__u32 site, long ret)
+{
+	__u32 tgid = current_tgid();
+
+	if (ret > 0 && is_target(tgid))
+		record(tgid, site, ret);
+}
+
+SEC("fexit/skb_zerocopy_iter_stream")
+int BPF_PROG(skb_zerocopy_iter_stream_fexit)
+{
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	on_returned_bytes(SITE_ZC_PIN, (int)ret);
+	return 0;
+}
+
+SEC("kretprobe/skb_zerocopy_iter_stream")
+int BPF_KRETPROBE(skb_zerocopy_iter_stream_kretprobe, int ret)
+{
+	on_returned_bytes(SITE_ZC_PIN, ret);
+	return 0;
+}
+
+SEC("fexit/skb_splice_from_iter")
+int BPF_PROG(skb_splice_from_iter_fexit)
+{
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	on_returned_bytes(SITE_SPLICE_REF, (long)ret);
+	return 0;
+}
+
+SEC("kretprobe/skb_splice_from_iter")
+int BPF_KRETPROBE(skb_splice_from_iter_kretprobe, long ret)
+{
+	on_returned_bytes(SITE_SPLICE_REF, ret);
+	return 0;
+}
+
+/*
+ * skb_copy_ubufs() copies the pinned frags of a zerocopy skb into kernel pages. It runs on the
+ * delivery path, often in softirq, so the owner is found through the notification skb that
+ * holds the ubuf_info in its cb, and that skb's socket.
+ */
+static __always_inline void on_copy_ubufs(struct sk_buff *skb)
+{
+	struct skb_shared_info *shinfo;
+	void *uarg, *notify_skb;
+	__u64 sk;
+	__u32 *tgid;
+
+	shinfo = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
+	uarg = BPF_CORE_READ(shinfo, destructor_arg);
+	if (!uarg)
+		return;
+	notify_skb = uarg - bpf_core_field_offset(struct sk_buff, cb);
+	sk = (__u64)BPF_CORE_READ((struct sk_buff *)notify_skb, sk);
+	tgid = bpf_map_lookup_elem(&target_socks, &sk);
+	if (tgid)
+		record(*tgid, SITE_DEFERRED_COPY, BPF_CORE_READ(skb, data_len));
+}
+
+SEC("fentry/skb_copy_ubufs")
+int BPF_PROG(skb_copy_ubufs_fentry, struct sk_buff *skb)
+{
+	on_copy_ubufs(skb);
+	return 0;
+}
+
+SEC("kprobe/skb_copy_ubufs")
+int BPF_KPROBE(skb_copy_ubufs_kprobe, struct sk_buff *skb)
+{
+	on_copy_ubufs(skb);
+	return 0;
+}
+
+static __always_inline void on_datagram_copy(const struct sk_buff *skb, int len)
+{
+	__u32 tgid = current_tgid();
+
+	if (len > 0 && is_target(tgid) && tcp_skb(skb))
+		record(tgid, SITE_RECV_COPY, len);
+}
+
+SEC("fexit/skb_copy_datagram_iter")
+int BPF_PROG(skb_copy_datagram_iter_fexit, const struct sk_buff *skb, int offset, void *to,
+	     int len)
+{
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	if ((int)ret == 0)
+		on_datagram_copy(skb, len);
+	return 0;
+}
+
+SEC("kprobe/skb_copy_datagram_iter")
+int BPF_KPROBE(skb_copy_datagram_iter_kprobe, const struct sk_buff *skb, int offset, void *to,
+	       int len)
+{
+	on_datagram_copy(skb, len);
+	return 0;
+}
+
+/* ---- USDT: the workloads' own copies and their measured phase -------------------------------- */
+
+SEC("usdt")
+int BPF_USDT(user_copy_usdt, __u64 bytes, __u64 ncopies)
+{
+	__u32 tgid = current_tgid();
+
+	if (is_target(tgid))
+		record_n(tgid, SITE_USER_COPY, bytes, ncopies);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(phase_begin_usdt)
+{
+	if (is_target(current_tgid())) {
+		phase_active = 1;
+		__sync_fetch_and_add(&misc.phase_begins, 1);
+	}
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(phase_end_usdt)
+{
+	if (is_target(current_tgid())) {
+		phase_active = 0;
+		__sync_fetch_and_add(&misc.phase_ends, 1);
+	}
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

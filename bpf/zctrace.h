@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Types and constants shared by the zctrace BPF programs and the zctrace CLI. */
+#ifndef ZCTRACE_H
+#define ZCTRACE_H
+
+#define MAX_SLOTS 40		/* log2 slots: sizes up to 2^39 bytes, off-CPU times up to 2^39 us */
+#define MAX_SYSCALLS 1024	/* syscall numbers counted per number */
+#define MAX_TARGETS 8192	/* traced processes (tgids) */
+#define MAX_ZC_CALLS 262144	/* MSG_ZEROCOPY sends awaiting their completion notice */
+
+/*
+ * uapi constants the BPF side cannot include next to vmlinux.h; user space
+ * checks them against <linux/errqueue.h> and <linux/socket.h> at compile time.
+ */
+#define ZCT_EE_ORIGIN_ZEROCOPY 5
+#define ZCT_EE_CODE_ZEROCOPY_COPIED 1
+#define ZCT_MSG_ZEROCOPY 0x4000000
+#define ZCT_MSG_SPLICE_PAGES 0x8000000
+#define ZCT_IPPROTO_TCP 6
+
+/* Logical copy sites of the ledger. */
+enum site {
+	SITE_SEND_COPY,		/* user->kernel copy into the socket buffer */
+	SITE_ZC_PIN,		/* MSG_ZEROCOPY: user pages pinned instead of copied */
+	SITE_SPLICE_REF,	/* sendfile/splice: page references added to the skb */
+	SITE_DEFERRED_COPY,	/* pinned zerocopy data copied later, on delivery */
+	SITE_RECV_COPY,		/* kernel->user copy out of the socket */
+	SITE_USER_COPY,		/* copies done by the program itself (USDT) */
+	NR_SITES,
+};
+
+/* How a send call's bytes enter the socket, as tcp_sendmsg_locked() decides. */
+enum send_mode {
+	SEND_MODE_COPY,
+	SEND_MODE_ZEROCOPY,
+	SEND_MODE_SPLICE,
+};
+
+/* Attach method chosen for a site; the BPF side counts only through the chosen one. */
+enum method {
+	METHOD_NONE,
+	METHOD_FENTRY,
+	METHOD_KPROBE,
+	METHOD_TP_BTF,
+	METHOD_RAW_TP,
+	METHOD_USDT,
+};
+
+struct site_key {
+	__u32 tgid;
+	__u32 site;
+};
+
+struct site_stats {
+	__u64 count;
+	__u64 bytes;
+	__u64 hist[MAX_SLOTS];
+};
+
+struct sched_stats {
+	__u64 voluntary;
+	__u64 involuntary;
+	__u64 offcpu_ns;
+	__u64 offcpu_hist[MAX_SLOTS];	/* microseconds, log2 */
+};
+
+/* Process-wide figures that are not copy sites. */
+struct misc_stats {
+	__u64 page_faults_user;
+	__u64 page_faults_kernel;
+	__u64 forks;			/* new processes and threads among the targets */
+	__u64 exits;			/* exited threads among the targets */
+	__u64 zc_notices;		/* MSG_ZEROCOPY completion notices read from the error queue */
+	__u64 zc_notices_copied;	/* ... of which carried SO_EE_CODE_ZEROCOPY_COPIED */
+	__u64 zc_calls_completed;	/* send calls covered by those notices */
+	__u64 zc_calls_unmatched;	/* ids in a notice with no send seen by the tracer */
+	__u64 zc_bytes_copied_notice;	/* bytes of send calls whose notice said COPIED */
+	__u64 zc_calls_dropped;		/* zerocopy sends that did not fit the pending map */
+	__u64 phase_begins;
+	__u64 phase_ends;
+};
+
+#endif /* ZCTRACE_H */

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs zctrace's build and test dependencies from Debian packages, only those missing.
+set -euo pipefail
+
+# package : a file or command whose presence shows the package is there
+needs=(
+	"clang:/usr/bin/clang"
+	"llvm:/usr/bin/llvm-strip"
+	"libbpf-dev:/usr/include/bpf/libbpf.h"
+	"bpftool:/usr/sbin/bpftool"
+	"libelf-dev:/usr/include/libelf.h"
+	"zlib1g-dev:/usr/include/zlib.h"
+	"systemtap-sdt-dev:/usr/include/x86_64-linux-gnu/sys/sdt.h"
+	"libjson-c-dev:/usr/include/json-c/json.h"
+	"pkg-config:/usr/bin/pkg-config"
+	"make:/usr/bin/make"
+	"gcc:/usr/bin/gcc"
+	"python3:/usr/bin/python3"
+)
+
+missing=()
+for n in "${needs[@]}"; do
+	pkg=${n%%:*}
+	path=${n#*:}
+	# sys/sdt.h lives in an arch directory on some layouts and in /usr/include on others
+	if [ "$pkg" = systemtap-sdt-dev ] && [ -e /usr/include/sys/sdt.h ]; then
+		continue
+	fi
+	[ -e "$path" ] || missing+=("$pkg")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,319 @@
+/*
+ * TCP harness for the tcp-* workloads: a loopback server sends messages to N client connections,
+ * one sender and one receiver thread per connection. Setup happens before the USDT phase marker,
+ * so the ledger covers the transfer alone.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "tcpwl.h"
+
+#define RECV_BUF (256 << 10)
+#define IO_TIMEOUT_S 30		/* no socket call may block longer than this */
+
+static pthread_barrier_t start_line;
+static uint64_t deadline_ns;
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	stop_requested = 1;
+}
+
+static int fail(struct tcp_conn *c, const char *what, int err)
+{
+	if (!c->err) {
+		c->err = err;
+		c->err_what = what;
+	}
+	return -err;
+}
+
+int send_all_iov(int fd, struct iovec *iov, int iovcnt, int flags, uint64_t *sent, uint64_t *calls)
+{
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = iovcnt };
+
+	while (mh.msg_iovlen) {
+		ssize_t n = sendmsg(fd, &mh, flags);
+
+		if (n < 0) {
+			if (errno == EINTR && !stop_requested)
+				continue;
+			return -errno;
+		}
+		*sent += n;
+		if (calls && n > 0)
+			(*calls)++;
+		while (n > 0 && mh.msg_iovlen) {
+			if ((size_t)n >= mh.msg_iov->iov_len) {
+				n -= mh.msg_iov->iov_len;
+				mh.msg_iov++;
+				mh.msg_iovlen--;
+			} else {
+				mh.msg_iov->iov_base = (char *)mh.msg_iov->iov_base + n;
+				mh.msg_iov->iov_len -= n;
+				n = 0;
+			}
+		}
+	}
+	return 0;
+}
+
+static int message_alloc(struct message *m, uint64_t size)
+{
+	size_t each = size / MSG_FIELDS;
+
+	m->size = size;
+	for (int i = 0; i < MSG_FIELDS; i++) {
+		m->len[i] = i == MSG_FIELDS - 1 ? size - each * (MSG_FIELDS - 1) : each;
+		/* at least one byte so every field is its own allocation */
+		m->field[i] = malloc(m->len[i] ? m->len[i] : 1);
+		if (!m->field[i])
+			return -ENOMEM;
+		memset(m->field[i], 'a' + i, m->len[i]);
+	}
+	return 0;
+}
+
+static void message_free(struct message *m)
+{
+	for (int i = 0; i < MSG_FIELDS; i++)
+		free(m->field[i]);
+}
+
+static bool sender_done(const struct tcp_conn *c)
+{
+	const struct wl_opts *o = c->opts;
+
+	if (stop_requested)
+		return true;
+	if (o->messages && c->messages >= o->messages)
+		return true;
+	if (o->bytes && c->sent >= o->bytes)
+		return true;
+	return deadline_ns && wl_now_ns() >= deadline_ns;
+}
+
+static const struct tcp_workload *workload;
+
+static void *sender_main(void *arg)
+{
+	struct tcp_conn *c = arg;
+	int err;
+
+	pthread_barrier_wait(&start_line);
+	while (!sender_done(c)) {
+		uint64_t t0 = wl_now_ns();
+
+		err = workload->send_one(c);
+		if (err) {
+			fail(c, "send", -err);
+			break;
+		}
+		lat_record(&c->lat, wl_now_ns() - t0);
+		c->messages++;
+	}
+	if (workload->finish && (err = workload->finish(c)))
+		fail(c, "completion", -err);
+	if (shutdown(c->send_fd, SHUT_WR))
+		fail(c, "shutdown", errno);
+	return NULL;
+}
+
+static void *receiver_main(void *arg)
+{
+	struct tcp_conn *c = arg;
+	char *buf = malloc(RECV_BUF);
+
+	if (!buf) {
+		fail(c, "malloc", ENOMEM);
+		return NULL;
+	}
+	pthread_barrier_wait(&start_line);
+	for (;;) {
+		ssize_t n = recv(c->recv_fd, buf, RECV_BUF, 0);
+
+		if (n > 0) {
+			c->received += n;
+		} else if (n == 0) {
+			break;
+		} else if (errno != EINTR) {
+			fail(c, "recv", errno);
+			break;
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+static int set_timeouts(int fd)
+{
+	struct timeval tv = { .tv_sec = IO_TIMEOUT_S };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		return -errno;
+	return 0;
+}
+
+/* Connects one client to the listener; the accepted side sends, the client side receives. */
+static int connect_pair(int lfd, const struct sockaddr_in *addr, struct tcp_conn *c)
+{
+	c->recv_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->recv_fd < 0)
+		return -errno;
+	if (connect(c->recv_fd, (const struct sockaddr *)addr, sizeof(*addr)))
+		return -errno;
+	c->send_fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (c->send_fd < 0)
+		return -errno;
+	if (set_timeouts(c->send_fd) || set_timeouts(c->recv_fd))
+		return -errno;
+	return 0;
+}
+
+static json_object *result_json(const struct tcp_workload *w, const struct wl_opts *o,
+				 struct tcp_conn *conns, uint64_t elapsed_ns)
+{
+	json_object *r = json_object_new_object();
+	struct lat_hist *lat = calloc(1, sizeof(*lat));
+	uint64_t sent = 0, received = 0, messages = 0;
+	double secs = elapsed_ns / 1e9;
+
+	for (int i = 0; i < o->threads; i++) {
+		sent += conns[i].sent;
+		received += conns[i].received;
+		messages += conns[i].messages;
+		if (lat)
+			lat_merge(lat, &conns[i].lat);
+	}
+	json_object_object_add(r, "workload", json_object_new_string(w->name));
+	json_object_object_add(r, "size", json_object_new_uint64(o->size));
+	json_object_object_add(r, "threads", json_object_new_int(o->threads));
+	json_object_object_add(r, "messages", json_object_new_uint64(messages));
+	json_object_object_add(r, "bytes", json_object_new_uint64(sent));
+	json_object_object_add(r, "bytes_received", json_object_new_uint64(received));
+	json_object_object_add(r, "elapsed_s", json_object_new_double(secs));
+	json_object_object_add(r, "throughput_gbit_s",
+			       json_object_new_double(secs > 0 ? sent * 8 / secs / 1e9 : 0));
+	json_object_object_add(r, "messages_per_s",
+			       json_object_new_double(secs > 0 ? messages / secs : 0));
+	if (lat)
+		json_object_object_add(r, "latency_ns", lat_json(lat));
+	free(lat);
+	if (w->report)
+		w->report(r, conns, o->threads);
+	return r;
+}
+
+int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sigaction sa = { .sa_handler = on_stop };
+	socklen_t alen = sizeof(addr);
+	struct tcp_conn *conns = NULL;
+	pthread_t *tids = NULL;
+	struct wl_opts o;
+	int lfd = -1, one = 1, nthreads = 0, err = 0, ret = 1;
+	uint64_t t0, t1;
+	json_object *result;
+
+	if (wl_parse_opts(argc, argv, w->name, &o))
+		return 2;
+	workload = w;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	conns = calloc(o.threads, sizeof(*conns));
+	tids = calloc(2 * o.threads, sizeof(*tids));
+	if (!conns || !tids) {
+		fprintf(stderr, "%s: out of memory\n", w->name);
+		goto out;
+	}
+	for (int i = 0; i < o.threads; i++)
+		conns[i] = (struct tcp_conn){ .index = i, .send_fd = -1, .recv_fd = -1, .opts = &o };
+
+	addr.sin_port = htons(o.port);
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) || listen(lfd, o.threads) ||
+	    getsockname(lfd, (struct sockaddr *)&addr, &alen)) {
+		fprintf(stderr, "%s: cannot listen on 127.0.0.1:%d: %s\n", w->name, o.port, strerror(errno));
+		goto out;
+	}
+	for (int i = 0; i < o.threads; i++) {
+		struct tcp_conn *c = &conns[i];
+
+		if ((err = connect_pair(lfd, &addr, c))) {
+			fprintf(stderr, "%s: connection %d: %s\n", w->name, i, strerror(-err));
+			goto out;
+		}
+		if ((err = message_alloc(&c->msg, o.size)) || (w->setup && (err = w->setup(c)))) {
+			fprintf(stderr, "%s: setup of connection %d: %s\n", w->name, i, strerror(-err));
+			goto out;
+		}
+	}
+
+	pthread_barrier_init(&start_line, NULL, 2 * o.threads + 1);
+	for (int i = 0; i < o.threads; i++) {
+		if (pthread_create(&tids[nthreads], NULL, receiver_main, &conns[i]))
+			break;
+		nthreads++;
+		if (pthread_create(&tids[nthreads], NULL, sender_main, &conns[i]))
+			break;
+		nthreads++;
+	}
+	if (nthreads != 2 * o.threads) {
+		/* the barrier cannot be met: leave without waiting for the started threads */
+		fprintf(stderr, "%s: cannot start threads\n", w->name);
+		_exit(1);
+	}
+
+	WL_PHASE_BEGIN();
+	t0 = wl_now_ns();
+	if (o.duration)
+		deadline_ns = t0 + (uint64_t)(o.duration * 1e9);
+	pthread_barrier_wait(&start_line);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(tids[i], NULL);
+	t1 = wl_now_ns();
+	WL_PHASE_END();
+
+	ret = 0;
+	for (int i = 0; i < o.threads; i++) {
+		if (conns[i].err) {
+			fprintf(stderr, "%s: connection %d: %s: %s\n", w->name, i, conns[i].err_what,
+				strerror(conns[i].err));
+			ret = 1;
+		}
+	}
+	result = result_json(w, &o, conns, t1 - t0);
+	if (ret)
+		json_object_object_add(result, "error", json_object_new_string("a connection failed"));
+	if (wl_emit(result))
+		ret = 1;
+	json_object_put(result);
+out:
+	for (int i = 0; conns && i < o.threads; i++) {
+		if (w->teardown)
+			w->teardown(&conns[i]);
+		message_free(&conns[i].msg);
+		if (conns[i].send_fd >= 0)
+			close(conns[i].send_fd);
+		if (conns[i].recv_fd >= 0)
+			close(conns[i].recv_fd);
+	}
+	if (lfd >= 0)
+		close(lfd);
+	free(conns);
+	free(tids);
+	return ret;
+}

@@ -1,0 +1,54 @@
+/* The TCP sender/receiver harness shared by the tcp-* workloads. */
+#ifndef TCPWL_H
+#define TCPWL_H
+
+#include <pthread.h>
+#include <sys/uio.h>
+#include "wl.h"
+
+#define MSG_FIELDS 8	/* a message is a struct of 8 separately allocated fields */
+
+struct message {
+	char *field[MSG_FIELDS];
+	size_t len[MSG_FIELDS];
+	size_t size;
+};
+
+struct zc_stats {
+	uint64_t sends;			/* sendmsg(MSG_ZEROCOPY) calls that moved bytes */
+	uint64_t notices;		/* completion notices read from MSG_ERRQUEUE */
+	uint64_t notices_copied;	/* ... with SO_EE_CODE_ZEROCOPY_COPIED */
+	uint64_t completed;		/* send calls the notices cover */
+	uint64_t completed_copied;	/* ... covered by a COPIED notice */
+	uint64_t gaps;			/* notices that did not start where the previous ended */
+	uint32_t next_id;
+};
+
+struct tcp_conn {
+	int index;
+	int send_fd, recv_fd;
+	const struct wl_opts *opts;
+	struct message msg;
+	void *priv;			/* the workload's per-connection state */
+	uint64_t sent, received, messages;
+	struct lat_hist lat;
+	struct zc_stats zc;
+	int err;			/* first errno seen, 0 if none */
+	const char *err_what;
+};
+
+struct tcp_workload {
+	const char *name;
+	int (*setup)(struct tcp_conn *c);	/* before the measured phase */
+	int (*send_one)(struct tcp_conn *c);	/* one message; returns 0 or -errno */
+	int (*finish)(struct tcp_conn *c);	/* after the last message, before shutdown */
+	void (*teardown)(struct tcp_conn *c);
+	void (*report)(json_object *result, struct tcp_conn *conns, int n);
+};
+
+int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w);
+
+/* Sends every byte of an iovec array, resuming after short writes. */
+int send_all_iov(int fd, struct iovec *iov, int iovcnt, int flags, uint64_t *sent, uint64_t *calls);
+
+#endif

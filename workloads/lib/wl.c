@@ -1,0 +1,241 @@
+/* Options, timing, latency histograms and result output shared by the workloads. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "wl.h"
+
+int wl_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mult = 1;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': mult = 1ULL << 10; end++; break;
+	case 'm': case 'M': mult = 1ULL << 20; end++; break;
+	case 'g': case 'G': mult = 1ULL << 30; end++; break;
+	default: return -EINVAL;
+	}
+	if (*end == 'i' || *end == 'B')	/* KiB, KB */
+		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
+	if (*end != '\0' || (v && mult > UINT64_MAX / v))
+		return -EINVAL;
+	*out = v * mult;
+	return 0;
+}
+
+static int parse_double(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return (errno || end == s || *end || *out < 0) ? -EINVAL : 0;
+}
+
+static void usage(FILE *f, const char *name)
+{
+	fprintf(f,
+		"usage: %s [--size BYTES] [--threads N] [--messages N | --bytes N | --duration SECS] [--port P]\n"
+		"  --size BYTES     message size, suffixes K, M, G (default 64K)\n"
+		"  --threads N      connections, each with a sender and a receiver thread (default 1)\n"
+		"  --messages N     messages per connection (default 5000 when nothing else bounds the run)\n"
+		"  --bytes N        payload per connection, suffixes K, M, G\n"
+		"  --duration SECS  run time\n"
+		"  --port P         loopback port of the server (default: chosen by the kernel)\n",
+		name);
+}
+
+int wl_parse_opts(int argc, char **argv, const char *name, struct wl_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "bytes", required_argument, NULL, 'b' },
+		{ "messages", required_argument, NULL, 'n' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	uint64_t v;
+	int c;
+
+	*o = (struct wl_opts){ .size = 64 << 10, .threads = 1 };
+	while ((c = getopt_long(argc, argv, "s:t:d:b:n:p:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (wl_parse_size(optarg, &o->size) || o->size == 0 || o->size > (1ULL << 30)) {
+				fprintf(stderr, "%s: invalid --size '%s' (1 to 1G, e.g. 4K)\n", name, optarg);
+				return -1;
+			}
+			break;
+		case 't':
+			if (wl_parse_size(optarg, &v) || v == 0 || v > 256) {
+				fprintf(stderr, "%s: invalid --threads '%s' (1 to 256)\n", name, optarg);
+				return -1;
+			}
+			o->threads = v;
+			break;
+		case 'd':
+			if (parse_double(optarg, &o->duration) || o->duration <= 0 || o->duration > 86400) {
+				fprintf(stderr, "%s: invalid --duration '%s' (seconds, > 0)\n", name, optarg);
+				return -1;
+			}
+			break;
+		case 'b':
+			if (wl_parse_size(optarg, &o->bytes) || o->bytes == 0) {
+				fprintf(stderr, "%s: invalid --bytes '%s' (e.g. 64M)\n", name, optarg);
+				return -1;
+			}
+			break;
+		case 'n':
+			if (wl_parse_size(optarg, &o->messages) || o->messages == 0) {
+				fprintf(stderr, "%s: invalid --messages '%s'\n", name, optarg);
+				return -1;
+			}
+			break;
+		case 'p':
+			if (wl_parse_size(optarg, &v) || v == 0 || v > 65535) {
+				fprintf(stderr, "%s: invalid --port '%s' (1 to 65535)\n", name, optarg);
+				return -1;
+			}
+			o->port = v;
+			break;
+		case 'h':
+			usage(stdout, name);
+			exit(0);
+		default:
+			fprintf(stderr, "%s: unknown option (try --help)\n", name);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s' (try --help)\n", name, argv[optind]);
+		return -1;
+	}
+	if (!o->duration && !o->bytes && !o->messages)
+		o->messages = 5000;
+	return 0;
+}
+
+uint64_t wl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static unsigned lat_index(uint64_t ns)
+{
+	unsigned msb;
+
+	if (ns < LAT_SUB)
+		return ns;
+	msb = 63 - __builtin_clzll(ns);
+	/* the LAT_SUB values below the leading bit pick the sub-bucket */
+	return (msb - 3) * LAT_SUB + ((ns >> (msb - 4)) & (LAT_SUB - 1));
+}
+
+static uint64_t lat_bucket_low(unsigned idx)
+{
+	unsigned msb;
+
+	if (idx < LAT_SUB)
+		return idx;
+	msb = idx / LAT_SUB + 3;
+	return (1ULL << msb) | ((uint64_t)(idx % LAT_SUB) << (msb - 4));
+}
+
+void lat_record(struct lat_hist *h, uint64_t ns)
+{
+	if (!h->count || ns < h->min_ns)
+		h->min_ns = ns;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
+	h->count++;
+	h->sum_ns += ns;
+	h->bucket[lat_index(ns)]++;
+}
+
+void lat_merge(struct lat_hist *into, const struct lat_hist *from)
+{
+	if (!from->count)
+		return;
+	if (!into->count || from->min_ns < into->min_ns)
+		into->min_ns = from->min_ns;
+	if (from->max_ns > into->max_ns)
+		into->max_ns = from->max_ns;
+	into->count += from->count;
+	into->sum_ns += from->sum_ns;
+	for (int i = 0; i < LAT_BUCKETS; i++)
+		into->bucket[i] += from->bucket[i];
+}
+
+/* The low edge of the bucket holding the p-th sample, clamped to the observed range. */
+uint64_t lat_percentile(const struct lat_hist *h, double p)
+{
+	uint64_t rank, seen = 0;
+
+	if (!h->count)
+		return 0;
+	rank = (uint64_t)(p / 100.0 * (h->count - 1)) + 1;
+	for (unsigned i = 0; i < LAT_BUCKETS; i++) {
+		seen += h->bucket[i];
+		if (seen >= rank) {
+			uint64_t v = lat_bucket_low(i);
+
+			return v < h->min_ns ? h->min_ns : v > h->max_ns ? h->max_ns : v;
+		}
+	}
+	return h->max_ns;
+}
+
+json_object *lat_json(const struct lat_hist *h)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "samples", json_object_new_uint64(h->count));
+	json_object_object_add(o, "min", json_object_new_uint64(h->min_ns));
+	json_object_object_add(o, "p50", json_object_new_uint64(lat_percentile(h, 50)));
+	json_object_object_add(o, "p90", json_object_new_uint64(lat_percentile(h, 90)));
+	json_object_object_add(o, "p99", json_object_new_uint64(lat_percentile(h, 99)));
+	json_object_object_add(o, "max", json_object_new_uint64(h->max_ns));
+	json_object_object_add(o, "mean", json_object_new_double(h->count ? (double)h->sum_ns / h->count : 0));
+	return o;
+}
+
+int wl_emit(json_object *result)
+{
+	const char *text = json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN);
+	const char *fdstr = getenv("ZCTRACE_RESULT_FD");
+	FILE *out = stdout;
+	int ret = 0;
+
+	if (fdstr) {
+		char *end;
+		long fd = strtol(fdstr, &end, 10);
+
+		if (*end || fd < 0 || !(out = fdopen(fd, "w"))) {
+			fprintf(stderr, "workload: bad ZCTRACE_RESULT_FD '%s'\n", fdstr);
+			return -1;
+		}
+	}
+	if (fprintf(out, "%s\n", text) < 0 || fflush(out))
+		ret = -1;
+	if (out != stdout)
+		fclose(out);
+	return ret;
+}

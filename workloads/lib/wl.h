@@ -1,0 +1,44 @@
+/* Shared pieces of the zctrace workloads: options, latency histograms, result JSON, USDT. */
+#ifndef WL_H
+#define WL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/sdt.h>
+#include <json-c/json.h>
+
+/* USDT probes read by zctrace: the measured phase, and copies made in user space. */
+#define WL_PHASE_BEGIN() DTRACE_PROBE(zctrace, phase_begin)
+#define WL_PHASE_END() DTRACE_PROBE(zctrace, phase_end)
+#define WL_USER_COPY(bytes, ncopies) DTRACE_PROBE2(zctrace, user_copy, (uint64_t)(bytes), (uint64_t)(ncopies))
+
+struct wl_opts {
+	uint64_t size;		/* message size in bytes */
+	int threads;		/* connections, one sender and one receiver thread each */
+	double duration;	/* seconds; 0 = not time-bounded */
+	uint64_t bytes;		/* payload per connection; 0 = not byte-bounded */
+	uint64_t messages;	/* messages per connection; 0 = not count-bounded */
+	int port;		/* 0 = let the kernel choose */
+};
+
+int wl_parse_size(const char *s, uint64_t *out);
+int wl_parse_opts(int argc, char **argv, const char *name, struct wl_opts *o);
+uint64_t wl_now_ns(void);
+
+/* Log-linear latency histogram: 16 sub-buckets per power of two (about 6% resolution). */
+#define LAT_SUB 16
+#define LAT_BUCKETS (64 * LAT_SUB)
+struct lat_hist {
+	uint64_t count, sum_ns, min_ns, max_ns;
+	uint64_t bucket[LAT_BUCKETS];
+};
+void lat_record(struct lat_hist *h, uint64_t ns);
+void lat_merge(struct lat_hist *into, const struct lat_hist *from);
+uint64_t lat_percentile(const struct lat_hist *h, double p);
+json_object *lat_json(const struct lat_hist *h);
+
+/* Writes the workload's own figures to zctrace (ZCTRACE_RESULT_FD) or to stdout. */
+int wl_emit(json_object *result);
+
+#endif
