@@ -57,8 +57,14 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
+# syscall number -> name, from the C library's own <sys/syscall.h>
+$(OUTPUT)/syscall_names.h: | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)echo '#include <sys/syscall.h>' | $(CC) -dM -E - \
+		| sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/[\2] = "\1",/p' > $@
+
 # every CLI object may include the skeleton
-$(USER_OBJS): $(OUTPUT)/zctrace.skel.h
+$(USER_OBJS): $(OUTPUT)/zctrace.skel.h $(OUTPUT)/syscall_names.h
 $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@

@@ -108,7 +108,8 @@ static __always_inline __u32 log2_slot(__u64 v)
 	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
 	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
 	r |= (v >> 1);
-	return r >= MAX_SLOTS ? MAX_SLOTS - 1 : r;
+	/* a mask, not a compare: the verifier must see the bound, and clang drops the compare */
+	return r & (MAX_SLOTS - 1);
 }
 
 static __always_inline __u32 current_tgid(void)

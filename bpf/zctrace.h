@@ -3,7 +3,11 @@
 #ifndef ZCTRACE_H
 #define ZCTRACE_H
 
-#define MAX_SLOTS 40		/* log2 slots: sizes up to 2^39 bytes, off-CPU times up to 2^39 us */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define MAX_SLOTS 64		/* log2 slots of a 64-bit value: a mask keeps the index in range */
 #define MAX_SYSCALLS 1024	/* syscall numbers counted per number */
 #define MAX_TARGETS 8192	/* traced processes (tgids) */
 #define MAX_ZC_CALLS 262144	/* MSG_ZEROCOPY sends awaiting their completion notice */

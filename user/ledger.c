@@ -1,0 +1,619 @@
+/*
+ * The copy ledger: sums the BPF maps over the traced processes, reconciles the kernel's figures
+ * with the workload's own and with perf, checks the workload's expected ledger, and prints it as a
+ * table or JSON.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "ledger.h"
+#include "zctrace.skel.h"
+
+static const char *const site_names[NR_SITES] = {
+	[SITE_SEND_COPY] = "send_copy",
+	[SITE_ZC_PIN] = "zc_pin",
+	[SITE_SPLICE_REF] = "splice_ref",
+	[SITE_DEFERRED_COPY] = "deferred_copy",
+	[SITE_RECV_COPY] = "recv_copy",
+	[SITE_USER_COPY] = "user_copy",
+};
+
+/* Printing order: the path a byte takes. */
+static const int site_order[NR_SITES] = {
+	SITE_USER_COPY, SITE_SEND_COPY, SITE_ZC_PIN, SITE_SPLICE_REF, SITE_DEFERRED_COPY, SITE_RECV_COPY,
+};
+
+/* Sites where the CPU really copies payload bytes (pins and page references are not copies). */
+static bool is_cpu_copy(int site)
+{
+	return site != SITE_ZC_PIN && site != SITE_SPLICE_REF;
+}
+
+static const char *const syscall_names[MAX_SYSCALLS] = {
+#include "syscall_names.h"
+};
+
+const char *site_name(int site)
+{
+	return site >= 0 && site < NR_SITES ? site_names[site] : "?";
+}
+
+const char *syscall_name(int nr)
+{
+	return nr >= 0 && nr < MAX_SYSCALLS && syscall_names[nr] ? syscall_names[nr] : NULL;
+}
+
+__u64 json_u64(json_object *o, const char *path, bool *found)
+{
+	char buf[128], *save, *tok;
+	json_object *cur = o;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save)) {
+		if (!json_object_object_get_ex(cur, tok, &cur))
+			cur = NULL;
+	}
+	if (found)
+		*found = cur != NULL;
+	return cur ? json_object_get_uint64(cur) : 0;
+}
+
+static int probe_index(const char *name)
+{
+	for (int s = 0; s < nr_probe_sites; s++)
+		if (!strcmp(probe_sites[s].name, name))
+			return s;
+	return -1;
+}
+
+static bool attached(const struct ledger *l, const char *name)
+{
+	int s = probe_index(name);
+
+	return s >= 0 && l->choice[s].chosen >= 0;
+}
+
+void ledger_collect(struct ledger *l, struct zctrace_bpf *obj)
+{
+	struct site_key key, next, *prev = NULL;
+	__u32 tgid, ntgid, *ptgid = NULL;
+	struct site_stats st;
+	struct sched_stats sc;
+	int fd;
+
+	for (int s = 0; s < NR_SITES; s++)
+		l->method[s] = site_method_of(l->choice, s, &l->method_label[s]);
+	l->sched_attached = attached(l, "sched");
+	l->syscalls_attached = attached(l, "syscalls");
+	l->faults_attached = attached(l, "page_faults");
+	l->notices_attached = attached(l, "zc_notices");
+
+	fd = bpf_map__fd(obj->maps.sites);
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &st) || key.site >= NR_SITES)
+			continue;
+		l->site[key.site].count += st.count;
+		l->site[key.site].bytes += st.bytes;
+		for (int i = 0; i < MAX_SLOTS; i++)
+			l->site[key.site].hist[i] += st.hist[i];
+	}
+
+	fd = bpf_map__fd(obj->maps.sched);
+	while (!bpf_map_get_next_key(fd, ptgid, &ntgid)) {
+		tgid = ntgid;
+		ptgid = &tgid;
+		if (bpf_map_lookup_elem(fd, &tgid, &sc))
+			continue;
+		l->sched.voluntary += sc.voluntary;
+		l->sched.involuntary += sc.involuntary;
+		l->sched.offcpu_ns += sc.offcpu_ns;
+		for (int i = 0; i < MAX_SLOTS; i++)
+			l->sched.offcpu_hist[i] += sc.offcpu_hist[i];
+	}
+
+	fd = bpf_map__fd(obj->maps.targets);
+	ptgid = NULL;
+	l->nprocs = 0;
+	while (!bpf_map_get_next_key(fd, ptgid, &ntgid)) {
+		tgid = ntgid;
+		ptgid = &tgid;
+		l->nprocs++;
+	}
+
+	fd = bpf_map__fd(obj->maps.syscalls);
+	for (__u32 nr = 0; nr < MAX_SYSCALLS; nr++)
+		bpf_map_lookup_elem(fd, &nr, &l->syscalls[nr]);
+	l->misc = obj->bss->misc;
+}
+
+/* ---- checks ---- */
+
+static void add_check(struct ledger *l, bool ok, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void add_check(struct ledger *l, bool ok, const char *name, const char *fmt, ...)
+{
+	struct check *c;
+	va_list ap;
+
+	if (l->nchecks >= MAX_CHECKS)
+		return;
+	c = &l->checks[l->nchecks++];
+	c->ok = ok;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	va_start(ap, fmt);
+	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
+	va_end(ap);
+}
+
+static void check_site(struct ledger *l, int site, enum expect exp)
+{
+	bool found = true;
+	__u64 want = 0, got = l->site[site].bytes;
+	const char *what = "0";
+	char name[80];
+
+	if (exp == EXP_ANY)
+		return;
+	if (exp == EXP_SENT) {
+		want = json_u64(l->workload, "bytes", &found);
+		what = "bytes sent";
+	} else if (exp == EXP_RECEIVED) {
+		want = json_u64(l->workload, "bytes_received", &found);
+		what = "bytes received";
+	}
+	snprintf(name, sizeof(name), "%s bytes == %s", site_names[site], what);
+	if (l->method[site] == METHOD_NONE) {
+		add_check(l, false, name, "site not attached on this kernel: not measured");
+		return;
+	}
+	if (!found) {
+		add_check(l, false, name, "the workload did not report '%s'", what);
+		return;
+	}
+	add_check(l, got == want, name, "kernel %" PRIu64 ", expected %" PRIu64 " (%s)", (uint64_t)got,
+		  (uint64_t)want, method_name(l->method[site]));
+}
+
+static void check_notices(struct ledger *l)
+{
+	static const struct {
+		const char *bpf, *wl;
+	} pairs[] = {
+		{ "notices", "zerocopy.notices" },
+		{ "notices_copied", "zerocopy.notices_copied" },
+		{ "calls_completed", "zerocopy.completed" },
+	};
+	const __u64 bpf_vals[] = { l->misc.zc_notices, l->misc.zc_notices_copied, l->misc.zc_calls_completed };
+	char name[80];
+
+	for (unsigned i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		bool found;
+		__u64 want = json_u64(l->workload, pairs[i].wl, &found);
+
+		snprintf(name, sizeof(name), "zerocopy %s == workload's count", pairs[i].bpf);
+		if (!l->notices_attached)
+			add_check(l, false, name, "completion notices not traced on this kernel");
+		else if (!found)
+			add_check(l, false, name, "the workload did not report %s", pairs[i].wl);
+		else
+			add_check(l, bpf_vals[i] == want, name, "kernel %" PRIu64 ", workload %" PRIu64,
+				  (uint64_t)bpf_vals[i], (uint64_t)want);
+	}
+	/* a COPIED notice means the kernel copied those sends: the bytes must match the deferred site */
+	snprintf(name, sizeof(name), "deferred_copy bytes == bytes of COPIED notices");
+	if (l->notices_attached && l->method[SITE_DEFERRED_COPY] != METHOD_NONE)
+		add_check(l, l->site[SITE_DEFERRED_COPY].bytes == l->misc.zc_bytes_copied_notice, name,
+			  "deferred_copy %" PRIu64 ", COPIED notices cover %" PRIu64,
+			  (uint64_t)l->site[SITE_DEFERRED_COPY].bytes, (uint64_t)l->misc.zc_bytes_copied_notice);
+}
+
+/*
+ * perf's context-switches and the sched_switch count agree up to a slack: perf counts from exec
+ * (enable_on_exec) and stops at each task's perf_event_exit_task(), before its last switch-out,
+ * while the tracer counts from the fork to the end. So perf may miss one switch per exiting task,
+ * plus the few the launcher handshake causes before exec.
+ */
+static void check_sched(struct ledger *l)
+{
+	const struct perf_counter *pc = l->perf ? perf_find(l->perf, "context-switches") : NULL;
+	__u64 bpf = l->sched.voluntary + l->sched.involuntary;
+	__u64 slack = l->misc.exits + 4;
+	double diff;
+
+	if (!l->sched_attached || !pc || !pc->counted)
+		return;
+	diff = (double)bpf - pc->value;
+	add_check(l, diff >= -(double)slack && diff <= (double)slack,
+		  "context switches: sched_switch ~ perf",
+		  "tracer %" PRIu64 ", perf %.0f, difference %+.0f, allowed +-%" PRIu64
+		  " (1 per exited task + 4)", (uint64_t)bpf, pc->value, diff, (uint64_t)slack);
+}
+
+void ledger_check(struct ledger *l)
+{
+	l->nchecks = 0;
+	if (l->exit_status >= 0)
+		add_check(l, l->exit_status == 0, "workload succeeded", "exit status %d", l->exit_status);
+	if (l->def) {
+		if (!l->workload) {
+			add_check(l, false, "workload figures", "the workload reported no figures");
+		} else {
+			for (int i = 0; i < NR_SITES; i++)
+				check_site(l, site_order[i], l->def->site[site_order[i]]);
+			if (l->def->zc_notices)
+				check_notices(l);
+		}
+		if (l->phase_gated)
+			add_check(l, l->misc.phase_begins == 1 && l->misc.phase_ends == 1,
+				  "one measured phase seen", "%" PRIu64 " begin, %" PRIu64 " end markers",
+				  (uint64_t)l->misc.phase_begins, (uint64_t)l->misc.phase_ends);
+	}
+	check_sched(l);
+	if (l->misc.zc_calls_dropped)
+		add_check(l, false, "zerocopy send table kept up", "%" PRIu64 " sends did not fit",
+			  (uint64_t)l->misc.zc_calls_dropped);
+}
+
+bool ledger_ok(const struct ledger *l)
+{
+	for (int i = 0; i < l->nchecks; i++)
+		if (!l->checks[i].ok)
+			return false;
+	return true;
+}
+
+/* ---- printing ---- */
+
+static const char *human_bytes(double v, char *buf, size_t n)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+	return buf;
+}
+
+void print_log2_hist(FILE *f, const __u64 *vals, int nslots, const char *unit)
+{
+	int first = -1, last = -1, width = 40;
+	__u64 max = 0;
+
+	for (int i = 0; i < nslots; i++) {
+		if (vals[i]) {
+			if (first < 0)
+				first = i;
+			last = i;
+			if (vals[i] > max)
+				max = vals[i];
+		}
+	}
+	if (last < 0)
+		return;
+	fprintf(f, "%24s : %-10s distribution\n", unit, "count");
+	for (int i = first; i <= last; i++) {
+		__u64 lo = i ? 1ULL << i : 0, hi = (1ULL << (i + 1)) - 1;
+		int stars = max ? (int)((double)vals[i] * width / max + 0.5) : 0;
+
+		if (vals[i] && !stars)
+			stars = 1;
+		fprintf(f, "%10llu -> %-10llu : %-10llu |%-*.*s|\n", (unsigned long long)lo,
+			(unsigned long long)hi, (unsigned long long)vals[i], width, stars,
+			"****************************************");
+	}
+}
+
+static double payload_of(const struct ledger *l, bool *found)
+{
+	return l->workload ? (double)json_u64(l->workload, "bytes", found) : (*found = false, 0);
+}
+
+/* Plain-words reading of the ledger: what the kernel did with the payload. */
+static void print_findings(FILE *f, const struct ledger *l, double payload)
+{
+	const struct site_stats *s = l->site;
+	char b1[32];
+
+	if (s[SITE_ZC_PIN].bytes) {
+		double share = (double)s[SITE_DEFERRED_COPY].bytes / s[SITE_ZC_PIN].bytes;
+
+		fprintf(f, "  MSG_ZEROCOPY pinned %s of user pages instead of copying them at send time.\n",
+			human_bytes(s[SITE_ZC_PIN].bytes, b1, sizeof(b1)));
+		if (s[SITE_DEFERRED_COPY].bytes)
+			fprintf(f, "  %.0f%% of the pinned bytes were copied later, on delivery (skb_copy_ubufs on "
+				"the receive path, e.g. loopback or veth): zero-copy still copied, deferred.\n",
+				share * 100);
+		else if (l->method[SITE_DEFERRED_COPY] != METHOD_NONE)
+			fprintf(f, "  No pinned byte was copied later: the zero-copy send held.\n");
+	}
+	if (s[SITE_SPLICE_REF].bytes)
+		fprintf(f, "  %s went to the socket as page references (sendfile/splice): no CPU copy on "
+			"the send path.\n", human_bytes(s[SITE_SPLICE_REF].bytes, b1, sizeof(b1)));
+	if (s[SITE_USER_COPY].bytes && payload > 0)
+		fprintf(f, "  The program itself copied %.2f bytes per payload byte before the kernel did "
+			"(serialisation).\n", s[SITE_USER_COPY].bytes / payload);
+	if (s[SITE_SEND_COPY].bytes || s[SITE_RECV_COPY].bytes)
+		fprintf(f, "  A NIC's DMA is not a CPU copy and is not counted; on loopback there is none.\n");
+}
+
+void ledger_print(FILE *f, const struct ledger *l, bool histograms)
+{
+	bool have_payload = false;
+	double payload = payload_of(l, &have_payload), cpu_bytes = 0;
+	char b1[32], b2[32], b3[32];
+
+	fprintf(f, "\n=== zctrace: %s ===\n", l->target);
+	if (l->workload) {
+		json_object *lat = NULL;
+		bool f_el;
+		double el = 0;
+		json_object *o;
+
+		if (json_object_object_get_ex(l->workload, "elapsed_s", &o))
+			el = json_object_get_double(o);
+		f_el = el > 0;
+		fprintf(f, "workload: %" PRIu64 " messages of %s x %" PRIu64 " threads, %s sent, %s received",
+			(uint64_t)json_u64(l->workload, "messages", NULL),
+			human_bytes(json_u64(l->workload, "size", NULL), b1, sizeof(b1)),
+			(uint64_t)json_u64(l->workload, "threads", NULL),
+			human_bytes(payload, b2, sizeof(b2)),
+			human_bytes(json_u64(l->workload, "bytes_received", NULL), b3, sizeof(b3)));
+		if (f_el)
+			fprintf(f, " in %.3f s = %.2f Gbit/s", el, payload * 8 / el / 1e9);
+		fprintf(f, "\n");
+		if (json_object_object_get_ex(l->workload, "latency_ns", &lat))
+			fprintf(f, "latency per message (ns): p50 %" PRIu64 "  p90 %" PRIu64 "  p99 %" PRIu64
+				"  max %" PRIu64 "\n", (uint64_t)json_u64(lat, "p50", NULL),
+				(uint64_t)json_u64(lat, "p90", NULL), (uint64_t)json_u64(lat, "p99", NULL),
+				(uint64_t)json_u64(lat, "max", NULL));
+	}
+
+	fprintf(f, "\ncopy ledger (%s; %d process%s traced)\n",
+		l->phase_gated ? "measured phase only, between the workload's USDT markers" : "whole run",
+		l->nprocs, l->nprocs == 1 ? "" : "es");
+	fprintf(f, "  %-14s %-7s %12s %16s %10s %11s\n", "SITE", "METHOD", "COPIES", "BYTES", "PER BYTE",
+		"MEAN SIZE");
+	for (int i = 0; i < NR_SITES; i++) {
+		int s = site_order[i];
+		const struct site_stats *st = &l->site[s];
+		char per[16];
+
+		if (l->method[s] == METHOD_NONE) {
+			fprintf(f, "  %-14s %-7s %12s %16s %10s %11s\n", site_names[s], "-", "not supported",
+				"not supported", "-", "-");
+			continue;
+		}
+		if (have_payload && payload > 0)
+			snprintf(per, sizeof(per), "%.3f", st->bytes / payload);
+		else
+			snprintf(per, sizeof(per), "-");
+		fprintf(f, "  %-14s %-7s %12" PRIu64 " %16" PRIu64 " %10s %11s\n", site_names[s],
+			method_name(l->method[s]), (uint64_t)st->count, (uint64_t)st->bytes, per,
+			st->count ? human_bytes((double)st->bytes / st->count, b1, sizeof(b1)) : "-");
+		if (is_cpu_copy(s))
+			cpu_bytes += st->bytes;
+	}
+	if (have_payload && payload > 0)
+		fprintf(f, "  CPU copies per payload byte: %.3f (user + send + deferred + recv; pins and page "
+			"references are not copies)\n", cpu_bytes / payload);
+	print_findings(f, l, have_payload ? payload : 0);
+
+	if (histograms) {
+		for (int i = 0; i < NR_SITES; i++) {
+			int s = site_order[i];
+
+			if (!l->site[s].count)
+				continue;
+			fprintf(f, "\n%s: copy sizes\n", site_names[s]);
+			print_log2_hist(f, l->site[s].hist, MAX_SLOTS, "bytes");
+		}
+	}
+
+	fprintf(f, "\nscheduler (whole run): ");
+	if (l->sched_attached) {
+		fprintf(f, "%" PRIu64 " context switches (%" PRIu64 " voluntary, %" PRIu64
+			" involuntary), off-CPU %.3f ms\n",
+			(uint64_t)(l->sched.voluntary + l->sched.involuntary), (uint64_t)l->sched.voluntary,
+			(uint64_t)l->sched.involuntary, l->sched.offcpu_ns / 1e6);
+		if (histograms && l->sched.voluntary + l->sched.involuntary) {
+			fprintf(f, "off-CPU time per switch\n");
+			print_log2_hist(f, l->sched.offcpu_hist, MAX_SLOTS, "usecs");
+		}
+	} else {
+		fprintf(f, "not supported\n");
+	}
+	if (l->faults_attached)
+		fprintf(f, "page faults (whole run): %" PRIu64 " user, %" PRIu64 " kernel\n",
+			(uint64_t)l->misc.page_faults_user, (uint64_t)l->misc.page_faults_kernel);
+	else
+		fprintf(f, "page faults: not supported\n");
+	if (l->syscalls_attached) {
+		__u64 total = 0;
+		int top[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+
+		for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
+			total += l->syscalls[nr];
+			for (int k = 0; k < 8; k++) {
+				if (top[k] < 0 || l->syscalls[nr] > l->syscalls[top[k]]) {
+					memmove(&top[k + 1], &top[k], (7 - k) * sizeof(int));
+					top[k] = nr;
+					break;
+				}
+			}
+		}
+		fprintf(f, "syscalls (whole run): %" PRIu64 " total;", (uint64_t)total);
+		for (int k = 0; k < 8 && top[k] >= 0 && l->syscalls[top[k]]; k++)
+			fprintf(f, " %s %" PRIu64, syscall_name(top[k]) ? syscall_name(top[k]) : "?",
+				(uint64_t)l->syscalls[top[k]]);
+		fprintf(f, "\n");
+	} else {
+		fprintf(f, "syscalls: not supported\n");
+	}
+
+	if (l->perf) {
+		fprintf(f, "perf (whole run):");
+		for (int i = 0; i < NR_PERF_COUNTERS; i++) {
+			const struct perf_counter *c = &l->perf->c[i];
+
+			if (!c->counted)
+				fprintf(f, "  %s not supported", c->name);
+			else if (!strcmp(c->name, "task-clock"))
+				fprintf(f, "  %s %.3f ms", c->name, c->value / 1e6);
+			else
+				fprintf(f, "  %s %.0f", c->name, c->value);
+		}
+		fprintf(f, "\n");
+	}
+
+	fprintf(f, "\nchecks\n");
+	if (!l->nchecks)
+		fprintf(f, "  (none for this target)\n");
+	for (int i = 0; i < l->nchecks; i++)
+		fprintf(f, "  [%s] %s: %s\n", l->checks[i].ok ? " ok " : "FAIL", l->checks[i].name,
+			l->checks[i].detail);
+	if (l->def)
+		fprintf(f, "expected: %s\n", l->def->expected);
+	if (l->nchecks)
+		fprintf(f, "verdict: %s\n", ledger_ok(l) ? "the ledger matches the expectation"
+							 : "CHECK FAILED (see above)");
+}
+
+static json_object *hist_json(const __u64 *vals, int nslots)
+{
+	json_object *a = json_object_new_array();
+	int last = -1;
+
+	for (int i = 0; i < nslots; i++)
+		if (vals[i])
+			last = i;
+	for (int i = 0; i <= last; i++) {
+		json_object *b = json_object_new_object();
+
+		json_object_object_add(b, "lo", json_object_new_uint64(i ? 1ULL << i : 0));
+		json_object_object_add(b, "hi", json_object_new_uint64((1ULL << (i + 1)) - 1));
+		json_object_object_add(b, "count", json_object_new_uint64(vals[i]));
+		json_object_array_add(a, b);
+	}
+	return a;
+}
+
+json_object *ledger_json(const struct ledger *l)
+{
+	json_object *root = json_object_new_object(), *sites = json_object_new_object();
+	json_object *probes = json_object_new_object(), *checks = json_object_new_array();
+	json_object *perf = json_object_new_object(), *sched = NULL, *sys = NULL, *zc;
+	bool have_payload = false;
+	double payload = payload_of(l, &have_payload);
+
+	json_object_object_add(root, "target", json_object_new_string(l->target));
+	json_object_object_add(root, "workload", l->workload ? json_object_get(l->workload) : NULL);
+	json_object_object_add(root, "phase_gated", json_object_new_boolean(l->phase_gated));
+	json_object_object_add(root, "processes", json_object_new_int(l->nprocs));
+	if (l->exit_status >= 0)
+		json_object_object_add(root, "exit_status", json_object_new_int(l->exit_status));
+
+	for (int s = 0; s < NR_SITES; s++) {
+		json_object *o;
+
+		if (l->method[s] == METHOD_NONE) {
+			json_object_object_add(sites, site_names[s], NULL);
+			continue;
+		}
+		o = json_object_new_object();
+		json_object_object_add(o, "count", json_object_new_uint64(l->site[s].count));
+		json_object_object_add(o, "bytes", json_object_new_uint64(l->site[s].bytes));
+		json_object_object_add(o, "per_payload_byte", have_payload && payload > 0
+				       ? json_object_new_double(l->site[s].bytes / payload) : NULL);
+		json_object_object_add(o, "cpu_copy", json_object_new_boolean(is_cpu_copy(s)));
+		json_object_object_add(o, "hist", hist_json(l->site[s].hist, MAX_SLOTS));
+		json_object_object_add(sites, site_names[s], o);
+	}
+	json_object_object_add(root, "sites", sites);
+
+	if (l->sched_attached) {
+		sched = json_object_new_object();
+		json_object_object_add(sched, "switches",
+				       json_object_new_uint64(l->sched.voluntary + l->sched.involuntary));
+		json_object_object_add(sched, "voluntary", json_object_new_uint64(l->sched.voluntary));
+		json_object_object_add(sched, "involuntary", json_object_new_uint64(l->sched.involuntary));
+		json_object_object_add(sched, "offcpu_ns", json_object_new_uint64(l->sched.offcpu_ns));
+		json_object_object_add(sched, "offcpu_us_hist", hist_json(l->sched.offcpu_hist, MAX_SLOTS));
+	}
+	json_object_object_add(root, "sched", sched);
+
+	if (l->syscalls_attached) {
+		__u64 total = 0;
+
+		sys = json_object_new_object();
+		for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
+			char unk[24];
+			const char *name = syscall_name(nr);
+
+			if (!l->syscalls[nr])
+				continue;
+			if (!name) {
+				snprintf(unk, sizeof(unk), "syscall_%d", nr);
+				name = unk;
+			}
+			total += l->syscalls[nr];
+			json_object_object_add(sys, name, json_object_new_uint64(l->syscalls[nr]));
+		}
+		json_object_object_add(root, "syscalls_total", json_object_new_uint64(total));
+	}
+	json_object_object_add(root, "syscalls", sys);
+	if (l->faults_attached) {
+		json_object *pf = json_object_new_object();
+
+		json_object_object_add(pf, "user", json_object_new_uint64(l->misc.page_faults_user));
+		json_object_object_add(pf, "kernel", json_object_new_uint64(l->misc.page_faults_kernel));
+		json_object_object_add(root, "page_faults", pf);
+	} else {
+		json_object_object_add(root, "page_faults", NULL);
+	}
+
+	zc = json_object_new_object();
+	json_object_object_add(zc, "notices", json_object_new_uint64(l->misc.zc_notices));
+	json_object_object_add(zc, "notices_copied", json_object_new_uint64(l->misc.zc_notices_copied));
+	json_object_object_add(zc, "calls_completed", json_object_new_uint64(l->misc.zc_calls_completed));
+	json_object_object_add(zc, "calls_unmatched", json_object_new_uint64(l->misc.zc_calls_unmatched));
+	json_object_object_add(zc, "bytes_copied_notice",
+			       json_object_new_uint64(l->misc.zc_bytes_copied_notice));
+	json_object_object_add(root, "zerocopy_notices", l->notices_attached ? zc : (json_object_put(zc), NULL));
+
+	for (int i = 0; l->perf && i < NR_PERF_COUNTERS; i++) {
+		const struct perf_counter *c = &l->perf->c[i];
+
+		json_object_object_add(perf, c->name, c->counted ? json_object_new_double(c->value) : NULL);
+	}
+	json_object_object_add(root, "perf", perf);
+
+	for (int s = 0; s < nr_probe_sites; s++) {
+		const struct probe_site *ps = &probe_sites[s];
+		int c = l->choice[s].chosen;
+
+		json_object_object_add(probes, ps->name,
+				       json_object_new_string(c >= 0 ? method_name(ps->cands[c].method) : "none"));
+	}
+	json_object_object_add(root, "probes", probes);
+
+	for (int i = 0; i < l->nchecks; i++) {
+		json_object *c = json_object_new_object();
+
+		json_object_object_add(c, "name", json_object_new_string(l->checks[i].name));
+		json_object_object_add(c, "ok", json_object_new_boolean(l->checks[i].ok));
+		json_object_object_add(c, "detail", json_object_new_string(l->checks[i].detail));
+		json_object_array_add(checks, c);
+	}
+	json_object_object_add(root, "checks", checks);
+	json_object_object_add(root, "ok", json_object_new_boolean(ledger_ok(l)));
+	return root;
+}

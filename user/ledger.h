@@ -1,0 +1,56 @@
+/* The copy ledger: kernel figures collected from the maps, reconciled and reported. */
+#ifndef LEDGER_H
+#define LEDGER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <json-c/json.h>
+#include "zctrace.h"
+#include "perfcnt.h"
+#include "probes.h"
+#include "workloads.h"
+
+struct zctrace_bpf;
+
+#define MAX_CHECKS 32
+
+struct check {
+	char name[80];
+	bool ok;
+	char detail[200];
+};
+
+struct ledger {
+	const char *target;			/* workload name or command */
+	struct site_stats site[NR_SITES];
+	enum method method[NR_SITES];
+	const char *method_label[NR_SITES];
+	bool sched_attached, syscalls_attached, faults_attached, notices_attached;
+	struct sched_stats sched;
+	__u64 syscalls[MAX_SYSCALLS];
+	struct misc_stats misc;
+	int nprocs;				/* traced processes (tgids) */
+	bool phase_gated;			/* sites counted between the workload's phase markers */
+	json_object *workload;			/* the workload's own figures, or NULL */
+	int exit_status;			/* of the traced command, -1 if not ours */
+	const struct workload_def *def;
+	const struct perf_set *perf;
+	const struct probe_choice *choice;
+	struct check checks[MAX_CHECKS];
+	int nchecks;
+};
+
+const char *site_name(int site);
+void ledger_collect(struct ledger *l, struct zctrace_bpf *obj);
+void ledger_check(struct ledger *l);
+bool ledger_ok(const struct ledger *l);
+void ledger_print(FILE *f, const struct ledger *l, bool histograms);
+json_object *ledger_json(const struct ledger *l);
+
+/* log2 histogram in the libbpf-tools layout: "lo -> hi : count |***|", first to last used slot. */
+void print_log2_hist(FILE *f, const __u64 *vals, int nslots, const char *unit);
+/* Small helpers shared with the tests. */
+const char *syscall_name(int nr);
+__u64 json_u64(json_object *o, const char *path, bool *found);
+
+#endif

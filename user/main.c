@@ -1,0 +1,570 @@
+/* zctrace: where the bytes of an I/O path are really copied. The CLI: run, list, probes. */
+#include <argp.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <linux/errqueue.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "ledger.h"
+#include "perfcnt.h"
+#include "probes.h"
+#include "workloads.h"
+#include "zctrace.skel.h"
+
+/* The BPF side cannot include uapi headers next to vmlinux.h; hold its copies to them here. */
+_Static_assert(ZCT_EE_ORIGIN_ZEROCOPY == SO_EE_ORIGIN_ZEROCOPY, "errqueue origin");
+_Static_assert(ZCT_EE_CODE_ZEROCOPY_COPIED == SO_EE_CODE_ZEROCOPY_COPIED, "errqueue code");
+_Static_assert(ZCT_MSG_ZEROCOPY == MSG_ZEROCOPY, "MSG_ZEROCOPY");
+_Static_assert(ZCT_IPPROTO_TCP == IPPROTO_TCP, "IPPROTO_TCP");
+
+#define EXIT_USAGE 2
+#define KILL_GRACE_MS 5000
+
+static volatile sig_atomic_t stop_signal;
+static bool verbose;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG && !verbose)
+		return 0;
+	if (level == LIBBPF_WARN && !verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- option parsing ---- */
+
+struct run_args {
+	const struct workload_def *def;
+	char **cmd;		/* command and its arguments (workload args for built-ins) */
+	int ncmd;
+	pid_t pid;
+	double duration;
+	const char *json_path;
+	bool histograms;
+	bool no_phase;
+	enum method cap;
+};
+
+static const char run_doc[] =
+	"Trace the copies of a workload, a command or a running process, and print its copy ledger.\n"
+	"\n"
+	"USAGE: zctrace run [OPTIONS] WORKLOAD [WORKLOAD ARGS]\n"
+	"       zctrace run [OPTIONS] -- COMMAND [ARGS]\n"
+	"       zctrace run [OPTIONS] -p PID -d SECONDS\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    zctrace run tcp-twocopy                      # 5000 64 KiB messages over loopback\n"
+	"    zctrace run tcp-zerocopy --size 1M --threads 4\n"
+	"    zctrace run --json out.json tcp-sendfile --size 4K --duration 2\n"
+	"    zctrace run -- python3 -m http.server        # any command and its children\n"
+	"    zctrace run -p 1234 -d 5                     # a running process, for 5 seconds\n"
+	"\n"
+	"Exit status: 0 when the traced program succeeded and every check held, 1 when a check\n"
+	"failed, 2 on a usage error.";
+
+static const struct argp_option run_options[] = {
+	{ "pid", 'p', "PID", 0, "Trace a running process (and the children it forks from now on)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "With -p: how long to trace", 0 },
+	{ "json", 'j', "FILE", 0, "Also write the ledger as JSON to FILE ('-' for stdout)", 0 },
+	{ "no-hist", 'H', NULL, 0, "Leave the histograms out of the table", 0 },
+	{ "no-phase", 'P', NULL, 0, "Count the whole run, not just the workload's measured phase", 0 },
+	{ "method", 'm', "METHOD", 0,
+	  "Use no method better than METHOD: fentry, kprobe or tracepoint (default: the best that works)", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's log", 0 },
+	{},
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "zctrace: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	return EXIT_USAGE;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno || end == s || *end || *out <= 0 || *out > 86400 * 30 ? -EINVAL : 0;
+}
+
+static error_t run_parse(int key, char *arg, struct argp_state *state)
+{
+	struct run_args *a = state->input;
+	char *end;
+	long v;
+
+	switch (key) {
+	case 'p':
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || *end || v <= 0 || v > INT_MAX)
+			argp_failure(state, EXIT_USAGE, 0, "invalid PID '%s'", arg);
+		a->pid = v;
+		break;
+	case 'd':
+		if (parse_seconds(arg, &a->duration))
+			argp_failure(state, EXIT_USAGE, 0, "invalid duration '%s' (seconds, > 0)", arg);
+		break;
+	case 'j':
+		a->json_path = arg;
+		break;
+	case 'H':
+		a->histograms = false;
+		break;
+	case 'P':
+		a->no_phase = true;
+		break;
+	case 'm':
+		if (parse_method(arg, &a->cap) || a->cap == METHOD_RAW_TP)
+			argp_failure(state, EXIT_USAGE, 0,
+				     "unknown method '%s' (fentry, kprobe or tracepoint)", arg);
+		break;
+	case 'v':
+		verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		/* the first non-option ends zctrace's options: the rest belongs to the target */
+		a->cmd = &state->argv[state->next - 1];
+		a->ncmd = state->argc - state->next + 1;
+		state->next = state->argc;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* ---- the traced target ---- */
+
+static int find_workload_binary(const char *name, char *path, size_t n)
+{
+	char exe[PATH_MAX], *dir;
+	const char *env = getenv("ZCTRACE_WORKLOADS");
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (env) {
+		snprintf(path, n, "%s/%s", env, name);
+		return access(path, X_OK) ? -ENOENT : 0;
+	}
+	if (len < 0)
+		return -errno;
+	exe[len] = '\0';
+	dir = dirname(exe);
+	snprintf(path, n, "%s/.output/workloads/%s", dir, name);
+	if (!access(path, X_OK))
+		return 0;
+	snprintf(path, n, "%s/../libexec/zctrace/%s", dir, name);
+	return access(path, X_OK) ? -ENOENT : 0;
+}
+
+static int add_target(struct zctrace_bpf *obj, pid_t tgid)
+{
+	__u32 key = tgid;
+	__u8 one = 1;
+
+	return bpf_map_update_elem(bpf_map__fd(obj->maps.targets), &key, &one, BPF_ANY);
+}
+
+/* -p: the process and its living descendants, found through /proc/<pid>/task/<tid>/children. */
+static void add_process_tree(struct zctrace_bpf *obj, pid_t pid, int depth)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+
+	if (depth > 32 || add_target(obj, pid))
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char cpath[300];
+		FILE *f;
+		int child;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", pid, de->d_name);
+		f = fopen(cpath, "r");
+		if (!f)
+			continue;
+		while (fscanf(f, "%d", &child) == 1)
+			add_process_tree(obj, child, depth + 1);
+		fclose(f);
+	}
+	closedir(d);
+}
+
+struct usdt_links {
+	struct bpf_link *link[3];
+};
+
+/* Returns 0 if all probes attached; a program without zctrace's probes just has none. */
+static int attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, struct usdt_links *ul)
+{
+	static const char *const names[3] = { "user_copy", "phase_begin", "phase_end" };
+	struct bpf_program *progs[3] = { obj->progs.user_copy_usdt, obj->progs.phase_begin_usdt,
+					 obj->progs.phase_end_usdt };
+	int err = 0;
+
+	if (!bpf_program__autoload(progs[0]))
+		return -ENOTSUP;
+	for (int i = 0; i < 3; i++) {
+		ul->link[i] = bpf_program__attach_usdt(progs[i], pid, binary, "zctrace", names[i], NULL);
+		if (!ul->link[i])
+			err = -errno;
+	}
+	return err;
+}
+
+/* Stops the target's whole process group: TERM first, KILL after a grace period. */
+static void stop_group(pid_t pgid, pid_t leader, int *status, bool *reaped)
+{
+	kill(-pgid, SIGTERM);
+	for (int waited = 0; !*reaped && waited < KILL_GRACE_MS; waited += 20) {
+		if (waitpid(leader, status, WNOHANG) == leader)
+			*reaped = true;
+		else
+			sleep_ms(20);
+	}
+	kill(-pgid, SIGKILL);
+	if (!*reaped && waitpid(leader, status, 0) == leader)
+		*reaped = true;
+}
+
+static json_object *read_result(int fd)
+{
+	char buf[65536];
+	size_t len = 0;
+	ssize_t n;
+
+	while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	return len ? json_tokener_parse(buf) : NULL;
+}
+
+static int write_json(const char *path, json_object *root)
+{
+	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+							   JSON_C_TO_STRING_NOSLASHESCAPE);
+	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+
+	if (!f) {
+		fprintf(stderr, "zctrace: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "%s\n", text);
+	if (f != stdout && fclose(f)) {
+		fprintf(stderr, "zctrace: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct argp argp = { run_options, run_parse, NULL, run_doc };
+	struct run_args a = { .histograms = true, .cap = METHOD_NONE };
+	struct probe_choice choice[32];
+	struct ledger *l = NULL;
+	struct perf_set *perf = NULL;
+	struct usdt_links ul = {};
+	struct zctrace_bpf *obj = NULL;
+	struct sigaction sa = { .sa_handler = on_signal };
+	char binary[PATH_MAX] = "", target[256];
+	int result_pipe[2] = { -1, -1 }, sync_pipe[2] = { -1, -1 };
+	int status = 0, err = 0, ret = 1;
+	bool reaped = false;
+	pid_t child = -1;
+	json_object *result = NULL;
+
+	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
+		return EXIT_USAGE;
+	if (a.ncmd && !strcmp(a.cmd[0], "--")) {
+		a.cmd++;
+		a.ncmd--;
+	}
+	if (a.pid && a.ncmd)
+		return usage_error("give either -p PID or a command, not both%s", "");
+	if (!a.pid && !a.ncmd)
+		return usage_error("nothing to trace: give a workload, -- COMMAND, or -p PID -d SECONDS%s", "");
+	if (a.pid && !a.duration)
+		return usage_error("-p needs -d SECONDS%s", "");
+	if (a.pid && kill(a.pid, 0) && errno == ESRCH)
+		return usage_error("no process with PID %s", argv[0] ? (snprintf(target, sizeof(target), "%d", a.pid), target) : "");
+	if (a.ncmd && argv[0]) {
+		/* "zctrace run NAME" names a built-in workload; "zctrace run -- CMD" a command */
+		bool after_dashes = a.cmd > argv && !strcmp(a.cmd[-1], "--");
+
+		if (!after_dashes) {
+			a.def = find_workload(a.cmd[0]);
+			if (!a.def)
+				return usage_error("unknown workload '%s' (try 'zctrace list', or 'zctrace run -- COMMAND')",
+						   a.cmd[0]);
+			if (find_workload_binary(a.def->name, binary, sizeof(binary))) {
+				fprintf(stderr, "zctrace: workload binary for '%s' not found (run 'make' first)\n",
+					a.def->name);
+				return 1;
+			}
+		}
+	}
+
+	libbpf_set_print(libbpf_print);
+	l = calloc(1, sizeof(*l));
+	perf = calloc(1, sizeof(*perf));
+	if (!l || !perf) {
+		fprintf(stderr, "zctrace: out of memory\n");
+		goto cleanup;
+	}
+
+	obj = zctrace_bpf__open();
+	if (!obj) {
+		fprintf(stderr, "zctrace: cannot open the BPF object: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	if ((err = choose_probes(obj, choice, a.cap)))
+		goto cleanup;
+	obj->rodata->gate_on_phase = a.def && !a.no_phase;
+	if ((err = zctrace_bpf__load(obj))) {
+		fprintf(stderr, "zctrace: cannot load the BPF programs: %s (try -v)\n", strerror(-err));
+		goto cleanup;
+	}
+	if ((err = zctrace_bpf__attach(obj))) {
+		fprintf(stderr, "zctrace: cannot attach the BPF programs: %s (try -v)\n", strerror(-err));
+		goto cleanup;
+	}
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	if (a.pid) {
+		char exe[64];
+		double waited = 0;
+
+		snprintf(target, sizeof(target), "pid %d", a.pid);
+		add_process_tree(obj, a.pid, 0);
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", a.pid);
+		attach_usdt(obj, a.pid, exe, &ul);
+		perf_open_pid(perf, a.pid);
+		while (!stop_signal && waited < a.duration && !(kill(a.pid, 0) && errno == ESRCH)) {
+			sleep_ms(50);
+			waited += 0.05;
+		}
+		l->exit_status = -1;
+	} else {
+		snprintf(target, sizeof(target), "%s", a.def ? a.def->name : a.cmd[0]);
+		for (int i = 1; !a.def && i < a.ncmd && strlen(target) < sizeof(target) - 32; i++)
+			snprintf(target + strlen(target), sizeof(target) - strlen(target), " %s", a.cmd[i]);
+		if (pipe2(sync_pipe, O_CLOEXEC) || (a.def && pipe2(result_pipe, O_CLOEXEC))) {
+			fprintf(stderr, "zctrace: pipe: %s\n", strerror(errno));
+			goto cleanup;
+		}
+		child = fork();
+		if (child < 0) {
+			fprintf(stderr, "zctrace: fork: %s\n", strerror(errno));
+			goto cleanup;
+		}
+		if (child == 0) {
+			char c, fdstr[16];
+
+			setpgid(0, 0);
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+			signal(SIGHUP, SIG_DFL);
+			close(sync_pipe[1]);
+			if (read(sync_pipe[0], &c, 1) != 1)
+				_exit(127);	/* the tracer went away before starting us */
+			if (a.def) {
+				int fd = dup(result_pipe[1]);	/* dup drops O_CLOEXEC: it survives exec */
+
+				snprintf(fdstr, sizeof(fdstr), "%d", fd);
+				setenv("ZCTRACE_RESULT_FD", fdstr, 1);
+				a.cmd[0] = binary;
+			}
+			execvp(a.cmd[0], a.cmd);
+			fprintf(stderr, "zctrace: cannot run '%s': %s\n", a.cmd[0], strerror(errno));
+			_exit(127);
+		}
+		setpgid(child, child);
+		close(sync_pipe[0]);
+		sync_pipe[0] = -1;
+		if (add_target(obj, child)) {
+			fprintf(stderr, "zctrace: cannot add the target: %s\n", strerror(errno));
+			goto cleanup;
+		}
+		perf_open_child(perf, child);
+		err = attach_usdt(obj, child, a.def ? binary : a.cmd[0], &ul);
+		if (err && a.def) {
+			fprintf(stderr, "zctrace: cannot attach the workload's USDT probes: %s\n", strerror(-err));
+			goto cleanup;
+		}
+		if (write(sync_pipe[1], "g", 1) != 1) {
+			fprintf(stderr, "zctrace: cannot start the target: %s\n", strerror(errno));
+			goto cleanup;
+		}
+		close(sync_pipe[1]);
+		sync_pipe[1] = -1;
+		if (result_pipe[1] >= 0) {
+			close(result_pipe[1]);
+			result_pipe[1] = -1;
+		}
+
+		while (!reaped) {
+			pid_t w = waitpid(child, &status, WNOHANG);
+
+			if (w == child) {
+				reaped = true;
+				break;
+			}
+			if (w < 0 && errno != EINTR)
+				break;
+			if (stop_signal) {
+				stop_group(child, child, &status, &reaped);
+				break;
+			}
+			sleep_ms(10);
+		}
+		/* nothing the target started outlives the run */
+		kill(-child, SIGKILL);
+		if (result_pipe[0] >= 0) {
+			fcntl(result_pipe[0], F_SETFL, O_NONBLOCK);
+			result = read_result(result_pipe[0]);
+		}
+		l->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	}
+
+	perf_read(perf);
+	l->target = target;
+	l->choice = choice;
+	l->def = a.def;
+	l->perf = perf;
+	l->workload = result;
+	l->phase_gated = obj->rodata->gate_on_phase;
+	ledger_collect(l, obj);
+	ledger_check(l);
+	ledger_print(stdout, l, a.histograms);
+	if (a.json_path) {
+		json_object *root = ledger_json(l);
+
+		if (write_json(a.json_path, root))
+			ledger_ok(l);	/* still report the ledger's verdict below */
+		json_object_put(root);
+	}
+	ret = ledger_ok(l) ? 0 : 1;
+	if (stop_signal)
+		fprintf(stderr, "zctrace: stopped by signal %d\n", (int)stop_signal);
+
+cleanup:
+	if (child > 0 && !reaped) {
+		stop_group(child, child, &status, &reaped);
+	}
+	for (int i = 0; i < 3; i++)
+		bpf_link__destroy(ul.link[i]);
+	zctrace_bpf__destroy(obj);
+	if (perf)
+		perf_close(perf);
+	for (int i = 0; i < 2; i++) {
+		if (result_pipe[i] >= 0)
+			close(result_pipe[i]);
+		if (sync_pipe[i] >= 0)
+			close(sync_pipe[i]);
+	}
+	json_object_put(result);
+	free(l);
+	free(perf);
+	return ret;
+}
+
+static int cmd_list(void)
+{
+	printf("%-14s %s\n", "WORKLOAD", "WHAT IT DOES / EXPECTED LEDGER");
+	for (int i = 0; i < nr_workload_defs; i++)
+		printf("%-14s %s\n%-14s expected: %s\n", workload_defs[i].name, workload_defs[i].summary, "",
+		       workload_defs[i].expected);
+	printf("\nworkload options: --size BYTES (1K, 64K, 1M), --threads N, --messages N | --bytes N |"
+	       " --duration SECS, --port P\n");
+	return 0;
+}
+
+static int cmd_probes(int argc, char **argv)
+{
+	struct probe_choice choice[32];
+	enum method cap = METHOD_NONE;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-v")) {
+			verbose = true;
+		} else if (!strncmp(argv[i], "--method=", 9)) {
+			if (parse_method(argv[i] + 9, &cap))
+				return usage_error("unknown method '%s' (fentry, kprobe or tracepoint)", argv[i] + 9);
+		} else {
+			return usage_error("probes: unknown argument '%s'", argv[i]);
+		}
+	}
+	libbpf_set_print(libbpf_print);
+	if (choose_probes(NULL, choice, cap))
+		return 1;
+	print_probes(stdout, choice);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: zctrace run [OPTIONS] WORKLOAD [ARGS] | -- COMMAND [ARGS] | -p PID -d SECONDS\n"
+		"       zctrace list       the built-in workloads and their expected ledgers\n"
+		"       zctrace probes     the attach method chosen for each probe site, and why\n"
+		"       zctrace run --help\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "list"))
+		return argc == 2 ? cmd_list() : usage_error("list takes no arguments%s", "");
+	if (!strcmp(argv[1], "probes"))
+		return cmd_probes(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	return usage_error("unknown command '%s' (try 'zctrace --help')", argv[1]);
+}

@@ -1,0 +1,395 @@
+/*
+ * The probe table and its run-time selection, in the manner of libbpf-tools' fentry_can_attach /
+ * kprobe_exists / probe_tp_btf: every candidate's attach points are tried on this kernel before
+ * load, the first that works is autoloaded, and the reasons for refusing better ones are kept.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "probes.h"
+#include "zctrace.skel.h"
+
+#define TP_SEND "tp_btf:tcp_sendmsg_locked", "tp_btf:sock_send_length"
+#define TP_SEND_PROGS "tcp_sendmsg_locked_btf", "sock_send_length_btf"
+
+const struct probe_site probe_sites[] = {
+	{ "targets", -1, true, {
+		{ METHOD_TP_BTF, "tp_btf sched_process_fork/exit", { "fork_btf", "exit_btf" },
+		  { "tp_btf:sched_process_fork", "tp_btf:sched_process_exit" } },
+		{ METHOD_RAW_TP, "raw_tp sched_process_fork/exit", { "fork_raw", "exit_raw" },
+		  { "raw_tp:sched_process_fork", "raw_tp:sched_process_exit" } },
+	} },
+	{ "send_copy", SITE_SEND_COPY, false, {
+		{ METHOD_FENTRY, "fentry/fexit tcp_sendmsg_locked + kprobe _copy_from_iter",
+		  { "tcp_sendmsg_locked_fentry", "tcp_sendmsg_locked_fexit", "copy_from_iter_kprobe",
+		    "copy_from_iter_nocache_kprobe" },
+		  { "fentry:tcp_sendmsg_locked", "kprobe:_copy_from_iter", "kprobe:_copy_from_iter_nocache" } },
+		{ METHOD_KPROBE, "kprobe/kretprobe tcp_sendmsg_locked + kprobe _copy_from_iter",
+		  { "tcp_sendmsg_locked_kprobe", "tcp_sendmsg_locked_kretprobe", "copy_from_iter_kprobe",
+		    "copy_from_iter_nocache_kprobe" },
+		  { "kprobe:tcp_sendmsg_locked", "kprobe:_copy_from_iter", "kprobe:_copy_from_iter_nocache" } },
+		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked per-iteration + sock_send_length",
+		  { TP_SEND_PROGS }, { TP_SEND } },
+	} },
+	{ "zc_pin", SITE_ZC_PIN, false, {
+		{ METHOD_FENTRY, "fexit skb_zerocopy_iter_stream", { "skb_zerocopy_iter_stream_fexit" },
+		  { "fentry:skb_zerocopy_iter_stream" } },
+		{ METHOD_KPROBE, "kretprobe skb_zerocopy_iter_stream", { "skb_zerocopy_iter_stream_kretprobe" },
+		  { "kprobe:skb_zerocopy_iter_stream" } },
+		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked (MSG_ZEROCOPY iterations)", { TP_SEND_PROGS },
+		  { TP_SEND } },
+	} },
+	{ "splice_ref", SITE_SPLICE_REF, false, {
+		{ METHOD_FENTRY, "fexit skb_splice_from_iter", { "skb_splice_from_iter_fexit" },
+		  { "fentry:skb_splice_from_iter" } },
+		{ METHOD_KPROBE, "kretprobe skb_splice_from_iter", { "skb_splice_from_iter_kretprobe" },
+		  { "kprobe:skb_splice_from_iter" } },
+		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked (MSG_SPLICE_PAGES iterations)", { TP_SEND_PROGS },
+		  { TP_SEND } },
+	} },
+	{ "deferred_copy", SITE_DEFERRED_COPY, false, {
+		{ METHOD_FENTRY, "fentry skb_copy_ubufs", { "skb_copy_ubufs_fentry" },
+		  { "fentry:skb_copy_ubufs" } },
+		{ METHOD_KPROBE, "kprobe skb_copy_ubufs", { "skb_copy_ubufs_kprobe" },
+		  { "kprobe:skb_copy_ubufs" } },
+		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (COPIED completion notices, by send call)",
+		  { "skb_copy_datagram_iovec_btf", TP_SEND_PROGS },
+		  { "tp_btf:skb_copy_datagram_iovec", TP_SEND } },
+	} },
+	{ "recv_copy", SITE_RECV_COPY, false, {
+		{ METHOD_FENTRY, "fexit skb_copy_datagram_iter", { "skb_copy_datagram_iter_fexit" },
+		  { "fentry:skb_copy_datagram_iter" } },
+		{ METHOD_KPROBE, "kprobe skb_copy_datagram_iter", { "skb_copy_datagram_iter_kprobe" },
+		  { "kprobe:skb_copy_datagram_iter" } },
+		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (TCP payload)",
+		  { "skb_copy_datagram_iovec_btf" }, { "tp_btf:skb_copy_datagram_iovec" } },
+	} },
+	{ "user_copy", SITE_USER_COPY, false, {
+		{ METHOD_USDT, "USDT zctrace:user_copy", { "user_copy_usdt", "phase_begin_usdt", "phase_end_usdt" },
+		  { "usdt" } },
+	} },
+	{ "zc_notices", -1, false, {
+		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (error queue) + tcp_sendmsg_locked",
+		  { "skb_copy_datagram_iovec_btf", TP_SEND_PROGS },
+		  { "tp_btf:skb_copy_datagram_iovec", TP_SEND } },
+	} },
+	{ "sched", -1, false, {
+		{ METHOD_TP_BTF, "tp_btf sched_switch", { "switch_btf" }, { "tp_btf:sched_switch" } },
+		{ METHOD_RAW_TP, "raw_tp sched_switch", { "switch_raw" }, { "raw_tp:sched_switch" } },
+	} },
+	{ "syscalls", -1, false, {
+		{ METHOD_TP_BTF, "tp_btf sys_enter", { "sys_enter_btf" }, { "tp_btf:sys_enter" } },
+		{ METHOD_RAW_TP, "raw_tp sys_enter", { "sys_enter_raw" }, { "raw_tp:sys_enter" } },
+	} },
+	{ "page_faults", -1, false, {
+		{ METHOD_TP_BTF, "tp_btf page_fault_user/kernel", { "fault_user_btf", "fault_kernel_btf" },
+		  { "tp_btf:page_fault_user", "tp_btf:page_fault_kernel" } },
+		{ METHOD_RAW_TP, "raw_tp page_fault_user/kernel", { "fault_user_raw", "fault_kernel_raw" },
+		  { "raw_tp:page_fault_user", "raw_tp:page_fault_kernel" } },
+	} },
+};
+const int nr_probe_sites = sizeof(probe_sites) / sizeof(probe_sites[0]);
+
+const char *method_name(enum method m)
+{
+	switch (m) {
+	case METHOD_FENTRY: return "fentry";
+	case METHOD_KPROBE: return "kprobe";
+	case METHOD_TP_BTF: return "tp_btf";
+	case METHOD_RAW_TP: return "raw_tp";
+	case METHOD_USDT: return "usdt";
+	default: return "none";
+	}
+}
+
+int parse_method(const char *s, enum method *m)
+{
+	static const enum method all[] = { METHOD_FENTRY, METHOD_KPROBE, METHOD_TP_BTF, METHOD_RAW_TP };
+
+	for (unsigned i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (!strcmp(s, method_name(all[i]))) {
+			*m = all[i];
+			return 0;
+		}
+	}
+	if (!strcmp(s, "tracepoint")) {
+		*m = METHOD_TP_BTF;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* ---- attach-point probes, cached: the same point is asked for by several sites ---- */
+
+struct probe_result {
+	char point[96];
+	int ok;
+	char why[160];
+};
+static struct probe_result cache[64];
+static int ncache;
+static struct btf *vmlinux_btf;
+
+/* r0 = 0; exit */
+static const struct bpf_insn ret0[] = {
+	{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+	{ .code = BPF_JMP | BPF_EXIT },
+};
+
+static void set_errno_why(char *why, size_t n, const char *step, int err)
+{
+	snprintf(why, n, "%s refused: %s%s", step, strerror(err),
+		 err == EPERM ? " (kernel policy, e.g. lockdown or BPF LSM)" : "");
+}
+
+static int btf_id(const char *name, int kind, char *why, size_t n)
+{
+	int id;
+
+	if (!vmlinux_btf) {
+		vmlinux_btf = btf__load_vmlinux_btf();
+		if (!vmlinux_btf) {
+			snprintf(why, n, "no kernel BTF (/sys/kernel/btf/vmlinux)");
+			return -ENOENT;
+		}
+	}
+	id = btf__find_by_name_kind(vmlinux_btf, name, kind);
+	if (id < 0)
+		snprintf(why, n, "%s not in kernel BTF", name);
+	return id;
+}
+
+/* Loads a 2-instruction tracing program at the BTF id and attaches it, as the real one would. */
+static int try_tracing(int attach_type, int id, char *why, size_t n)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach_type, .attach_btf_id = id);
+	int fd, link;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", ret0, 2, &opts);
+	if (fd < 0) {
+		set_errno_why(why, n, attach_type == BPF_TRACE_FENTRY ? "fentry load" : "tp_btf load", errno);
+		return 0;
+	}
+	link = bpf_raw_tracepoint_open(NULL, fd);
+	if (link < 0) {
+		set_errno_why(why, n, "attach", errno);
+		close(fd);
+		return 0;
+	}
+	close(link);
+	close(fd);
+	return 1;
+}
+
+static int probe_fentry(const char *func, char *why, size_t n)
+{
+	int id = btf_id(func, BTF_KIND_FUNC, why, n);
+
+	return id < 0 ? 0 : try_tracing(BPF_TRACE_FENTRY, id, why, n);
+}
+
+static int probe_tp_btf(const char *tp, char *why, size_t n)
+{
+	char name[128];
+	int id;
+
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf_id(name, BTF_KIND_TYPEDEF, why, n);
+	if (id < 0) {
+		snprintf(why, n, "tracepoint %s not in this kernel", tp);
+		return 0;
+	}
+	return try_tracing(BPF_TRACE_RAW_TP, id, why, n);
+}
+
+static int probe_raw_tp(const char *tp, char *why, size_t n)
+{
+	int fd, link;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL, "GPL", ret0, 2, NULL);
+	if (fd < 0) {
+		set_errno_why(why, n, "raw_tp load", errno);
+		return 0;
+	}
+	link = bpf_raw_tracepoint_open(tp, fd);
+	if (link < 0)
+		set_errno_why(why, n, "raw_tp attach", errno);
+	else
+		close(link);
+	close(fd);
+	return link >= 0;
+}
+
+static bool symbol_in_kallsyms(const char *func)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], name[256];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %*s %255s", name) == 1 && !strcmp(name, func))
+			found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+static int probe_kprobe(const char *func, char *why, size_t n)
+{
+	/* libbpf attaches kprobes through the kprobe PMU, or tracefs kprobe_events on old kernels */
+	if (access("/sys/bus/event_source/devices/kprobe/type", F_OK) &&
+	    access("/sys/kernel/tracing/kprobe_events", F_OK) &&
+	    access("/sys/kernel/debug/tracing/kprobe_events", F_OK)) {
+		snprintf(why, n, "no kprobe PMU or kprobe_events (kernel without CONFIG_KPROBES)");
+		return 0;
+	}
+	if (!symbol_in_kallsyms(func)) {
+		snprintf(why, n, "%s not in /proc/kallsyms (inlined or absent)", func);
+		return 0;
+	}
+	return 1;
+}
+
+static int probe_usdt(char *why, size_t n)
+{
+	if (access("/sys/bus/event_source/devices/uprobe/type", F_OK)) {
+		snprintf(why, n, "no uprobe PMU (kernel without CONFIG_UPROBES)");
+		return 0;
+	}
+	return 1;
+}
+
+static const struct probe_result *probe_point(const char *point)
+{
+	struct probe_result *r;
+	const char *arg = strchr(point, ':');
+
+	for (int i = 0; i < ncache; i++)
+		if (!strcmp(cache[i].point, point))
+			return &cache[i];
+	r = ncache < (int)(sizeof(cache) / sizeof(cache[0])) ? &cache[ncache++] : &cache[0];
+	snprintf(r->point, sizeof(r->point), "%s", point);
+	r->why[0] = '\0';
+	arg = arg ? arg + 1 : "";
+	if (!strncmp(point, "fentry:", 7))
+		r->ok = probe_fentry(arg, r->why, sizeof(r->why));
+	else if (!strncmp(point, "kprobe:", 7))
+		r->ok = probe_kprobe(arg, r->why, sizeof(r->why));
+	else if (!strncmp(point, "tp_btf:", 7))
+		r->ok = probe_tp_btf(arg, r->why, sizeof(r->why));
+	else if (!strncmp(point, "raw_tp:", 7))
+		r->ok = probe_raw_tp(arg, r->why, sizeof(r->why));
+	else if (!strcmp(point, "usdt"))
+		r->ok = probe_usdt(r->why, sizeof(r->why));
+	else
+		snprintf(r->why, sizeof(r->why), "unknown attach point %s", point);
+	return r;
+}
+
+static int method_rank(enum method m)
+{
+	return m == METHOD_FENTRY ? 0 : m == METHOD_KPROBE ? 1 : 2;
+}
+
+int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum method cap)
+{
+	struct bpf_program *prog;
+
+	if (obj) {
+		bpf_object__for_each_program(prog, obj->obj)
+			bpf_program__set_autoload(prog, false);
+	}
+	for (int s = 0; s < nr_probe_sites; s++) {
+		const struct probe_site *ps = &probe_sites[s];
+		struct probe_choice *ch = &choice[s];
+
+		ch->chosen = -1;
+		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++) {
+			const struct candidate *cand = &ps->cands[c];
+
+			ch->why_not[c][0] = '\0';
+			if (cap != METHOD_NONE && method_rank(cand->method) < method_rank(cap)) {
+				snprintf(ch->why_not[c], sizeof(ch->why_not[c]), "skipped: --method %s",
+					 method_name(cap));
+				continue;
+			}
+			for (int k = 0; k < MAX_NEEDS && cand->needs[k]; k++) {
+				const struct probe_result *r = probe_point(cand->needs[k]);
+
+				if (!r->ok) {
+					snprintf(ch->why_not[c], sizeof(ch->why_not[c]), "%s: %s",
+						 cand->needs[k], r->why);
+					break;
+				}
+			}
+			if (!ch->why_not[c][0]) {
+				ch->chosen = c;
+				break;
+			}
+		}
+		if (ch->chosen < 0) {
+			if (ps->required) {
+				fprintf(stderr, "zctrace: no way to attach '%s' on this kernel: %s\n", ps->name,
+					ch->why_not[0]);
+				return -ENOTSUP;
+			}
+			continue;
+		}
+		if (!obj)
+			continue;
+		for (int p = 0; p < MAX_PROGS && ps->cands[ch->chosen].progs[p]; p++) {
+			const char *name = ps->cands[ch->chosen].progs[p];
+
+			prog = bpf_object__find_program_by_name(obj->obj, name);
+			if (!prog) {
+				fprintf(stderr, "zctrace: BPF program %s missing from the object\n", name);
+				return -ENOENT;
+			}
+			bpf_program__set_autoload(prog, true);
+		}
+		if (ps->site >= 0)
+			obj->rodata->site_method[ps->site] = ps->cands[ch->chosen].method;
+	}
+	return 0;
+}
+
+enum method site_method_of(const struct probe_choice *choice, int site, const char **label)
+{
+	for (int s = 0; s < nr_probe_sites; s++) {
+		if (probe_sites[s].site != site || choice[s].chosen < 0)
+			continue;
+		if (label)
+			*label = probe_sites[s].cands[choice[s].chosen].label;
+		return probe_sites[s].cands[choice[s].chosen].method;
+	}
+	if (label)
+		*label = "not attached";
+	return METHOD_NONE;
+}
+
+void print_probes(FILE *f, const struct probe_choice *choice)
+{
+	fprintf(f, "%-14s %-8s %s\n", "SITE", "METHOD", "ATTACHED / WHY BETTER ONES WERE REFUSED");
+	for (int s = 0; s < nr_probe_sites; s++) {
+		const struct probe_site *ps = &probe_sites[s];
+		const struct probe_choice *ch = &choice[s];
+
+		if (ch->chosen >= 0)
+			fprintf(f, "%-14s %-8s %s\n", ps->name, method_name(ps->cands[ch->chosen].method),
+				ps->cands[ch->chosen].label);
+		else
+			fprintf(f, "%-14s %-8s %s\n", ps->name, "none", "not supported on this kernel");
+		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++) {
+			if (c == ch->chosen)
+				break;
+			fprintf(f, "%-14s %-8s   refused %s: %s\n", "", "", method_name(ps->cands[c].method),
+				ch->why_not[c]);
+		}
+	}
+}

@@ -1,0 +1,45 @@
+/* Run-time choice of one attach method per probe site, best first. */
+#ifndef PROBES_H
+#define PROBES_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "zctrace.h"
+
+struct zctrace_bpf;
+
+#define MAX_CANDIDATES 4
+#define MAX_PROGS 6
+#define MAX_NEEDS 4
+
+struct candidate {
+	enum method method;
+	const char *label;			/* what is attached, for reports */
+	const char *progs[MAX_PROGS];		/* skeleton programs to autoload */
+	const char *needs[MAX_NEEDS];		/* attach points: "fentry:F", "kprobe:F", "tp_btf:T", "raw_tp:T", "usdt" */
+};
+
+struct probe_site {
+	const char *name;
+	int site;				/* enum site, or -1 for non-copy figures */
+	bool required;				/* without it a run means nothing */
+	struct candidate cands[MAX_CANDIDATES];
+};
+
+struct probe_choice {
+	int chosen;				/* index into cands, -1 if none attaches */
+	char why_not[MAX_CANDIDATES][256];	/* why each better candidate was refused */
+};
+
+extern const struct probe_site probe_sites[];
+extern const int nr_probe_sites;
+
+/* Decides every site's method; with @obj set, also sets autoload and the BPF rodata. */
+int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum method cap);
+const char *method_name(enum method m);
+int parse_method(const char *s, enum method *m);
+void print_probes(FILE *f, const struct probe_choice *choice);
+/* The method a copy site counts through, or METHOD_NONE. */
+enum method site_method_of(const struct probe_choice *choice, int site, const char **label);
+
+#endif

@@ -1,0 +1,28 @@
+/* The built-in workloads and the copy ledger each one is expected to produce. */
+#ifndef WORKLOADS_H
+#define WORKLOADS_H
+
+#include <stdbool.h>
+#include "zctrace.h"
+
+enum expect {
+	EXP_ANY,	/* no claim */
+	EXP_ZERO,	/* no bytes at this site */
+	EXP_SENT,	/* exactly the payload bytes the workload sent */
+	EXP_RECEIVED,	/* exactly the payload bytes the workload received */
+};
+
+struct workload_def {
+	const char *name;
+	const char *summary;
+	const char *expected;		/* the expected ledger, in words */
+	enum expect site[NR_SITES];
+	bool zc_notices;		/* reconcile completion notices with the workload's own count */
+};
+
+extern const struct workload_def workload_defs[];
+extern const int nr_workload_defs;
+
+const struct workload_def *find_workload(const char *name);
+
+#endif
