@@ -230,19 +230,22 @@ struct usdt_links {
 	struct bpf_link *link[3];
 };
 
-/* Returns 0 if all probes attached; a program without zctrace's probes just has none. */
+/*
+ * Attaches the USDT programs. Returns 0 when the phase markers attached; a binary without
+ * zctrace's probes has none (-ENOENT), and one that never copies in user space has no user_copy.
+ */
 static int attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, struct usdt_links *ul)
 {
-	static const char *const names[3] = { "user_copy", "phase_begin", "phase_end" };
-	struct bpf_program *progs[3] = { obj->progs.user_copy_usdt, obj->progs.phase_begin_usdt,
-					 obj->progs.phase_end_usdt };
+	static const char *const names[3] = { "phase_begin", "phase_end", "user_copy" };
+	struct bpf_program *progs[3] = { obj->progs.phase_begin_usdt, obj->progs.phase_end_usdt,
+					 obj->progs.user_copy_usdt };
 	int err = 0;
 
 	if (!bpf_program__autoload(progs[0]))
 		return -ENOTSUP;
 	for (int i = 0; i < 3; i++) {
 		ul->link[i] = bpf_program__attach_usdt(progs[i], pid, binary, "zctrace", names[i], NULL);
-		if (!ul->link[i])
+		if (!ul->link[i] && i < 2 && !err)
 			err = -errno;
 	}
 	return err;
