@@ -32,7 +32,7 @@ WL_BINS := $(patsubst %,$(OUTPUT)/workloads/%,$(WORKLOADS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 # unit tests link the CLI's pure modules, not its main()
-UNIT_LINK_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+UNIT_LINK_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS)) $(WL_LIB_OBJS)
 
 .PHONY: all deps test unit demo bench install clean
 all: zctrace $(WL_BINS) $(UNIT_BINS)

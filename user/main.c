@@ -313,6 +313,8 @@ static int cmd_run(int argc, char **argv)
 	pid_t child = -1;
 	json_object *result = NULL;
 
+	argp_err_exit_status = EXIT_USAGE;
+	argv[0] = "zctrace run";
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
 		return EXIT_USAGE;
 	if (a.ncmd && !strcmp(a.cmd[0], "--")) {
@@ -325,8 +327,10 @@ static int cmd_run(int argc, char **argv)
 		return usage_error("nothing to trace: give a workload, -- COMMAND, or -p PID -d SECONDS%s", "");
 	if (a.pid && !a.duration)
 		return usage_error("-p needs -d SECONDS%s", "");
-	if (a.pid && kill(a.pid, 0) && errno == ESRCH)
-		return usage_error("no process with PID %s", argv[0] ? (snprintf(target, sizeof(target), "%d", a.pid), target) : "");
+	if (a.pid && kill(a.pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "zctrace: no process with PID %d\n", a.pid);
+		return EXIT_USAGE;
+	}
 	if (a.ncmd && argv[0]) {
 		/* "zctrace run NAME" names a built-in workload; "zctrace run -- CMD" a command */
 		bool after_dashes = a.cmd > argv && !strcmp(a.cmd[-1], "--");

@@ -191,6 +191,8 @@ uint64_t lat_percentile(const struct lat_hist *h, double p)
 
 	if (!h->count)
 		return 0;
+	if (p >= 100)
+		return h->max_ns;
 	rank = (uint64_t)(p / 100.0 * (h->count - 1)) + 1;
 	for (unsigned i = 0; i < LAT_BUCKETS; i++) {
 		seen += h->bucket[i];

@@ -1,0 +1,420 @@
+#!/usr/bin/env python3
+"""zctrace's test suite: unit tests, then end-to-end runs that really load BPF and trace workloads.
+
+Every end-to-end test asserts kernel figures against independent ones (the workload's own byte
+counts, the traffic a helper process generated), exactly. Ends with 'N passed, N failed, N skipped'.
+"""
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ZCTRACE = os.path.join(ROOT, "zctrace")
+WORKLOADS = os.path.join(ROOT, ".output", "workloads")
+TIMEOUT = 120  # no single zctrace run may take longer
+
+results = {"passed": 0, "failed": 0, "skipped": 0}
+
+
+class Skip(Exception):
+    pass
+
+
+def test(fn):
+    """Runs one test and records its outcome."""
+    name = fn.__name__
+    start = time.monotonic()
+    try:
+        fn()
+    except Skip as e:
+        results["skipped"] += 1
+        print(f"SKIP {name}: {e}", flush=True)
+        return
+    except AssertionError as e:
+        results["failed"] += 1
+        print(f"FAIL {name}: {e}", flush=True)
+        return
+    except Exception as e:  # a crash in a test is a failure, not an abort of the suite
+        results["failed"] += 1
+        print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
+        return
+    results["passed"] += 1
+    print(f"PASS {name} ({time.monotonic() - start:.1f}s)", flush=True)
+
+
+def zctrace(*args, timeout=TIMEOUT):
+    return subprocess.run([ZCTRACE, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def traced(workload, *wargs, extra=()):
+    """Runs a workload under zctrace with --json; returns (process, ledger dict)."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        p = zctrace("run", "--no-hist", "--json", f.name, *extra, workload, *wargs)
+        try:
+            ledger = json.load(open(f.name))
+        except ValueError:
+            raise AssertionError(f"no JSON ledger; exit {p.returncode}; stderr: {p.stderr.strip()[-300:]}")
+    return p, ledger
+
+
+def site_bytes(ledger, site):
+    s = ledger["sites"][site]
+    assert s is not None, f"{site} not measured"
+    return s["bytes"]
+
+
+def assert_eq(what, got, want):
+    assert got == want, f"{what}: kernel {got} != expected {want}"
+
+
+# ---- unit tests ----
+
+def unit_tests():
+    p = subprocess.run([os.path.join(ROOT, ".output", "tests", "test_units")], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+# ---- the four TCP workloads: exact ledgers ----
+
+SIZES = {"1K": 1024, "64K": 65536, "1M": 1 << 20}
+MESSAGES = {"1K": "3000", "64K": "400", "1M": "24"}
+
+EXPECT = {
+    "tcp-twocopy": {"user_copy": "sent", "send_copy": "sent", "zc_pin": 0, "splice_ref": 0,
+                    "deferred_copy": 0},
+    "tcp-onecopy": {"user_copy": 0, "send_copy": "sent", "zc_pin": 0, "splice_ref": 0,
+                    "deferred_copy": 0},
+    "tcp-zerocopy": {"user_copy": 0, "send_copy": 0, "zc_pin": "sent", "splice_ref": 0,
+                     "deferred_copy": "sent"},
+    "tcp-sendfile": {"user_copy": 0, "send_copy": 0, "zc_pin": 0, "splice_ref": "sent",
+                     "deferred_copy": 0},
+}
+
+
+def check_tcp_ledger(workload, size, threads):
+    p, led = traced(workload, "--size", size, "--threads", str(threads), "--messages", MESSAGES[size])
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-1500:]} {p.stderr[-300:]}"
+    wl = led["workload"]
+    n = int(MESSAGES[size]) * threads
+    assert_eq("messages", wl["messages"], n)
+    sent = wl["bytes"]
+    assert_eq("workload bytes sent", sent, n * SIZES[size])
+    assert_eq("workload bytes received", wl["bytes_received"], sent)
+    # the kernel's figures, against the workload's own count
+    assert_eq("recv_copy", site_bytes(led, "recv_copy"), wl["bytes_received"])
+    for site, want in EXPECT[workload].items():
+        assert_eq(site, site_bytes(led, site), sent if want == "sent" else want)
+    if workload == "tcp-twocopy":
+        # one USDT per message, 8 field memcpys each
+        assert_eq("user_copy count", led["sites"]["user_copy"]["count"], 8 * n)
+    if workload == "tcp-zerocopy":
+        zc, notices = wl["zerocopy"], led["zerocopy_notices"]
+        assert_eq("COPIED notices", notices["notices_copied"], zc["notices_copied"])
+        assert_eq("notices", notices["notices"], zc["notices"])
+        assert_eq("completed calls", notices["calls_completed"], zc["completed"])
+        assert_eq("completed calls == sends", zc["completed"], zc["sends"])
+        assert zc["gaps"] == 0, f"completion gaps: {zc['gaps']}"
+    assert all(c["ok"] for c in led["checks"]), [c for c in led["checks"] if not c["ok"]]
+
+
+def make_tcp_test(workload, size, threads):
+    def t():
+        check_tcp_ledger(workload, size, threads)
+    t.__name__ = f"ledger_{workload}_{size}_{threads}thr"
+    return t
+
+
+# ---- schema, perf, probes ----
+
+def json_schema():
+    p, led = traced("tcp-onecopy", "--size", "4K", "--messages", "500")
+    assert p.returncode == 0, p.stderr
+    for key in ("workload", "sites", "sched", "perf", "probes", "checks", "syscalls", "page_faults"):
+        assert key in led, f"missing {key}"
+    for site in ("send_copy", "zc_pin", "splice_ref", "deferred_copy", "recv_copy", "user_copy"):
+        s = led["sites"][site]
+        assert set(("count", "bytes", "hist")) <= set(s), f"{site}: {s.keys()}"
+        assert sum(b["count"] for b in s["hist"]) == s["count"], f"{site} histogram != count"
+    assert set(("switches", "voluntary", "involuntary")) <= set(led["sched"])
+    assert led["sched"]["switches"] == led["sched"]["voluntary"] + led["sched"]["involuntary"]
+    for name in ("task-clock", "context-switches", "cpu-migrations", "page-faults"):
+        assert isinstance(led["perf"][name], (int, float)), f"perf {name}: {led['perf'][name]}"
+    assert led["perf"]["task-clock"] > 0
+    # hardware counters: a number where the machine has them, null (never 0) where not
+    for name in ("cycles", "instructions", "cache-misses", "branch-misses"):
+        v = led["perf"][name]
+        assert v is None or v > 0, f"perf {name} = {v!r}: unsupported must be null"
+    # every sendmsg the workload made entered the kernel once
+    assert led["syscalls"]["sendmsg"] >= 500, led["syscalls"]
+
+
+def hw_counters_reported_honestly():
+    p = zctrace("run", "--no-hist", "tcp-onecopy", "--size", "4K", "--messages", "100")
+    assert p.returncode == 0, p.stderr
+    line = next(l for l in p.stdout.splitlines() if l.startswith("perf"))
+    assert re.search(r"cycles (not supported|\d+)", line), line
+    assert "cycles 0 " not in line and "instructions 0 " not in line, line
+
+
+def probes_report():
+    p = zctrace("probes")
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    for site in ("send_copy", "zc_pin", "splice_ref", "deferred_copy", "recv_copy", "user_copy",
+                 "sched", "syscalls", "page_faults", "targets"):
+        assert re.search(rf"^{site}\s+(fentry|kprobe|tp_btf|raw_tp|usdt)\s", out, re.M), f"{site}:\n{out}"
+    # a site that did not get the best method says why the better ones were refused
+    for m in re.finditer(r"^(send_copy|recv_copy)\s+(\w+)", out, re.M):
+        if m.group(2) != "fentry":
+            assert "refused fentry:" in out, out
+    p = zctrace("probes", "--method=tracepoint")
+    assert p.returncode == 0 and re.search(r"^send_copy\s+tp_btf", p.stdout, re.M), p.stdout
+
+
+def best_method(site):
+    p = zctrace("probes")
+    m = re.search(rf"^{site}\s+(\w+)", p.stdout, re.M)
+    reason = re.search(rf"refused fentry: (.*)", p.stdout)
+    return m.group(1) if m else None, reason.group(1) if reason else ""
+
+
+def fentry_path():
+    method, why = best_method("recv_copy")
+    if method != "fentry":
+        raise Skip(f"fentry refused on this kernel: {why}")
+    for w in ("tcp-twocopy", "tcp-zerocopy", "tcp-sendfile"):
+        check_tcp_ledger(w, "64K", 1)
+
+
+def kprobe_path():
+    p = zctrace("probes", "--method=kprobe")
+    m = re.search(r"^recv_copy\s+(\w+)", p.stdout, re.M)
+    if not m or m.group(1) != "kprobe":
+        why = re.search(r"refused kprobe: (.*)", p.stdout)
+        raise Skip(f"kprobes unavailable: {why.group(1) if why else p.stdout[-200:]}")
+    for w in ("tcp-twocopy", "tcp-onecopy"):
+        p, led = traced(w, "--size", "64K", "--messages", "200", extra=("--method", "kprobe"))
+        assert p.returncode == 0, p.stdout[-800:]
+
+
+def tracepoint_forced_matches_default():
+    """--method tracepoint must give the same exact ledger as the default choice."""
+    p, led = traced("tcp-twocopy", "--size", "16K", "--messages", "500", extra=("--method", "tracepoint"))
+    assert p.returncode == 0, p.stdout[-800:]
+    assert set(led["probes"][s] for s in ("send_copy", "recv_copy")) == {"tp_btf"}, led["probes"]
+    assert_eq("send_copy", site_bytes(led, "send_copy"), led["workload"]["bytes"])
+
+
+# ---- target filtering ----
+
+def unrelated_traffic_not_counted():
+    """An untraced busy process moving loopback traffic next to the traced run adds nothing."""
+    busy = subprocess.Popen([os.path.join(WORKLOADS, "tcp-onecopy"), "--size", "64K", "--duration", "20"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        assert busy.poll() is None, "busy process died"
+        p, led = traced("tcp-twocopy", "--size", "16K", "--messages", "1000", extra=("--no-phase",))
+        assert p.returncode == 0, p.stdout[-800:]
+        sent = led["workload"]["bytes"]
+        assert_eq("send_copy", site_bytes(led, "send_copy"), sent)
+        assert_eq("recv_copy", site_bytes(led, "recv_copy"), sent)
+        assert busy.poll() is None, "busy process finished before the traced run"
+        # the traced command alone: a sleeping shell sees none of the busy process's bytes
+        p, led = traced_cmd(["sleep", "0.5"])
+        assert p.returncode == 0, p.stdout[-500:]
+        for site in ("send_copy", "recv_copy", "zc_pin", "splice_ref", "deferred_copy"):
+            assert_eq(site, site_bytes(led, site), 0)
+    finally:
+        busy.send_signal(signal.SIGTERM)
+        busy.wait(timeout=30)
+
+
+def traced_cmd(cmd, extra=()):
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        p = zctrace("run", "--no-hist", "--json", f.name, *extra, "--", *cmd)
+        try:
+            led = json.load(open(f.name))
+        except ValueError:
+            raise AssertionError(f"no JSON ledger; exit {p.returncode}: {p.stderr[-300:]}")
+    return p, led
+
+
+# A helper program in Python: a forked child sends N bytes over loopback TCP to its parent.
+FORK_SENDER = r"""
+import os, socket, sys
+n, chunk = int(sys.argv[1]), int(sys.argv[2])
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(1)
+port = ls.getsockname()[1]
+pid = os.fork()
+if pid == 0:
+    s = socket.create_connection(("127.0.0.1", port))
+    buf, left = b"x" * chunk, n
+    while left:
+        left -= s.send(buf[:min(chunk, left)])
+    s.close(); os._exit(0)
+c, _ = ls.accept(); got = 0
+while True:
+    d = c.recv(1 << 16)
+    if not d: break
+    got += len(d)
+os.waitpid(pid, 0)
+assert got == n, got
+"""
+
+
+def command_and_children_traced():
+    n = 3_000_000
+    p, led = traced_cmd([sys.executable, "-c", FORK_SENDER, str(n), "10000"])
+    assert p.returncode == 0, p.stdout[-500:] + p.stderr[-500:]
+    assert led["processes"] >= 2, f"forked child not followed: {led['processes']} processes"
+    assert_eq("send_copy (child)", site_bytes(led, "send_copy"), n)
+    assert_eq("recv_copy (parent)", site_bytes(led, "recv_copy"), n)
+    assert led["sites"]["user_copy"]["bytes"] == 0
+
+
+PID_SENDER = r"""
+import socket, sys, time
+n = int(sys.argv[1])
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(1)
+a = socket.create_connection(ls.getsockname()); b, _ = ls.accept()
+print("ready", flush=True)
+sys.stdin.readline()
+a.sendall(b"y" * n); a.close()
+got = 0
+while True:
+    d = b.recv(1 << 16)
+    if not d: break
+    got += len(d)
+print(got, flush=True)
+time.sleep(30)
+"""
+
+
+def attach_to_running_pid():
+    n = 2_000_000
+    proc = subprocess.Popen([sys.executable, "-c", PID_SENDER, str(n)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            z = subprocess.Popen([ZCTRACE, "run", "--no-hist", "--json", f.name, "-p", str(proc.pid),
+                                  "-d", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(1.5)  # the tracer is attached well before the traffic starts
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            assert int(proc.stdout.readline()) == n
+            out, err = z.communicate(timeout=60)
+            assert z.returncode == 0, out[-500:] + err
+            led = json.load(open(f.name))
+        assert_eq("send_copy", site_bytes(led, "send_copy"), n)
+        assert_eq("recv_copy", site_bytes(led, "recv_copy"), n)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+# ---- control: signals, exit status, usage errors, leaks ----
+
+def our_bpf_programs():
+    p = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True)
+    names = [pr.get("name", "") for pr in json.loads(p.stdout or "[]")]
+    return [n for n in names if n.startswith(("tcp_sendmsg_lo", "sock_send_leng", "skb_copy_datag",
+                                               "switch_btf", "sys_enter_btf"))]
+
+
+def sigint_stops_cleanly():
+    before = our_bpf_programs()
+    z = subprocess.Popen([ZCTRACE, "run", "--no-hist", "tcp-onecopy", "--size", "16K", "--duration", "60"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2)
+    t0 = time.monotonic()
+    z.send_signal(signal.SIGINT)
+    out, err = z.communicate(timeout=30)
+    assert time.monotonic() - t0 < 15, "took too long to stop"
+    assert "copy ledger" in out, out[-500:]
+    assert "stopped by signal" in err, err
+    left = subprocess.run(["pgrep", "-f", "workloads/tcp-onecopy"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", f"workload left running: {left.stdout}"
+    # the kernel frees tracing programs after an RCU grace period: allow it a few seconds
+    deadline = time.monotonic() + 10
+    while our_bpf_programs() != before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert our_bpf_programs() == before, f"BPF programs left loaded: {our_bpf_programs()}"
+
+
+def usage_errors():
+    cases = [
+        (["run", "tcp-2copy"], "unknown workload 'tcp-2copy'"),
+        (["run"], "nothing to trace"),
+        (["run", "-p", "abc", "-d", "1"], "invalid PID"),
+        (["run", "-p", "1"], "-p needs -d"),
+        (["run", "--method", "magic", "tcp-twocopy"], "unknown method"),
+        (["frobnicate"], "unknown command"),
+        (["run", "-p", "999999999", "-d", "1"], "no process with PID"),
+        (["run", "--bogus", "tcp-twocopy"], "unrecognized option"),
+    ]
+    for args, msg in cases:
+        p = zctrace(*args)
+        assert p.returncode == 2, f"{args}: exit {p.returncode}"
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        assert lines and msg in lines[0], f"{args}: {p.stderr!r}"
+
+
+def failing_command_fails_run():
+    p = zctrace("run", "--no-hist", "--", "false")
+    assert p.returncode == 1, p.returncode
+    assert "[FAIL] workload succeeded" in p.stdout, p.stdout[-500:]
+    p = zctrace("run", "--no-hist", "tcp-onecopy", "--size", "0")
+    assert p.returncode == 1, p.returncode
+    assert "invalid --size" in p.stderr, p.stderr
+
+
+def check_can_fail():
+    """The checks are real: a ledger taken over the whole run with an extra untracked send fails."""
+    # tcp-onecopy's expectation (user_copy == 0) is applied to a command that does copy in
+    # user space: zctrace must refuse it, not rubber-stamp it. The twocopy binary, run as a
+    # plain command, has no expectation; under the onecopy name the env override swaps binaries.
+    env = dict(os.environ, ZCTRACE_WORKLOADS=tempfile.mkdtemp())
+    try:
+        os.symlink(os.path.join(WORKLOADS, "tcp-twocopy"), os.path.join(env["ZCTRACE_WORKLOADS"], "tcp-onecopy"))
+        p = subprocess.run([ZCTRACE, "run", "--no-hist", "tcp-onecopy", "--size", "4K", "--messages", "200"],
+                           capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    finally:
+        link = os.path.join(env["ZCTRACE_WORKLOADS"], "tcp-onecopy")
+        if os.path.lexists(link):
+            os.unlink(link)
+        os.rmdir(env["ZCTRACE_WORKLOADS"])
+    assert p.returncode == 1, f"exit {p.returncode}"
+    assert re.search(r"\[FAIL\] user_copy bytes == 0: kernel 819200", p.stdout), p.stdout[-800:]
+
+
+def main():
+    if os.geteuid() != 0:
+        print("tests need root (BPF, perf counters)", file=sys.stderr)
+        return 2
+    tests = [unit_tests, probes_report, json_schema, hw_counters_reported_honestly]
+    for w in EXPECT:
+        for size in SIZES:
+            for threads in (1, 4):
+                tests.append(make_tcp_test(w, size, threads))
+    tests += [tracepoint_forced_matches_default, fentry_path, kprobe_path,
+              unrelated_traffic_not_counted, command_and_children_traced, attach_to_running_pid,
+              sigint_stops_cleanly, usage_errors, failing_command_fails_run, check_can_fail]
+    only = sys.argv[1:]
+    for t in tests:
+        if not only or any(o in t.__name__ for o in only):
+            test(t)
+    print(f"{results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

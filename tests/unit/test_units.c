@@ -1,0 +1,112 @@
+/* Unit tests of zctrace's pure pieces: size parsing, histograms, lookups, the probe table. */
+#include <stdio.h>
+#include <string.h>
+#include "ledger.h"
+#include "probes.h"
+#include "wl.h"
+#include "workloads.h"
+
+static int passed, failed;
+
+#define EXPECT(cond, ...)                                                                        \
+	do {                                                                                     \
+		if (cond) {                                                                      \
+			passed++;                                                                \
+		} else {                                                                         \
+			failed++;                                                                \
+			printf("FAIL unit %s:%d: %s: ", __FILE__, __LINE__, #cond);              \
+			printf(__VA_ARGS__);                                                     \
+			printf("\n");                                                            \
+		}                                                                                \
+	} while (0)
+
+static void test_parse_size(void)
+{
+	static const struct { const char *s; uint64_t v; } ok[] = {
+		{ "1", 1 }, { "1K", 1024 }, { "64K", 65536 }, { "1M", 1 << 20 }, { "2G", 2ULL << 30 },
+		{ "4KiB", 4096 }, { "16k", 16384 },
+	};
+	static const char *const bad[] = { "", "K", "-1", "1X", "1KK", "12 ", "99999999999999999999G" };
+	uint64_t v;
+
+	for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		EXPECT(wl_parse_size(ok[i].s, &v) == 0 && v == ok[i].v, "'%s'", ok[i].s);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		EXPECT(wl_parse_size(bad[i], &v) != 0, "'%s' accepted", bad[i]);
+}
+
+static void test_latency_hist(void)
+{
+	static struct lat_hist h;
+
+	for (uint64_t ns = 1; ns <= 1000; ns++)
+		lat_record(&h, ns * 1000);
+	EXPECT(h.count == 1000 && h.min_ns == 1000 && h.max_ns == 1000000, "count/min/max");
+	/* 16 sub-buckets per power of two: within 1/16 below the exact value */
+	EXPECT(lat_percentile(&h, 50) <= 500000 && lat_percentile(&h, 50) >= 500000 * 15 / 16,
+	       "p50 %llu", (unsigned long long)lat_percentile(&h, 50));
+	EXPECT(lat_percentile(&h, 99) <= 990000 && lat_percentile(&h, 99) >= 990000 * 15 / 16,
+	       "p99 %llu", (unsigned long long)lat_percentile(&h, 99));
+	EXPECT(lat_percentile(&h, 100) == 1000000, "p100");
+}
+
+static void test_log2_hist_print(void)
+{
+	__u64 vals[MAX_SLOTS] = { [10] = 4, [12] = 2 };
+	char buf[4096] = "";
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+
+	print_log2_hist(f, vals, MAX_SLOTS, "bytes");
+	fclose(f);
+	EXPECT(strstr(buf, "1024 -> 2047       : 4") != NULL, "%s", buf);
+	EXPECT(strstr(buf, "4096 -> 8191       : 2") != NULL, "%s", buf);
+	EXPECT(strstr(buf, "512 ->") == NULL, "starts at the first used slot: %s", buf);
+	EXPECT(strstr(buf, "8192 ->") == NULL, "stops at the last used slot: %s", buf);
+}
+
+static void test_lookups(void)
+{
+	enum method m;
+	json_object *o = json_tokener_parse("{\"a\":{\"b\":42},\"c\":7}");
+	bool found;
+
+	EXPECT(find_workload("tcp-twocopy") != NULL, "tcp-twocopy");
+	EXPECT(find_workload("tcp-2copy") == NULL, "unknown workload");
+	EXPECT(parse_method("tracepoint", &m) == 0 && m == METHOD_TP_BTF, "tracepoint");
+	EXPECT(parse_method("fentry", &m) == 0 && m == METHOD_FENTRY, "fentry");
+	EXPECT(parse_method("bogus", &m) != 0, "bogus method");
+	EXPECT(json_u64(o, "a.b", &found) == 42 && found, "a.b");
+	EXPECT(json_u64(o, "a.x", &found) == 0 && !found, "a.x");
+	EXPECT(syscall_name(-1) == NULL && syscall_name(MAX_SYSCALLS) == NULL, "out of range");
+	json_object_put(o);
+}
+
+/* Every site offers a tracepoint-class path (what works where fentry/kprobes do not). */
+static void test_probe_table(void)
+{
+	for (int s = 0; s < nr_probe_sites; s++) {
+		const struct probe_site *ps = &probe_sites[s];
+		bool fallback = false;
+
+		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++) {
+			enum method m = ps->cands[c].method;
+
+			if (m == METHOD_TP_BTF || m == METHOD_RAW_TP || m == METHOD_USDT)
+				fallback = true;
+			if (c > 0)
+				EXPECT(m >= ps->cands[c - 1].method, "%s: candidates not best first", ps->name);
+		}
+		EXPECT(fallback, "%s has no tracepoint path", ps->name);
+	}
+}
+
+int main(void)
+{
+	test_parse_size();
+	test_latency_hist();
+	test_log2_hist_print();
+	test_lookups();
+	test_probe_table();
+	printf("unit: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
