@@ -1,7 +1,7 @@
 # zctrace: build, test, demo, install.  `make V=1` shows the commands.
 OUTPUT := .output
 CLANG ?= clang
-BPFTOOL ?= bpftool
+BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 CC ?= cc
 PREFIX ?= /usr/local
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/;s/ppc64le/powerpc/;s/riscv64/riscv/;s/s390x/s390/')
@@ -34,7 +34,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 # unit tests link the CLI's pure modules, not its main()
 UNIT_LINK_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS)) $(WL_LIB_OBJS)
 
-.PHONY: all deps test unit demo bench install clean
+.PHONY: all deps test demo install clean
 all: zctrace $(WL_BINS) $(UNIT_BINS)
 
 deps:

@@ -16,6 +16,7 @@ needs=(
 	"make:/usr/bin/make"
 	"gcc:/usr/bin/gcc"
 	"python3:/usr/bin/python3"
+	"procps:/usr/bin/pgrep"
 )
 
 missing=()
