@@ -299,37 +299,23 @@ int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
 	return 0;
 }
 
-SEC("tp_btf/page_fault_user")
-int BPF_PROG(fault_user_btf)
+static __always_inline void on_fault(__u64 *counter)
 {
 	if (is_target(current_tgid()))
-		__sync_fetch_and_add(&misc.page_faults_user, 1);
-	return 0;
+		__sync_fetch_and_add(counter, 1);
 }
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(fault_user_btf) { on_fault(&misc.page_faults_user); return 0; }
 
 SEC("tp_btf/page_fault_kernel")
-int BPF_PROG(fault_kernel_btf)
-{
-	if (is_target(current_tgid()))
-		__sync_fetch_and_add(&misc.page_faults_kernel, 1);
-	return 0;
-}
+int BPF_PROG(fault_kernel_btf) { on_fault(&misc.page_faults_kernel); return 0; }
 
 SEC("raw_tp/page_fault_user")
-int BPF_PROG(fault_user_raw)
-{
-	if (is_target(current_tgid()))
-		__sync_fetch_and_add(&misc.page_faults_user, 1);
-	return 0;
-}
+int BPF_PROG(fault_user_raw) { on_fault(&misc.page_faults_user); return 0; }
 
 SEC("raw_tp/page_fault_kernel")
-int BPF_PROG(fault_kernel_raw)
-{
-	if (is_target(current_tgid()))
-		__sync_fetch_and_add(&misc.page_faults_kernel, 1);
-	return 0;
-}
+int BPF_PROG(fault_kernel_raw) { on_fault(&misc.page_faults_kernel); return 0; }
 
 /* ---- send side through tracepoints ---------------------------------------------------------- */
 
