@@ -483,14 +483,14 @@ static int cmd_run(int argc, char **argv)
 	ledger_collect(l, obj);
 	ledger_check(l);
 	ledger_print(stdout, l, a.histograms);
+	ret = ledger_ok(l) ? 0 : 1;
 	if (a.json_path) {
 		json_object *root = ledger_json(l);
 
 		if (write_json(a.json_path, root))
-			ledger_ok(l);	/* still report the ledger's verdict below */
+			ret = 1;
 		json_object_put(root);
 	}
-	ret = ledger_ok(l) ? 0 : 1;
 	if (stop_signal)
 		fprintf(stderr, "zctrace: stopped by signal %d\n", (int)stop_signal);
 
