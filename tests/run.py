@@ -275,6 +275,7 @@ def command_and_children_traced():
     p, led = traced_cmd([sys.executable, "-c", FORK_SENDER, str(n), "10000"])
     assert p.returncode == 0, p.stdout[-500:] + p.stderr[-500:]
     assert led["processes"] >= 2, f"forked child not followed: {led['processes']} processes"
+    assert led["tasks_forked"] >= 1 and led["tasks_exited"] >= 2, (led["tasks_forked"], led["tasks_exited"])
     assert_eq("send_copy (child)", site_bytes(led, "send_copy"), n)
     assert_eq("recv_copy (parent)", site_bytes(led, "recv_copy"), n)
     assert led["sites"]["user_copy"]["bytes"] == 0
@@ -380,10 +381,8 @@ def failing_command_fails_run():
 
 
 def check_can_fail():
-    """The checks are real: a ledger taken over the whole run with an extra untracked send fails."""
-    # tcp-onecopy's expectation (user_copy == 0) is applied to a command that does copy in
-    # user space: zctrace must refuse it, not rubber-stamp it. The twocopy binary, run as a
-    # plain command, has no expectation; under the onecopy name the env override swaps binaries.
+    """The checks are real: tcp-onecopy's expectation (user_copy == 0) applied to the twocopy
+    binary, which does copy in user space, must fail. ZCTRACE_WORKLOADS swaps the binary in."""
     env = dict(os.environ, ZCTRACE_WORKLOADS=tempfile.mkdtemp())
     try:
         os.symlink(os.path.join(WORKLOADS, "tcp-twocopy"), os.path.join(env["ZCTRACE_WORKLOADS"], "tcp-onecopy"))

@@ -354,20 +354,18 @@ void ledger_print(FILE *f, const struct ledger *l, bool histograms)
 	fprintf(f, "\n=== zctrace: %s ===\n", l->target);
 	if (l->workload) {
 		json_object *lat = NULL;
-		bool f_el;
 		double el = 0;
 		json_object *o;
 
 		if (json_object_object_get_ex(l->workload, "elapsed_s", &o))
 			el = json_object_get_double(o);
-		f_el = el > 0;
 		fprintf(f, "workload: %" PRIu64 " messages of %s x %" PRIu64 " threads, %s sent, %s received",
 			(uint64_t)json_u64(l->workload, "messages", NULL),
 			human_bytes(json_u64(l->workload, "size", NULL), b1, sizeof(b1)),
 			(uint64_t)json_u64(l->workload, "threads", NULL),
 			human_bytes(payload, b2, sizeof(b2)),
 			human_bytes(json_u64(l->workload, "bytes_received", NULL), b3, sizeof(b3)));
-		if (f_el)
+		if (el > 0)
 			fprintf(f, " in %.3f s = %.2f Gbit/s", el, payload * 8 / el / 1e9);
 		fprintf(f, "\n");
 		if (json_object_object_get_ex(l->workload, "latency_ns", &lat))
@@ -465,7 +463,7 @@ void ledger_print(FILE *f, const struct ledger *l, bool histograms)
 			const struct perf_counter *c = &l->perf->c[i];
 
 			if (!c->counted)
-				fprintf(f, "  %s not supported", c->name);
+				fprintf(f, "  %s not supported (%s)", c->name, c->why);
 			else if (!strcmp(c->name, "task-clock"))
 				fprintf(f, "  %s %.3f ms", c->name, c->value / 1e6);
 			else
@@ -518,6 +516,8 @@ json_object *ledger_json(const struct ledger *l)
 	json_object_object_add(root, "workload", l->workload ? json_object_get(l->workload) : NULL);
 	json_object_object_add(root, "phase_gated", json_object_new_boolean(l->phase_gated));
 	json_object_object_add(root, "processes", json_object_new_int(l->nprocs));
+	json_object_object_add(root, "tasks_forked", json_object_new_uint64(l->misc.forks));
+	json_object_object_add(root, "tasks_exited", json_object_new_uint64(l->misc.exits));
 	if (l->exit_status >= 0)
 		json_object_object_add(root, "exit_status", json_object_new_int(l->exit_status));
 

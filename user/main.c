@@ -6,6 +6,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,10 +101,16 @@ static const struct argp_option run_options[] = {
 	{},
 };
 
-static int usage_error(const char *fmt, const char *arg)
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
 {
+	va_list ap;
+
 	fprintf(stderr, "zctrace: ");
-	fprintf(stderr, fmt, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "\n");
 	return EXIT_USAGE;
 }
@@ -322,11 +329,11 @@ static int cmd_run(int argc, char **argv)
 		a.ncmd--;
 	}
 	if (a.pid && a.ncmd)
-		return usage_error("give either -p PID or a command, not both%s", "");
+		return usage_error("give either -p PID or a command, not both");
 	if (!a.pid && !a.ncmd)
-		return usage_error("nothing to trace: give a workload, -- COMMAND, or -p PID -d SECONDS%s", "");
+		return usage_error("nothing to trace: give a workload, -- COMMAND, or -p PID -d SECONDS");
 	if (a.pid && !a.duration)
-		return usage_error("-p needs -d SECONDS%s", "");
+		return usage_error("-p needs -d SECONDS");
 	if (a.pid && kill(a.pid, 0) && errno == ESRCH) {
 		fprintf(stderr, "zctrace: no process with PID %d\n", a.pid);
 		return EXIT_USAGE;
@@ -566,7 +573,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list"))
-		return argc == 2 ? cmd_list() : usage_error("list takes no arguments%s", "");
+		return argc == 2 ? cmd_list() : usage_error("list takes no arguments");
 	if (!strcmp(argv[1], "probes"))
 		return cmd_probes(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
