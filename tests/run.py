@@ -331,11 +331,20 @@ def our_bpf_programs():
                                                "switch_btf", "sys_enter_btf"))]
 
 
+def wait_programs_released(seconds=10):
+    """The kernel frees tracing programs after an RCU grace period, not at close: poll."""
+    deadline = time.monotonic() + seconds
+    while our_bpf_programs() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return our_bpf_programs()
+
+
 def sigint_stops_cleanly():
-    before = our_bpf_programs()
+    assert wait_programs_released() == [], "programs of an earlier run still loaded"
     z = subprocess.Popen([ZCTRACE, "run", "--no-hist", "tcp-onecopy", "--size", "16K", "--duration", "60"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(2)
+    assert our_bpf_programs(), "the running tracer's programs are not visible"
     t0 = time.monotonic()
     z.send_signal(signal.SIGINT)
     out, err = z.communicate(timeout=30)
@@ -344,11 +353,8 @@ def sigint_stops_cleanly():
     assert "stopped by signal" in err, err
     left = subprocess.run(["pgrep", "-f", "workloads/tcp-onecopy"], capture_output=True, text=True)
     assert left.stdout.strip() == "", f"workload left running: {left.stdout}"
-    # the kernel frees tracing programs after an RCU grace period: allow it a few seconds
-    deadline = time.monotonic() + 10
-    while our_bpf_programs() != before and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert our_bpf_programs() == before, f"BPF programs left loaded: {our_bpf_programs()}"
+    left = wait_programs_released()
+    assert left == [], f"BPF programs left loaded: {left}"
 
 
 def usage_errors():
