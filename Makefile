@@ -79,7 +79,7 @@ $(OUTPUT)/wl/%.o: workloads/lib/%.c | $(OUTPUT)/wl
 
 $(OUTPUT)/workloads/%: workloads/%.c $(WL_LIB_OBJS) | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/$*.d $< $(WL_LIB_OBJS) -ljson-c -lpthread -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/$*.d $< $(WL_LIB_OBJS) -ljson-c -lz -lpthread -lm -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_LINK_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)

@@ -30,6 +30,9 @@ enum site {
 	SITE_DEFERRED_COPY,	/* pinned zerocopy data copied later, on delivery */
 	SITE_RECV_COPY,		/* kernel->user copy out of the socket */
 	SITE_USER_COPY,		/* copies done by the program itself (USDT) */
+	SITE_FILE_READ_COPY,	/* page cache->user copy of read()/pread()/readv() on a file */
+	SITE_FILE_WRITE_COPY,	/* user->page cache copy of write()/pwrite()/writev() to a file */
+	SITE_KERNEL_COPY,	/* page cache->page cache copy inside copy_file_range/sendfile/splice */
 	NR_SITES,
 };
 
@@ -38,6 +41,28 @@ enum send_mode {
 	SEND_MODE_COPY,
 	SEND_MODE_ZEROCOPY,
 	SEND_MODE_SPLICE,
+};
+
+/* Syscalls whose file descriptors the file sites classify (user space fills the table by number). */
+enum io_kind {
+	IO_NONE,
+	IO_READ,	/* read, pread64, readv, preadv, preadv2: fd in arg 0 */
+	IO_WRITE,	/* write, pwrite64, writev, pwritev, pwritev2: fd in arg 0 */
+	IO_SENDFILE,	/* sendfile(out, in, ...) */
+	IO_SPLICE,	/* splice(in, off, out, ...) */
+	IO_COPY_RANGE,	/* copy_file_range(in, off, out, ...) */
+};
+
+/* What a file descriptor refers to, as seen from its struct file. */
+#define FD_REG		0x1	/* regular file */
+#define FD_DIRECT	0x2	/* opened with O_DIRECT: DMA, not a page-cache copy */
+#define FD_PIPE		0x4
+#define FD_SOCK		0x8
+
+struct pc_key {
+	__u64 ino;
+	__u32 dev;	/* the kernel's dev_t: major << 20 | minor */
+	__u32 pad;
 };
 
 /* Attach method chosen for a site; the BPF side counts only through the chosen one. */
@@ -82,6 +107,8 @@ struct misc_stats {
 	__u64 zc_calls_dropped;		/* zerocopy sends that did not fit the pending map */
 	__u64 phase_begins;
 	__u64 phase_ends;
+	__u64 write_bytes_by_return;	/* file writes counted from the syscall's return: no copy event seen */
+	__u64 file_bytes_unseen;	/* bytes copy_file_range/sendfile/splice put in a file with no copy seen */
 };
 
 #endif /* ZCTRACE_H */

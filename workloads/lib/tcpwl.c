@@ -142,6 +142,8 @@ static void *receiver_main(void *arg)
 
 		if (n > 0) {
 			c->received += n;
+			if (workload->on_recv)
+				workload->on_recv(c, buf, n);
 		} else if (n == 0) {
 			break;
 		} else if (errno != EINTR) {
@@ -223,9 +225,9 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 	struct wl_opts o;
 	int lfd = -1, one = 1, nthreads = 0, err = 0, ret = 1;
 	uint64_t t0, t1;
-	json_object *result;
+	json_object *result, *verified;
 
-	if (wl_parse_opts(argc, argv, w->name, &o))
+	if (wl_parse_opts(argc, argv, w->name, w->options ? w->options : WL_OPT_TCP, &o))
 		return 2;
 	workload = w;
 	sigaction(SIGINT, &sa, NULL);
@@ -236,6 +238,10 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 	tids = calloc(2 * o.threads, sizeof(*tids));
 	if (!conns || !tids) {
 		fprintf(stderr, "%s: out of memory\n", w->name);
+		goto out;
+	}
+	if (w->prepare && (err = w->prepare(&o))) {
+		fprintf(stderr, "%s: %s\n", w->name, strerror(-err));
 		goto out;
 	}
 	for (int i = 0; i < o.threads; i++)
@@ -296,7 +302,9 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 		}
 	}
 	result = result_json(w, &o, conns, t1 - t0);
-	if (ret)
+	if (json_object_object_get_ex(result, "verified", &verified) && !json_object_get_boolean(verified))
+		ret = 1;
+	if (ret && !json_object_object_get_ex(result, "error", NULL))
 		json_object_object_add(result, "error", json_object_new_string("a connection failed"));
 	if (wl_emit(result))
 		ret = 1;

@@ -39,10 +39,13 @@ struct tcp_conn {
 
 struct tcp_workload {
 	const char *name;
+	unsigned options;			/* WL_OPT_* groups accepted; 0 = WL_OPT_TCP */
+	int (*prepare)(struct wl_opts *o);	/* once, before the connections; may bound the run */
 	int (*setup)(struct tcp_conn *c);	/* before the measured phase */
 	int (*send_one)(struct tcp_conn *c);	/* one message; returns 0 or -errno */
 	int (*finish)(struct tcp_conn *c);	/* after the last message, before shutdown */
 	void (*teardown)(struct tcp_conn *c);
+	void (*on_recv)(struct tcp_conn *c, const char *buf, size_t n);	/* what the receiver got */
 	void (*report)(json_object *result, struct tcp_conn *conns, int n);
 };
 

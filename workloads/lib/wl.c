@@ -44,22 +44,38 @@ static int parse_double(const char *s, double *out)
 	return (errno || end == s || *end || *out < 0) ? -EINVAL : 0;
 }
 
-static void usage(FILE *f, const char *name)
+static void usage(FILE *f, const char *name, unsigned accept)
 {
-	fprintf(f,
-		"usage: %s [--size BYTES] [--threads N] [--messages N | --bytes N | --duration SECS] [--port P]\n"
-		"  --size BYTES     message size, suffixes K, M, G (default 64K)\n"
-		"  --threads N      connections, each with a sender and a receiver thread (default 1)\n"
-		"  --messages N     messages per connection (default 5000 when nothing else bounds the run)\n"
-		"  --bytes N        payload per connection, suffixes K, M, G\n"
-		"  --duration SECS  run time\n"
-		"  --port P         loopback port of the server (default: chosen by the kernel)\n",
-		name);
+	fprintf(f, "usage: %s [OPTIONS]\n", name);
+	if (accept & WL_OPT_AMOUNT)
+		fprintf(f, "  --size BYTES     message size, suffixes K, M, G (default 64K)\n");
+	else if (accept & WL_OPT_CONN)
+		fprintf(f, "  --size BYTES     bytes per read()/send() or sendfile() call (default 64K)\n");
+	else
+		fprintf(f, "  --size BYTES     bytes per call (0 = as much as one call moves)\n");
+	if (accept & WL_OPT_CONN)
+		fprintf(f,
+			"  --threads N      connections, each with a sender and a receiver thread (default 1)\n"
+			"  --port P         loopback port of the server (default: chosen by the kernel)\n");
+	if (accept & WL_OPT_AMOUNT)
+		fprintf(f,
+			"  --messages N     messages per connection (default 5000 when nothing else bounds the run)\n"
+			"  --bytes N        payload per connection, suffixes K, M, G\n"
+			"  --duration SECS  run time\n");
+	if (accept & WL_OPT_FILE)
+		fprintf(f,
+			"  --file-size N    size of the file (default 1G)\n"
+			"  --cache MODE     cold: drop the file's pages before the measured phase; warm (default)\n"
+			"  --dir DIR        where to make the files (default $TMPDIR or /var/tmp); they are\n"
+			"                   unlinked at once, so nothing is left behind\n");
 }
 
-int wl_parse_opts(int argc, char **argv, const char *name, struct wl_opts *o)
+int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, struct wl_opts *o)
 {
 	static const struct option longopts[] = {
+		{ "file-size", required_argument, NULL, 'F' },
+		{ "cache", required_argument, NULL, 'C' },
+		{ "dir", required_argument, NULL, 'D' },
 		{ "size", required_argument, NULL, 's' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -72,14 +88,55 @@ int wl_parse_opts(int argc, char **argv, const char *name, struct wl_opts *o)
 	uint64_t v;
 	int c;
 
-	*o = (struct wl_opts){ .size = 64 << 10, .threads = 1 };
+	const char *tmp = getenv("TMPDIR");
+
+	*o = (struct wl_opts){ .size = 64 << 10, .threads = 1, .file_size = 1ULL << 30,
+			       .dir = tmp && *tmp ? tmp : "/var/tmp" };
 	while ((c = getopt_long(argc, argv, "s:t:d:b:n:p:h", longopts, NULL)) != -1) {
+		const struct option *lo = NULL;
+
+		for (const struct option *l = longopts; l->name; l++)
+			if (l->val == c)
+				lo = l;
+		if (lo && c != 'h' && c != 's' &&
+		    !(accept & (strchr("FCD", c) ? WL_OPT_FILE : strchr("tp", c) ? WL_OPT_CONN : WL_OPT_AMOUNT))) {
+			fprintf(stderr, "%s: --%s is not an option of this workload (try --help)\n", name,
+				lo->name);
+			return -1;
+		}
 		switch (c) {
 		case 's':
-			if (wl_parse_size(optarg, &o->size) || o->size == 0 || o->size > (1ULL << 30)) {
+			/* 0 (as much as one call moves) only for the file workloads */
+			if (wl_parse_size(optarg, &o->size) || o->size > (1ULL << 30) ||
+			    (o->size == 0 && (accept & WL_OPT_CONN))) {
 				fprintf(stderr, "%s: invalid --size '%s' (1 to 1G, e.g. 4K)\n", name, optarg);
 				return -1;
 			}
+			o->size_set = true;
+			break;
+		case 'F':
+			if (wl_parse_size(optarg, &o->file_size) || o->file_size == 0 ||
+			    o->file_size > (1ULL << 40)) {
+				fprintf(stderr, "%s: invalid --file-size '%s' (1 to 1T, e.g. 64M)\n", name, optarg);
+				return -1;
+			}
+			break;
+		case 'C':
+			if (!strcmp(optarg, "cold")) {
+				o->cache = WL_CACHE_COLD;
+			} else if (!strcmp(optarg, "warm")) {
+				o->cache = WL_CACHE_WARM;
+			} else {
+				fprintf(stderr, "%s: invalid --cache '%s' (cold or warm)\n", name, optarg);
+				return -1;
+			}
+			break;
+		case 'D':
+			if (!*optarg) {
+				fprintf(stderr, "%s: invalid --dir '' (a directory)\n", name);
+				return -1;
+			}
+			o->dir = optarg;
 			break;
 		case 't':
 			if (wl_parse_size(optarg, &v) || v == 0 || v > 256) {
@@ -114,7 +171,7 @@ int wl_parse_opts(int argc, char **argv, const char *name, struct wl_opts *o)
 			o->port = v;
 			break;
 		case 'h':
-			usage(stdout, name);
+			usage(stdout, name, accept);
 			exit(0);
 		default:
 			fprintf(stderr, "%s: unknown option (try --help)\n", name);
@@ -125,7 +182,7 @@ int wl_parse_opts(int argc, char **argv, const char *name, struct wl_opts *o)
 		fprintf(stderr, "%s: unexpected argument '%s' (try --help)\n", name, argv[optind]);
 		return -1;
 	}
-	if (!o->duration && !o->bytes && !o->messages)
+	if ((accept & WL_OPT_AMOUNT) && !o->duration && !o->bytes && !o->messages)
 		o->messages = 5000;
 	return 0;
 }

@@ -13,17 +13,30 @@
 #define WL_PHASE_END() DTRACE_PROBE(zctrace, phase_end)
 #define WL_USER_COPY(bytes, ncopies) DTRACE_PROBE2(zctrace, user_copy, (uint64_t)(bytes), (uint64_t)(ncopies))
 
+enum wl_cache { WL_CACHE_WARM, WL_CACHE_COLD };
+
+/* Option groups a workload accepts besides --size. */
+#define WL_OPT_CONN	0x1	/* --threads, --port */
+#define WL_OPT_AMOUNT	0x2	/* --messages, --bytes, --duration */
+#define WL_OPT_FILE	0x4	/* --file-size, --cache, --dir */
+#define WL_OPT_TCP	(WL_OPT_CONN | WL_OPT_AMOUNT)
+
 struct wl_opts {
-	uint64_t size;		/* message size in bytes */
+	uint64_t size;		/* message size, or bytes per call of the file workloads */
+	bool size_set;		/* --size was given */
 	int threads;		/* connections, one sender and one receiver thread each */
 	double duration;	/* seconds; 0 = not time-bounded */
 	uint64_t bytes;		/* payload per connection; 0 = not byte-bounded */
 	uint64_t messages;	/* messages per connection; 0 = not count-bounded */
 	int port;		/* 0 = let the kernel choose */
+	uint64_t file_size;	/* bytes of the file the file workloads copy or serve */
+	enum wl_cache cache;	/* page-cache state of that file when the measured phase starts */
+	const char *dir;	/* where the files are made (they are unlinked at once) */
 };
 
 int wl_parse_size(const char *s, uint64_t *out);
-int wl_parse_opts(int argc, char **argv, const char *name, struct wl_opts *o);
+/* Parses the options of the groups in @accept (WL_OPT_*); the others are refused by name. */
+int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, struct wl_opts *o);
 uint64_t wl_now_ns(void);
 
 /* Log-linear latency histogram: 16 sub-buckets per power of two (about 6% resolution). */

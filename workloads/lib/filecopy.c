@@ -1,0 +1,101 @@
+/*
+ * Harness of the file-* workloads: makes a source file of --file-size pseudo-random bytes, sets
+ * its cache state, copies it to a new file between the USDT phase markers, then checks the copy
+ * (same size, same CRC-32) and reports its own figures as JSON.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "filecopy.h"
+
+int file_copy_main(int argc, char **argv, const struct file_copy *w)
+{
+	struct wl_file src = { .fd = -1 }, dst = { .fd = -1 };
+	struct copy_job j = {};
+	struct wl_opts o;
+	json_object *r, *calls, *per_chunk;
+	struct stat st;
+	uint64_t t0, t1;
+	double secs;
+	uint32_t crc = 0;
+	int err, ret = 1;
+	bool verified;
+
+	if (wl_parse_opts(argc, argv, w->name, WL_OPT_FILE, &o))
+		return 2;
+	if (!o.size_set)
+		o.size = w->default_size;
+	if ((err = wl_file_create(&o, "src", true, &src)) || (err = wl_file_create(&o, "dst", false, &dst))) {
+		fprintf(stderr, "%s: cannot make the files in %s: %s\n", w->name, o.dir, strerror(-err));
+		goto out;
+	}
+	if ((err = wl_file_set_cache(&src, o.cache))) {
+		fprintf(stderr, "%s: cannot set the cache state: %s\n", w->name, strerror(-err));
+		goto out;
+	}
+	j = (struct copy_job){ .in = src.fd, .out = dst.fd, .file_size = src.size, .size = o.size };
+	if (lseek(src.fd, 0, SEEK_SET) || (w->setup && (err = w->setup(&j)))) {
+		fprintf(stderr, "%s: setup: %s\n", w->name, strerror(err ? -err : errno));
+		goto out;
+	}
+	o.size = j.size;	/* as setup settled it, e.g. the pipe's capacity */
+
+	WL_PHASE_BEGIN();
+	t0 = wl_now_ns();
+	err = w->copy(&j);
+	t1 = wl_now_ns();
+	WL_PHASE_END();
+	if (err) {
+		fprintf(stderr, "%s: copy failed after %llu bytes: %s\n", w->name,
+			(unsigned long long)j.copied, strerror(-err));
+		goto out;
+	}
+
+	/* the copy must be the file: same size, same contents */
+	if (fstat(dst.fd, &st) || (err = wl_file_crc(dst.fd, st.st_size, &crc))) {
+		fprintf(stderr, "%s: cannot read the copy back: %s\n", w->name, strerror(err ? -err : errno));
+		goto out;
+	}
+	verified = (uint64_t)st.st_size == src.size && crc == src.crc && j.copied == src.size;
+	if (!verified)
+		fprintf(stderr, "%s: the copy differs: %llu of %llu bytes, CRC %08x vs %08x\n", w->name,
+			(unsigned long long)st.st_size, (unsigned long long)src.size, crc, src.crc);
+
+	secs = (t1 - t0) / 1e9;
+	r = json_object_new_object();
+	json_object_object_add(r, "workload", json_object_new_string(w->name));
+	json_object_object_add(r, "method", json_object_new_string(w->method));
+	json_object_object_add(r, "size", json_object_new_uint64(o.size));
+	json_object_object_add(r, "threads", json_object_new_int(1));
+	json_object_object_add(r, "bytes", json_object_new_uint64(j.copied));
+	json_object_object_add(r, "elapsed_s", json_object_new_double(secs));
+	json_object_object_add(r, "throughput_mib_s",
+			       json_object_new_double(secs > 0 ? j.copied / secs / (1 << 20) : 0));
+	wl_file_report(r, &o, &src);
+	json_object_object_add(r, "dest", wl_file_json(&dst));
+	calls = json_object_new_object();
+	per_chunk = json_object_new_object();
+	for (int i = 0; i < COPY_MAX_CALLS && w->call_names[i]; i++) {
+		json_object_object_add(calls, w->call_names[i], json_object_new_uint64(j.calls[i]));
+		json_object_object_add(per_chunk, w->call_names[i], json_object_new_int(w->per_chunk[i]));
+	}
+	json_object_object_add(r, "calls", calls);
+	json_object_object_add(r, "per_chunk", per_chunk);
+	/* chunks of --size bytes; with --size 0 the kernel decides how much each call moves */
+	json_object_object_add(r, "chunks", o.size ? json_object_new_uint64((src.size + o.size - 1) / o.size) : NULL);
+	json_object_object_add(r, "crc32", json_object_new_uint64(src.crc));
+	json_object_object_add(r, "verified", json_object_new_boolean(verified));
+	ret = wl_emit(r) || !verified;
+	json_object_put(r);
+out:
+	if (w->teardown)
+		w->teardown(&j);
+	if (src.fd >= 0)
+		close(src.fd);
+	if (dst.fd >= 0)
+		close(dst.fd);
+	return ret;
+}

@@ -1,0 +1,32 @@
+/* The harness of the file-* workloads: duplicate a file one way, timed, traced and verified. */
+#ifndef FILECOPY_H
+#define FILECOPY_H
+
+#include <stdint.h>
+#include "filewl.h"
+
+#define COPY_MAX_CALLS 2
+
+struct copy_job {
+	int in, out;
+	uint64_t file_size;
+	uint64_t size;			/* bytes per call; 0 = as much as one call moves */
+	uint64_t copied;
+	uint64_t calls[COPY_MAX_CALLS];	/* syscalls made, by the names in struct file_copy */
+	void *priv;
+};
+
+struct file_copy {
+	const char *name;
+	const char *method;		/* "read/write", "sendfile", ... */
+	uint64_t default_size;
+	const char *call_names[COPY_MAX_CALLS];	/* kernel syscall names, e.g. "read", "write" */
+	unsigned per_chunk[COPY_MAX_CALLS];	/* calls of each per chunk of --size bytes */
+	int (*setup)(struct copy_job *j);	/* before the measured phase */
+	int (*copy)(struct copy_job *j);	/* the measured phase: returns 0 or -errno */
+	void (*teardown)(struct copy_job *j);
+};
+
+int file_copy_main(int argc, char **argv, const struct file_copy *w);
+
+#endif

@@ -1,0 +1,37 @@
+/* Files for the file-* and serve-* workloads: made, cached or dropped, checked, described. */
+#ifndef FILEWL_H
+#define FILEWL_H
+
+#include <stdint.h>
+#include <json-c/json.h>
+#include "wl.h"
+
+struct wl_file {
+	int fd;
+	uint64_t size;
+	unsigned dev_major, dev_minor;
+	uint64_t ino;
+	uint64_t pages;			/* pages the file spans */
+	uint64_t resident_before;	/* of them in the page cache when the measured phase starts */
+	uint32_t crc;			/* CRC-32 of the contents (zlib) */
+};
+
+/*
+ * Makes a file in @o->dir and unlinks it at once, so nothing outlives the process. With @fill it
+ * is @o->file_size bytes of pseudo-random data, written back to disk (clean pages), its CRC kept.
+ */
+int wl_file_create(const struct wl_opts *o, const char *tag, bool fill, struct wl_file *f);
+/* Cold: drops the file's pages (posix_fadvise DONTNEED); warm: reads them all in. */
+int wl_file_set_cache(struct wl_file *f, enum wl_cache cache);
+/* Pages of the first @size bytes of @fd that are in the page cache (mincore). */
+uint64_t wl_file_resident(int fd, uint64_t size);
+int wl_file_crc(int fd, uint64_t size, uint32_t *crc);
+/* A second open file description of @f (its own offset), through /proc/self/fd. */
+int wl_file_reopen(const struct wl_file *f);
+/* The filesystem holding @fd: "ext4", "xfs", "btrfs", "tmpfs", ... */
+const char *wl_fs_name(int fd);
+json_object *wl_file_json(const struct wl_file *f);
+/* The figures every file workload reports: file size, cache mode, filesystem, source file. */
+void wl_file_report(json_object *r, const struct wl_opts *o, const struct wl_file *src);
+
+#endif
