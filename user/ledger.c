@@ -19,11 +19,15 @@ static const char *const site_names[NR_SITES] = {
 	[SITE_DEFERRED_COPY] = "deferred_copy",
 	[SITE_RECV_COPY] = "recv_copy",
 	[SITE_USER_COPY] = "user_copy",
+	[SITE_FILE_READ_COPY] = "file_read_copy",
+	[SITE_FILE_WRITE_COPY] = "file_write_copy",
+	[SITE_KERNEL_COPY] = "kernel_copy",
 };
 
 /* Printing order: the path a byte takes. */
 static const int site_order[NR_SITES] = {
-	SITE_USER_COPY, SITE_SEND_COPY, SITE_ZC_PIN, SITE_SPLICE_REF, SITE_DEFERRED_COPY, SITE_RECV_COPY,
+	SITE_FILE_READ_COPY, SITE_USER_COPY, SITE_KERNEL_COPY, SITE_FILE_WRITE_COPY, SITE_SEND_COPY,
+	SITE_ZC_PIN, SITE_SPLICE_REF, SITE_DEFERRED_COPY, SITE_RECV_COPY,
 };
 
 /* Sites where the CPU really copies payload bytes (pins and page references are not copies). */
@@ -46,6 +50,14 @@ const char *syscall_name(int nr)
 	return nr >= 0 && nr < MAX_SYSCALLS && syscall_names[nr] ? syscall_names[nr] : NULL;
 }
 
+int syscall_nr(const char *name)
+{
+	for (int nr = 0; nr < MAX_SYSCALLS; nr++)
+		if (syscall_names[nr] && !strcmp(syscall_names[nr], name))
+			return nr;
+	return -1;
+}
+
 __u64 json_u64(json_object *o, const char *path, bool *found)
 {
 	char buf[128], *save, *tok;
@@ -59,6 +71,15 @@ __u64 json_u64(json_object *o, const char *path, bool *found)
 	if (found)
 		*found = cur != NULL;
 	return cur ? json_object_get_uint64(cur) : 0;
+}
+
+const char *json_str(json_object *o, const char *key, const char *dflt)
+{
+	json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return dflt;
+	return json_object_get_string(v);
 }
 
 static int probe_index(const char *name)
@@ -90,6 +111,7 @@ void ledger_collect(struct ledger *l, struct zctrace_bpf *obj)
 	l->syscalls_attached = attached(l, "syscalls");
 	l->faults_attached = attached(l, "page_faults");
 	l->notices_attached = attached(l, "zc_notices");
+	l->page_cache_attached = attached(l, "page_cache");
 
 	fd = bpf_map__fd(obj->maps.sites);
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
@@ -128,6 +150,22 @@ void ledger_collect(struct ledger *l, struct zctrace_bpf *obj)
 	fd = bpf_map__fd(obj->maps.syscalls);
 	for (__u32 nr = 0; nr < MAX_SYSCALLS; nr++)
 		bpf_map_lookup_elem(fd, &nr, &l->syscalls[nr]);
+	fd = bpf_map__fd(obj->maps.phase_syscalls);
+	for (__u32 nr = 0; nr < MAX_SYSCALLS; nr++)
+		bpf_map_lookup_elem(fd, &nr, &l->phase_syscalls[nr]);
+
+	{
+		struct pc_key pk, *ppk = NULL, npk;
+
+		fd = bpf_map__fd(obj->maps.pc_adds);
+		l->npc = 0;
+		while (l->npc < MAX_PC_FILES && !bpf_map_get_next_key(fd, ppk, &npk)) {
+			pk = npk;
+			ppk = &pk;
+			if (!bpf_map_lookup_elem(fd, &pk, &l->pc_pages[l->npc]))
+				l->pc_key[l->npc++] = pk;
+		}
+	}
 	l->misc = obj->bss->misc;
 }
 
@@ -160,9 +198,11 @@ static void check_site(struct ledger *l, int site, enum expect exp)
 
 	if (exp == EXP_ANY)
 		return;
-	if (exp == EXP_SENT) {
+	if (exp == EXP_SENT || exp == EXP_COPIED_OR_CLONED) {
 		want = json_u64(l->workload, "bytes", &found);
-		what = "bytes sent";
+		/* a file duplicated moves its size; a file served is sent */
+		what = l->def && l->def->file && !json_object_object_get_ex(l->workload, "bytes_received", NULL)
+		       ? "file size" : "bytes sent";
 	} else if (exp == EXP_RECEIVED) {
 		want = json_u64(l->workload, "bytes_received", &found);
 		what = "bytes received";
@@ -176,8 +216,118 @@ static void check_site(struct ledger *l, int site, enum expect exp)
 		add_check(l, false, name, "the workload did not report '%s'", what);
 		return;
 	}
+	if (exp == EXP_COPIED_OR_CLONED && got == 0 && want && l->misc.file_bytes_unseen == want) {
+		/* every byte reached the file without a copy: the filesystem shared the blocks */
+		add_check(l, true, name, "kernel 0: the filesystem (%s) cloned all %" PRIu64
+			  " bytes (reflink), no copy", json_str(l->workload, "fs", "?"), (uint64_t)want);
+		return;
+	}
 	add_check(l, got == want, name, "kernel %" PRIu64 ", expected %" PRIu64 " (%s)", (uint64_t)got,
 		  (uint64_t)want, method_name(l->method[site]));
+}
+
+/* Pages the targets brought into the page cache for the file the workload names at @path. */
+static bool file_pages_added(const struct ledger *l, const char *path, __u64 *pages)
+{
+	char buf[64];
+	bool found;
+	__u64 ino, major, minor;
+	__u32 dev;
+
+	snprintf(buf, sizeof(buf), "%s.ino", path);
+	ino = json_u64(l->workload, buf, &found);
+	if (!found)
+		return false;
+	snprintf(buf, sizeof(buf), "%s.dev_major", path);
+	major = json_u64(l->workload, buf, NULL);
+	snprintf(buf, sizeof(buf), "%s.dev_minor", path);
+	minor = json_u64(l->workload, buf, NULL);
+	dev = (__u32)(major << 20 | minor);	/* the kernel's MKDEV() */
+	*pages = 0;
+	for (int i = 0; i < l->npc; i++)
+		if (l->pc_key[i].ino == ino && l->pc_key[i].dev == dev)
+			*pages += l->pc_pages[i];
+	return true;
+}
+
+/*
+ * A cold run must read (nearly) every page of the source into the cache during the measured phase,
+ * a warm one (nearly) none: the kernel's insertions say which it really was.
+ */
+static void check_cache(struct ledger *l)
+{
+	const char *cache = json_str(l->workload, "cache", NULL);
+	__u64 pages = json_u64(l->workload, "source.pages", NULL), added = 0;
+	__u64 resident = json_u64(l->workload, "source.resident_before", NULL);
+	char name[80];
+
+	if (!cache || !file_pages_added(l, "source", &added))
+		return;
+	snprintf(name, sizeof(name), "%s cache: source pages read into the page cache", cache);
+	if (!l->page_cache_attached) {
+		add_check(l, false, name, "page-cache insertions not traced on this kernel");
+		return;
+	}
+	if (!strcmp(cache, "cold"))
+		add_check(l, added * 100 >= pages * 99, name,
+			  "%" PRIu64 " of %" PRIu64 " pages (%.1f%%, want >= 99%%); %" PRIu64
+			  " resident before (mincore)", (uint64_t)added, (uint64_t)pages,
+			  pages ? 100.0 * added / pages : 0, (uint64_t)resident);
+	else
+		add_check(l, added * 100 <= pages, name,
+			  "%" PRIu64 " of %" PRIu64 " pages (%.1f%%, want <= 1%%); %" PRIu64
+			  " resident before (mincore)", (uint64_t)added, (uint64_t)pages,
+			  pages ? 100.0 * added / pages : 0, (uint64_t)resident);
+}
+
+/*
+ * The workload counts its own calls; the kernel's count in the measured phase must equal it, and
+ * both must match the chunking: ceil(file size / --size) chunks, per_chunk calls each, plus at
+ * most 1% more for short transfers the program resumed.
+ */
+static void check_calls(struct ledger *l)
+{
+	json_object *calls, *per;
+	bool have_chunks;
+	__u64 chunks = json_u64(l->workload, "chunks", &have_chunks);
+
+	if (!json_object_object_get_ex(l->workload, "calls", &calls) ||
+	    !json_object_object_get_ex(l->workload, "per_chunk", &per))
+		return;
+	have_chunks = have_chunks && json_object_get_type(json_object_object_get(l->workload, "chunks"))
+				     == json_type_int;
+	json_object_object_foreach(calls, name, val) {
+		int nr = syscall_nr(name);
+		__u64 own = json_object_get_uint64(val), kernel = nr >= 0 ? l->phase_syscalls[nr] : 0;
+		__u64 want = chunks * json_u64(per, name, NULL), slack = want / 100;
+		char cname[80];
+
+		snprintf(cname, sizeof(cname), "%s calls: kernel == workload", name);
+		if (!l->syscalls_attached || nr < 0) {
+			add_check(l, false, cname, nr < 0 ? "unknown syscall" : "syscalls not traced");
+			continue;
+		}
+		add_check(l, kernel == own, cname, "kernel %" PRIu64 ", workload %" PRIu64 " (measured phase)",
+			  (uint64_t)kernel, (uint64_t)own);
+		if (!have_chunks)
+			continue;
+		snprintf(cname, sizeof(cname), "%s calls ~ chunks", name);
+		add_check(l, kernel >= want && kernel <= want + slack, cname,
+			  "%" PRIu64 " for %" PRIu64 " chunks x %" PRIu64 " (allowed +%" PRIu64
+			  " resumed short transfers)", (uint64_t)kernel, (uint64_t)chunks,
+			  (uint64_t)json_u64(per, name, NULL), (uint64_t)slack);
+	}
+}
+
+static void check_file(struct ledger *l)
+{
+	json_object *v;
+
+	if (json_object_object_get_ex(l->workload, "verified", &v))
+		add_check(l, json_object_get_boolean(v), "the data arrived intact",
+			  json_object_get_boolean(v) ? "sizes and CRC-32 equal" : "size or CRC-32 differs");
+	check_cache(l);
+	check_calls(l);
 }
 
 static void check_notices(struct ledger *l)
@@ -248,6 +398,8 @@ void ledger_check(struct ledger *l)
 				check_site(l, site_order[i], l->def->site[site_order[i]]);
 			if (l->def->zc_notices)
 				check_notices(l);
+			if (l->def->file)
+				check_file(l);
 		}
 		if (l->phase_gated)
 			add_check(l, l->misc.phase_begins == 1 && l->misc.phase_ends == 1,
@@ -341,44 +493,127 @@ static void print_findings(FILE *f, const struct ledger *l, double payload)
 	if (s[SITE_USER_COPY].bytes && payload > 0)
 		fprintf(f, "  The program itself copied %.2f bytes per payload byte before the kernel did "
 			"(serialisation).\n", s[SITE_USER_COPY].bytes / payload);
+	if (s[SITE_FILE_READ_COPY].bytes && s[SITE_FILE_WRITE_COPY].bytes)
+		fprintf(f, "  read() copied page cache->user and write() copied user->page cache: the data "
+			"crossed the user boundary twice.\n");
+	if (s[SITE_KERNEL_COPY].bytes)
+		fprintf(f, "  %s were copied page cache->page cache inside the kernel: no user copy, but not "
+			"zero-copy either (the source pages were passed by reference into a pipe, then copied "
+			"into the new file's pages).\n", human_bytes(s[SITE_KERNEL_COPY].bytes, b1, sizeof(b1)));
+	if (l->misc.file_bytes_unseen)
+		fprintf(f, "  %s reached a file through copy_file_range/sendfile/splice with no copy seen: "
+			"the filesystem (%s) cloned the blocks (reflink) or copied where no probe sees.\n",
+			human_bytes(l->misc.file_bytes_unseen, b1, sizeof(b1)),
+			json_str(l->workload, "fs", "unknown"));
+	if (l->misc.write_bytes_by_return)
+		fprintf(f, "  %s of file writes were counted from write()'s return, one copy per call: this "
+			"filesystem has no per-folio copy event on this kernel.\n",
+			human_bytes(l->misc.write_bytes_by_return, b1, sizeof(b1)));
 	if (s[SITE_SEND_COPY].bytes || s[SITE_RECV_COPY].bytes)
 		fprintf(f, "  A NIC's DMA is not a CPU copy and is not counted; on loopback there is none.\n");
+	if (l->def && l->def->file && !strcmp(json_str(l->workload, "cache", ""), "cold"))
+		fprintf(f, "  Reading the cold file in was disk DMA into the page cache: not a CPU copy, not "
+			"counted.\n");
+}
+
+/* The busiest syscalls of @counts, with calls per MiB of payload when @payload is known. */
+static void print_top_syscalls(FILE *f, const __u64 *counts, double payload)
+{
+	int top[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+
+	for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
+		for (int k = 0; k < 8; k++) {
+			if (top[k] < 0 || counts[nr] > counts[top[k]]) {
+				memmove(&top[k + 1], &top[k], (7 - k) * sizeof(int));
+				top[k] = nr;
+				break;
+			}
+		}
+	}
+	for (int k = 0; k < 8 && top[k] >= 0 && counts[top[k]]; k++) {
+		fprintf(f, " %s %" PRIu64, syscall_name(top[k]) ? syscall_name(top[k]) : "?",
+			(uint64_t)counts[top[k]]);
+		if (payload > 0)
+			fprintf(f, " (%.1f/MiB)", counts[top[k]] / (payload / (1 << 20)));
+	}
+	fprintf(f, "\n");
+}
+
+static void print_latency(FILE *f, const struct ledger *l, const char *what)
+{
+	json_object *lat = NULL;
+
+	if (json_object_object_get_ex(l->workload, "latency_ns", &lat))
+		fprintf(f, "latency per %s (ns): p50 %" PRIu64 "  p90 %" PRIu64 "  p99 %" PRIu64
+			"  max %" PRIu64 "\n", what, (uint64_t)json_u64(lat, "p50", NULL),
+			(uint64_t)json_u64(lat, "p90", NULL), (uint64_t)json_u64(lat, "p99", NULL),
+			(uint64_t)json_u64(lat, "max", NULL));
+}
+
+static double elapsed_of(const struct ledger *l)
+{
+	json_object *o;
+
+	return json_object_object_get_ex(l->workload, "elapsed_s", &o) ? json_object_get_double(o) : 0;
+}
+
+static void print_tcp_workload(FILE *f, const struct ledger *l, double payload)
+{
+	double el = elapsed_of(l);
+	char b1[32], b2[32], b3[32];
+
+	fprintf(f, "workload: %" PRIu64 " messages of %s x %" PRIu64 " threads, %s sent, %s received",
+		(uint64_t)json_u64(l->workload, "messages", NULL),
+		human_bytes(json_u64(l->workload, "size", NULL), b1, sizeof(b1)),
+		(uint64_t)json_u64(l->workload, "threads", NULL), human_bytes(payload, b2, sizeof(b2)),
+		human_bytes(json_u64(l->workload, "bytes_received", NULL), b3, sizeof(b3)));
+	if (el > 0)
+		fprintf(f, " in %.3f s = %.2f Gbit/s", el, payload * 8 / el / 1e9);
+	fprintf(f, "\n");
+	print_latency(f, l, "message");
+}
+
+static void print_file_workload(FILE *f, const struct ledger *l)
+{
+	double el = elapsed_of(l), moved = json_u64(l->workload, "bytes", NULL);
+	__u64 size = json_u64(l->workload, "size", NULL);
+	const char *method = json_str(l->workload, "method", NULL);
+	char b1[32], b2[32], b3[32];
+
+	if (method)
+		fprintf(f, "workload: a %s file duplicated with %s", human_bytes(json_u64(l->workload, "file_size", NULL),
+			b1, sizeof(b1)), method);
+	else
+		fprintf(f, "workload: a %s file served over TCP to %" PRIu64 " connection(s), %s in all",
+			human_bytes(json_u64(l->workload, "file_size", NULL), b1, sizeof(b1)),
+			(uint64_t)json_u64(l->workload, "threads", NULL), human_bytes(moved, b3, sizeof(b3)));
+	if (size)
+		fprintf(f, ", %s per call", human_bytes(size, b2, sizeof(b2)));
+	else
+		fprintf(f, ", as much per call as the kernel moves");
+	fprintf(f, "; %s cache, %s", json_str(l->workload, "cache", "?"), json_str(l->workload, "fs", "?"));
+	if (el > 0)
+		fprintf(f, "; %.3f s = %.0f MiB/s", el, moved / el / (1 << 20));
+	fprintf(f, "\n");
+	if (!method)
+		print_latency(f, l, "chunk");
 }
 
 void ledger_print(FILE *f, const struct ledger *l, bool histograms)
 {
 	bool have_payload = false;
 	double payload = payload_of(l, &have_payload), cpu_bytes = 0;
-	char b1[32], b2[32], b3[32];
+	char b1[32];
 
 	fprintf(f, "\n=== zctrace: %s ===\n", l->target);
-	if (l->workload) {
-		json_object *lat = NULL;
-		double el = 0;
-		json_object *o;
-
-		if (json_object_object_get_ex(l->workload, "elapsed_s", &o))
-			el = json_object_get_double(o);
-		fprintf(f, "workload: %" PRIu64 " messages of %s x %" PRIu64 " threads, %s sent, %s received",
-			(uint64_t)json_u64(l->workload, "messages", NULL),
-			human_bytes(json_u64(l->workload, "size", NULL), b1, sizeof(b1)),
-			(uint64_t)json_u64(l->workload, "threads", NULL),
-			human_bytes(payload, b2, sizeof(b2)),
-			human_bytes(json_u64(l->workload, "bytes_received", NULL), b3, sizeof(b3)));
-		if (el > 0)
-			fprintf(f, " in %.3f s = %.2f Gbit/s", el, payload * 8 / el / 1e9);
-		fprintf(f, "\n");
-		if (json_object_object_get_ex(l->workload, "latency_ns", &lat))
-			fprintf(f, "latency per message (ns): p50 %" PRIu64 "  p90 %" PRIu64 "  p99 %" PRIu64
-				"  max %" PRIu64 "\n", (uint64_t)json_u64(lat, "p50", NULL),
-				(uint64_t)json_u64(lat, "p90", NULL), (uint64_t)json_u64(lat, "p99", NULL),
-				(uint64_t)json_u64(lat, "max", NULL));
-	}
-
+	if (l->workload && json_object_object_get_ex(l->workload, "file_size", NULL))
+		print_file_workload(f, l);
+	else if (l->workload)
+		print_tcp_workload(f, l, payload);
 	fprintf(f, "\ncopy ledger (%s; %d process%s traced)\n",
 		l->phase_gated ? "measured phase only, between the workload's USDT markers" : "whole run",
 		l->nprocs, l->nprocs == 1 ? "" : "es");
-	fprintf(f, "  %-14s %-7s %12s %16s %10s %11s\n", "SITE", "METHOD", "COPIES", "BYTES", "PER BYTE",
+	fprintf(f, "  %-16s %-7s %12s %16s %10s %11s\n", "SITE", "METHOD", "COPIES", "BYTES", "PER BYTE",
 		"MEAN SIZE");
 	for (int i = 0; i < NR_SITES; i++) {
 		int s = site_order[i];
@@ -386,7 +621,7 @@ void ledger_print(FILE *f, const struct ledger *l, bool histograms)
 		char per[16];
 
 		if (l->method[s] == METHOD_NONE) {
-			fprintf(f, "  %-14s %-7s %12s %16s %10s %11s\n", site_names[s], "-", "not supported",
+			fprintf(f, "  %-16s %-7s %12s %16s %10s %11s\n", site_names[s], "-", "not supported",
 				"not supported", "-", "-");
 			continue;
 		}
@@ -394,15 +629,15 @@ void ledger_print(FILE *f, const struct ledger *l, bool histograms)
 			snprintf(per, sizeof(per), "%.3f", st->bytes / payload);
 		else
 			snprintf(per, sizeof(per), "-");
-		fprintf(f, "  %-14s %-7s %12" PRIu64 " %16" PRIu64 " %10s %11s\n", site_names[s],
+		fprintf(f, "  %-16s %-7s %12" PRIu64 " %16" PRIu64 " %10s %11s\n", site_names[s],
 			method_name(l->method[s]), (uint64_t)st->count, (uint64_t)st->bytes, per,
 			st->count ? human_bytes((double)st->bytes / st->count, b1, sizeof(b1)) : "-");
 		if (is_cpu_copy(s))
 			cpu_bytes += st->bytes;
 	}
 	if (have_payload && payload > 0)
-		fprintf(f, "  CPU copies per payload byte: %.3f (user + send + deferred + recv; pins and page "
-			"references are not copies)\n", cpu_bytes / payload);
+		fprintf(f, "  CPU copies per payload byte: %.3f (all sites but pins and page references, which "
+			"are not copies)\n", cpu_bytes / payload);
 	print_findings(f, l, have_payload ? payload : 0);
 
 	if (histograms) {
@@ -434,25 +669,40 @@ void ledger_print(FILE *f, const struct ledger *l, bool histograms)
 			(uint64_t)l->misc.page_faults_user, (uint64_t)l->misc.page_faults_kernel);
 	else
 		fprintf(f, "page faults: not supported\n");
+	if (l->page_cache_attached && l->npc) {
+		__u64 src = 0, dst = 0, all = 0;
+		bool has_src = l->workload && file_pages_added(l, "source", &src);
+		bool has_dst = l->workload && file_pages_added(l, "dest", &dst);
+
+		for (int i = 0; i < l->npc; i++)
+			all += l->pc_pages[i];
+		fprintf(f, "page cache (%s): %" PRIu64 " pages brought in", l->phase_gated ? "measured phase" : "whole run",
+			(uint64_t)all);
+		if (has_src)
+			fprintf(f, ", %" PRIu64 " of them the source file's (%" PRIu64 " pages)", (uint64_t)src,
+				(uint64_t)json_u64(l->workload, "source.pages", NULL));
+		if (has_dst)
+			fprintf(f, ", %" PRIu64 " the new file's", (uint64_t)dst);
+		fprintf(f, "\n");
+	}
+	if (l->syscalls_attached && l->phase_gated) {
+		__u64 total = 0;
+
+		for (int nr = 0; nr < MAX_SYSCALLS; nr++)
+			total += l->phase_syscalls[nr];
+		fprintf(f, "syscalls (measured phase): %" PRIu64 " total", (uint64_t)total);
+		if (have_payload && payload > 0)
+			fprintf(f, ", %.1f per MiB of payload", total / (payload / (1 << 20)));
+		fprintf(f, ";");
+		print_top_syscalls(f, l->phase_syscalls, have_payload ? payload : 0);
+	}
 	if (l->syscalls_attached) {
 		__u64 total = 0;
-		int top[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
 
-		for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
+		for (int nr = 0; nr < MAX_SYSCALLS; nr++)
 			total += l->syscalls[nr];
-			for (int k = 0; k < 8; k++) {
-				if (top[k] < 0 || l->syscalls[nr] > l->syscalls[top[k]]) {
-					memmove(&top[k + 1], &top[k], (7 - k) * sizeof(int));
-					top[k] = nr;
-					break;
-				}
-			}
-		}
 		fprintf(f, "syscalls (whole run): %" PRIu64 " total;", (uint64_t)total);
-		for (int k = 0; k < 8 && top[k] >= 0 && l->syscalls[top[k]]; k++)
-			fprintf(f, " %s %" PRIu64, syscall_name(top[k]) ? syscall_name(top[k]) : "?",
-				(uint64_t)l->syscalls[top[k]]);
-		fprintf(f, "\n");
+		print_top_syscalls(f, l->syscalls, 0);
 	} else {
 		fprintf(f, "syscalls: not supported\n");
 	}
@@ -570,6 +820,39 @@ json_object *ledger_json(const struct ledger *l)
 		json_object_object_add(root, "syscalls_total", json_object_new_uint64(total));
 	}
 	json_object_object_add(root, "syscalls", sys);
+	if (l->syscalls_attached && l->phase_gated) {
+		json_object *ph = json_object_new_object();
+		__u64 total = 0;
+
+		for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
+			if (!l->phase_syscalls[nr] || !syscall_name(nr))
+				continue;
+			total += l->phase_syscalls[nr];
+			json_object_object_add(ph, syscall_name(nr), json_object_new_uint64(l->phase_syscalls[nr]));
+		}
+		json_object_object_add(root, "phase_syscalls", ph);
+		json_object_object_add(root, "phase_syscalls_per_mib", have_payload && payload > 0
+				       ? json_object_new_double(total / (payload / (1 << 20))) : NULL);
+	} else {
+		json_object_object_add(root, "phase_syscalls", NULL);
+	}
+	if (l->page_cache_attached) {
+		json_object *pc = json_object_new_object();
+		__u64 all = 0, pages;
+
+		for (int i = 0; i < l->npc; i++)
+			all += l->pc_pages[i];
+		json_object_object_add(pc, "pages_added", json_object_new_uint64(all));
+		json_object_object_add(pc, "source_pages_added", l->workload && file_pages_added(l, "source", &pages)
+				       ? json_object_new_uint64(pages) : NULL);
+		json_object_object_add(pc, "dest_pages_added", l->workload && file_pages_added(l, "dest", &pages)
+				       ? json_object_new_uint64(pages) : NULL);
+		json_object_object_add(root, "page_cache", pc);
+	} else {
+		json_object_object_add(root, "page_cache", NULL);
+	}
+	json_object_object_add(root, "file_bytes_unseen", json_object_new_uint64(l->misc.file_bytes_unseen));
+	json_object_object_add(root, "write_bytes_by_return", json_object_new_uint64(l->misc.write_bytes_by_return));
 	if (l->faults_attached) {
 		json_object *pf = json_object_new_object();
 

@@ -13,6 +13,7 @@
 struct zctrace_bpf;
 
 #define MAX_CHECKS 32
+#define MAX_PC_FILES 64
 
 struct check {
 	char name[80];
@@ -25,9 +26,13 @@ struct ledger {
 	struct site_stats site[NR_SITES];
 	enum method method[NR_SITES];
 	const char *method_label[NR_SITES];
-	bool sched_attached, syscalls_attached, faults_attached, notices_attached;
+	bool sched_attached, syscalls_attached, faults_attached, notices_attached, page_cache_attached;
 	struct sched_stats sched;
 	__u64 syscalls[MAX_SYSCALLS];
+	__u64 phase_syscalls[MAX_SYSCALLS];	/* inside the measured phase */
+	struct pc_key pc_key[MAX_PC_FILES];	/* files the targets brought pages of into the cache */
+	__u64 pc_pages[MAX_PC_FILES];
+	int npc;
 	struct misc_stats misc;
 	int nprocs;				/* traced processes (tgids) */
 	bool phase_gated;			/* sites counted between the workload's phase markers */
@@ -51,6 +56,8 @@ json_object *ledger_json(const struct ledger *l);
 void print_log2_hist(FILE *f, const __u64 *vals, int nslots, const char *unit);
 /* Small helpers shared with the tests. */
 const char *syscall_name(int nr);
+int syscall_nr(const char *name);
 __u64 json_u64(json_object *o, const char *path, bool *found);
+const char *json_str(json_object *o, const char *key, const char *dflt);
 
 #endif

@@ -4,7 +4,9 @@
  * load, the first that works is autoloaded, and the reasons for refusing better ones are kept.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -14,6 +16,19 @@
 #include "zctrace.skel.h"
 
 #define TP_SEND "tp_btf:tcp_sendmsg_locked", "tp_btf:sock_send_length"
+/* the file sites follow each file syscall from entry to exit */
+#define IO_PROGS "sys_enter_btf", "sys_exit_btf"
+#define IO_NEEDS "tp_btf:sys_enter", "tp_btf:sys_exit"
+#define EXT4_PROGS "ext4_da_write_end_btf", "ext4_write_end_btf", "ext4_journalled_write_end_btf"
+#define EXT4_NEEDS "tp_btf:ext4_da_write_end", "tp_btf:ext4_write_end", "tp_btf:ext4_journalled_write_end"
+#define WRITE_CANDIDATES(what, tail)											\
+		{ METHOD_FENTRY, "fexit generic_perform_write (inside " what ")",				\
+		  { "generic_perform_write_fexit", IO_PROGS }, { "fentry:generic_perform_write", IO_NEEDS } },	\
+		{ METHOD_KPROBE, "kretprobe copy_folio_from_iter_atomic (inside " what ")",			\
+		  { "copy_folio_from_iter_atomic_kretprobe", IO_PROGS },					\
+		  { "kprobe:copy_folio_from_iter_atomic", IO_NEEDS } },						\
+		{ METHOD_TP_BTF, "tp_btf ext4 write_end per folio (inside " what ")" tail,				\
+		  { EXT4_PROGS, IO_PROGS }, { EXT4_NEEDS, IO_NEEDS } }
 #define TP_SEND_PROGS "tcp_sendmsg_locked_btf", "sock_send_length_btf"
 
 const struct probe_site probe_sites[] = {
@@ -71,6 +86,26 @@ const struct probe_site probe_sites[] = {
 	{ "user_copy", SITE_USER_COPY, false, {
 		{ METHOD_USDT, "USDT zctrace:user_copy", { "user_copy_usdt", "phase_begin_usdt", "phase_end_usdt" },
 		  { "usdt" } },
+	} },
+	{ "file_read_copy", SITE_FILE_READ_COPY, false, {
+		{ METHOD_FENTRY, "fexit filemap_read (inside read syscalls on files)",
+		  { "filemap_read_fexit", IO_PROGS }, { "fentry:filemap_read", IO_NEEDS } },
+		{ METHOD_KPROBE, "kretprobe copy_page_to_iter (inside read syscalls on files)",
+		  { "copy_page_to_iter_kretprobe", IO_PROGS }, { "kprobe:copy_page_to_iter", IO_NEEDS } },
+		{ METHOD_TP_BTF, "tp_btf sys_exit of read/pread64/readv on buffered regular files",
+		  { IO_PROGS }, { IO_NEEDS } },
+	} },
+	{ "file_write_copy", SITE_FILE_WRITE_COPY, false, {
+		WRITE_CANDIDATES("write syscalls", "; other filesystems: the syscall's return"),
+		{ METHOD_TP_BTF, "tp_btf sys_exit of write/pwrite64/writev on buffered regular files",
+		  { IO_PROGS }, { IO_NEEDS } },
+	} },
+	{ "kernel_copy", SITE_KERNEL_COPY, false, {
+		WRITE_CANDIDATES("copy_file_range/sendfile/splice to a file", ""),
+	} },
+	{ "page_cache", -1, false, {
+		{ METHOD_TP_BTF, "tp_btf mm_filemap_add_to_page_cache", { "filemap_add_btf" },
+		  { "tp_btf:mm_filemap_add_to_page_cache" } },
 	} },
 	{ "zc_notices", -1, false, {
 		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (error queue) + tcp_sendmsg_locked",
@@ -292,6 +327,30 @@ static const struct probe_result *probe_point(const char *point)
 	return r;
 }
 
+/* The file syscalls the file sites follow, by this architecture's numbers. */
+static void set_io_table(struct zctrace_bpf *obj)
+{
+	static const struct {
+		long nr;
+		enum io_kind kind;
+	} calls[] = {
+		{ SYS_read, IO_READ }, { SYS_pread64, IO_READ }, { SYS_readv, IO_READ },
+		{ SYS_preadv, IO_READ }, { SYS_preadv2, IO_READ },
+		{ SYS_write, IO_WRITE }, { SYS_pwrite64, IO_WRITE }, { SYS_writev, IO_WRITE },
+		{ SYS_pwritev, IO_WRITE }, { SYS_pwritev2, IO_WRITE },
+		{ SYS_sendfile, IO_SENDFILE }, { SYS_splice, IO_SPLICE }, { SYS_copy_file_range, IO_COPY_RANGE },
+	};
+	bool any = false;
+
+	for (int s = SITE_FILE_READ_COPY; s <= SITE_KERNEL_COPY; s++)
+		any |= obj->rodata->site_method[s] != METHOD_NONE;
+	obj->rodata->track_io = any;
+	obj->rodata->o_direct_flag = O_DIRECT;
+	for (unsigned i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (calls[i].nr >= 0 && calls[i].nr < MAX_SYSCALLS)
+			obj->rodata->io_kind_of[calls[i].nr] = calls[i].kind;
+}
+
 static int method_rank(enum method m)
 {
 	return m == METHOD_FENTRY ? 0 : m == METHOD_KPROBE ? 1 : 2;
@@ -356,6 +415,8 @@ int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum met
 		if (ps->site >= 0)
 			obj->rodata->site_method[ps->site] = ps->cands[ch->chosen].method;
 	}
+	if (obj)
+		set_io_table(obj);
 	return 0;
 }
 
@@ -375,20 +436,20 @@ enum method site_method_of(const struct probe_choice *choice, int site, const ch
 
 void print_probes(FILE *f, const struct probe_choice *choice)
 {
-	fprintf(f, "%-14s %-8s %s\n", "SITE", "METHOD", "ATTACHED / WHY BETTER ONES WERE REFUSED");
+	fprintf(f, "%-16s %-8s %s\n", "SITE", "METHOD", "ATTACHED / WHY BETTER ONES WERE REFUSED");
 	for (int s = 0; s < nr_probe_sites; s++) {
 		const struct probe_site *ps = &probe_sites[s];
 		const struct probe_choice *ch = &choice[s];
 
 		if (ch->chosen >= 0)
-			fprintf(f, "%-14s %-8s %s\n", ps->name, method_name(ps->cands[ch->chosen].method),
+			fprintf(f, "%-16s %-8s %s\n", ps->name, method_name(ps->cands[ch->chosen].method),
 				ps->cands[ch->chosen].label);
 		else
-			fprintf(f, "%-14s %-8s %s\n", ps->name, "none", "not supported on this kernel");
+			fprintf(f, "%-16s %-8s %s\n", ps->name, "none", "not supported on this kernel");
 		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++) {
 			if (c == ch->chosen)
 				break;
-			fprintf(f, "%-14s %-8s   refused %s: %s\n", "", "", method_name(ps->cands[c].method),
+			fprintf(f, "%-16s %-8s   refused %s: %s\n", "", "", method_name(ps->cands[c].method),
 				ch->why_not[c]);
 		}
 	}

@@ -10,7 +10,7 @@ struct zctrace_bpf;
 
 #define MAX_CANDIDATES 4
 #define MAX_PROGS 6
-#define MAX_NEEDS 4
+#define MAX_NEEDS 6
 
 struct candidate {
 	enum method method;

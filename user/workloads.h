@@ -10,6 +10,7 @@ enum expect {
 	EXP_ZERO,	/* no bytes at this site */
 	EXP_SENT,	/* exactly the payload bytes the workload sent */
 	EXP_RECEIVED,	/* exactly the payload bytes the workload received */
+	EXP_COPIED_OR_CLONED,	/* the payload, unless the filesystem cloned it (reflink): then 0 */
 };
 
 struct workload_def {
@@ -18,6 +19,7 @@ struct workload_def {
 	const char *expected;		/* the expected ledger, in words */
 	enum expect site[NR_SITES];
 	bool zc_notices;		/* reconcile completion notices with the workload's own count */
+	bool file;			/* works on a file: cache state, syscalls per chunk, copy verified */
 };
 
 extern const struct workload_def workload_defs[];
