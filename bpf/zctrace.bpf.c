@@ -15,6 +15,9 @@ const volatile __u8 track_io = 0;	/* follow file syscalls for the file sites */
 const volatile __u8 io_kind_of[MAX_SYSCALLS] = {};	/* enum io_kind by syscall number */
 const volatile __u32 o_direct_flag = 0;	/* O_DIRECT of this architecture */
 
+/* Set by user space: the process zctrace started, whose exec starts the perf counters. */
+__u32 root_tgid = 0;
+
 /* Written by the USDT phase markers. */
 __u32 phase_active = 0;
 struct misc_stats misc = {};
@@ -288,6 +291,33 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 		}
 	}
 	bpf_map_delete_elem(&offcpu_start, &tid);
+}
+
+/* perf counts from the exec (enable_on_exec): note how many switches happened before it. */
+static __always_inline void on_exec(struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct sched_stats *st;
+
+	if (!root_tgid || tgid != root_tgid || misc.exec_seen)
+		return;
+	st = bpf_map_lookup_elem(&sched, &tgid);
+	misc.switches_before_exec = st ? st->voluntary + st->involuntary : 0;
+	misc.exec_seen = 1;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_btf, struct task_struct *task)
+{
+	on_exec(task);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(exec_raw, struct task_struct *task)
+{
+	on_exec(task);
+	return 0;
 }
 
 SEC("tp_btf/sched_switch")

@@ -386,6 +386,100 @@ def failing_command_fails_run():
     assert "invalid --size" in p.stderr, p.stderr
 
 
+# ---- file workloads: exact ledgers, cache state and syscalls per chunk ----
+
+FILE_SIZE = 5_000_000  # not a multiple of a page or of a chunk: the tails are counted too
+FILE_EXPECT = {
+    # site -> "file" (the file's size), "sent", "received" or 0
+    "file-readwrite": {"file_read_copy": "file", "file_write_copy": "file", "kernel_copy": 0},
+    "file-sendfile": {"file_read_copy": 0, "file_write_copy": 0, "kernel_copy": "file"},
+    "file-splice": {"file_read_copy": 0, "file_write_copy": 0, "kernel_copy": "file"},
+    "file-copyrange": {"file_read_copy": 0, "file_write_copy": 0, "kernel_copy": "file"},
+    "serve-readsend": {"file_read_copy": "sent", "send_copy": "sent", "splice_ref": 0,
+                       "recv_copy": "received", "file_write_copy": 0, "kernel_copy": 0},
+    "serve-sendfile": {"file_read_copy": 0, "send_copy": 0, "splice_ref": "sent",
+                       "recv_copy": "received", "file_write_copy": 0, "kernel_copy": 0},
+}
+NET_SITES = ("send_copy", "zc_pin", "splice_ref", "deferred_copy", "recv_copy")
+
+
+def check_file_ledger(workload, cache, size=None, threads=1):
+    args = ["--file-size", str(FILE_SIZE), "--cache", cache]
+    if size:
+        args += ["--size", size]
+    if workload.startswith("serve-"):
+        args += ["--threads", str(threads)]
+    p, led = traced(workload, *args)
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-1500:]} {p.stderr[-300:]}"
+    wl = led["workload"]
+    assert wl["verified"] is True, "the workload's own check of the data failed"
+    assert_eq("file size", wl["file_size"], FILE_SIZE)
+    want = {"file": FILE_SIZE, "sent": wl["bytes"], "received": wl.get("bytes_received"), 0: 0}
+    expect = dict(FILE_EXPECT[workload])
+    if workload.startswith("file-"):
+        assert_eq("bytes copied", wl["bytes"], FILE_SIZE)
+        expect.update({s: 0 for s in NET_SITES})
+    else:
+        assert_eq("bytes served", wl["bytes"], FILE_SIZE * threads)
+        assert_eq("bytes received", wl["bytes_received"], FILE_SIZE * threads)
+    expect["user_copy"] = 0
+    for site, w in expect.items():
+        assert_eq(site, site_bytes(led, site), want[w])
+    # the cache state the workload claims, confirmed by the kernel's page-cache insertions
+    pages = wl["source"]["pages"]
+    assert_eq("source pages", pages, -(-FILE_SIZE // wl["page_size"]))
+    added = led["page_cache"]["source_pages_added"]
+    if cache == "cold":
+        assert_eq("cold: resident before", wl["source"]["resident_before"], 0)
+        assert added * 100 >= pages * 99, f"cold run brought {added} of {pages} pages in"
+    else:
+        assert_eq("warm: resident before", wl["source"]["resident_before"], pages)
+        assert added * 100 <= pages, f"warm run brought {added} of {pages} pages in"
+    # every call the workload made entered the kernel once, in the measured phase
+    for name, n in wl["calls"].items():
+        assert_eq(f"{name} calls", led["phase_syscalls"].get(name, 0), n)
+        if wl["chunks"] is not None:
+            chunks = wl["chunks"]
+            assert chunks == threads * -(-FILE_SIZE // wl["size"]), (chunks, wl["size"])
+            assert_eq(f"{name} calls per chunk", n, chunks * wl["per_chunk"][name])
+    assert led["phase_syscalls_per_mib"] > 0
+    assert all(c["ok"] for c in led["checks"]), [c for c in led["checks"] if not c["ok"]]
+
+
+def make_file_test(workload, cache, size=None, threads=1):
+    def t():
+        check_file_ledger(workload, cache, size, threads)
+    t.__name__ = f"file_{workload}_{cache}" + (f"_{size}" if size else "") + (f"_{threads}thr" if threads > 1 else "")
+    return t
+
+
+def file_tests():
+    tests = []
+    for w in ("file-readwrite", "file-sendfile", "file-splice", "file-copyrange"):
+        for cache in ("cold", "warm"):
+            tests.append(make_file_test(w, cache))
+    tests += [make_file_test("file-readwrite", "warm", "4K"), make_file_test("file-readwrite", "cold", "1M"),
+              make_file_test("file-sendfile", "warm", "64K"), make_file_test("file-splice", "cold", "64K"),
+              make_file_test("file-copyrange", "warm", "1M")]
+    for w in ("serve-readsend", "serve-sendfile"):
+        for size in ("4K", "64K"):
+            tests.append(make_file_test(w, "cold", size, 2 if size == "4K" else 1))
+        tests.append(make_file_test(w, "warm", "64K", 2))
+    return tests
+
+
+def file_workload_bad_options():
+    """A TCP option given to a file workload, or a bad cache mode, is refused by name."""
+    for args, msg in ((["--messages", "5"], "--messages is not an option"),
+                      (["--cache", "lukewarm"], "invalid --cache 'lukewarm'"),
+                      (["--file-size", "12Q"], "invalid --file-size '12Q'"),
+                      (["--dir", "/nonexistent-dir"], "cannot make the files in /nonexistent-dir")):
+        p = zctrace("run", "--no-hist", "file-readwrite", *args)
+        assert p.returncode == 1, f"{args}: exit {p.returncode}"
+        assert msg in p.stderr, f"{args}: {p.stderr!r}"
+        assert "[FAIL] workload succeeded" in p.stdout, p.stdout[-300:]
+
+
 def check_can_fail():
     """The checks are real: tcp-onecopy's expectation (user_copy == 0) applied to the twocopy
     binary, which does copy in user space, must fail. ZCTRACE_WORKLOADS swaps the binary in."""
@@ -412,6 +506,7 @@ def main():
         for size in SIZES:
             for threads in (1, 4):
                 tests.append(make_tcp_test(w, size, threads))
+    tests += file_tests() + [file_workload_bad_options]
     tests += [tracepoint_forced_matches_default, fentry_path, kprobe_path,
               unrelated_traffic_not_counted, command_and_children_traced, attach_to_running_pid,
               sigint_stops_cleanly, usage_errors, failing_command_fails_run, check_can_fail]

@@ -364,25 +364,26 @@ static void check_notices(struct ledger *l)
 }
 
 /*
- * perf's context-switches and the sched_switch count agree up to a slack: perf counts from exec
- * (enable_on_exec) and stops at each task's perf_event_exit_task(), before its last switch-out,
- * while the tracer counts from the fork to the end. So perf may miss one switch per exiting task,
- * plus the few the launcher handshake causes before exec.
+ * perf's context-switches and the sched_switch count cover different windows: perf counts from the
+ * exec (enable_on_exec) and stops at each task's perf_event_exit_task(), before its last
+ * switch-out; the tracer counts from the fork to the end. So the tracer must exceed perf by the
+ * switches it saw before the exec (noted at sched_process_exec) plus at most one per exited task,
+ * give or take 2 for the few instructions between perf's enable and the exec tracepoint.
  */
 static void check_sched(struct ledger *l)
 {
 	const struct perf_counter *pc = l->perf ? perf_find(l->perf, "context-switches") : NULL;
 	__u64 bpf = l->sched.voluntary + l->sched.involuntary;
-	__u64 slack = l->misc.exits + 4;
-	double diff;
+	double before = l->misc.exec_seen ? (double)l->misc.switches_before_exec : 0, diff, lo, hi;
 
 	if (!l->sched_attached || !pc || !pc->counted)
 		return;
 	diff = (double)bpf - pc->value;
-	add_check(l, diff >= -(double)slack && diff <= (double)slack,
-		  "context switches: sched_switch ~ perf",
-		  "tracer %" PRIu64 ", perf %.0f, difference %+.0f, allowed +-%" PRIu64
-		  " (1 per exited task + 4)", (uint64_t)bpf, pc->value, diff, (uint64_t)slack);
+	lo = before - 2;
+	hi = before + l->misc.exits + 2 + (l->misc.exec_seen ? 0 : 2);
+	add_check(l, diff >= lo && diff <= hi, "context switches: sched_switch ~ perf",
+		  "tracer %" PRIu64 " (%.0f before exec), perf %.0f, difference %+.0f, allowed %+.0f..%+.0f"
+		  " (before exec, 1 per exited task, 2)", (uint64_t)bpf, before, pc->value, diff, lo, hi);
 }
 
 void ledger_check(struct ledger *l)

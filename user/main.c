@@ -435,6 +435,7 @@ static int cmd_run(int argc, char **argv)
 		setpgid(child, child);
 		close(sync_pipe[0]);
 		sync_pipe[0] = -1;
+		obj->bss->root_tgid = child;
 		if (add_target(obj, child)) {
 			fprintf(stderr, "zctrace: cannot add the target: %s\n", strerror(errno));
 			goto cleanup;

@@ -113,8 +113,10 @@ const struct probe_site probe_sites[] = {
 		  { "tp_btf:skb_copy_datagram_iovec", TP_SEND } },
 	} },
 	{ "sched", -1, false, {
-		{ METHOD_TP_BTF, "tp_btf sched_switch", { "switch_btf" }, { "tp_btf:sched_switch" } },
-		{ METHOD_RAW_TP, "raw_tp sched_switch", { "switch_raw" }, { "raw_tp:sched_switch" } },
+		{ METHOD_TP_BTF, "tp_btf sched_switch + sched_process_exec", { "switch_btf", "exec_btf" },
+		  { "tp_btf:sched_switch", "tp_btf:sched_process_exec" } },
+		{ METHOD_RAW_TP, "raw_tp sched_switch + sched_process_exec", { "switch_raw", "exec_raw" },
+		  { "raw_tp:sched_switch", "raw_tp:sched_process_exec" } },
 	} },
 	{ "syscalls", -1, false, {
 		{ METHOD_TP_BTF, "tp_btf sys_enter", { "sys_enter_btf" }, { "tp_btf:sys_enter" } },
