@@ -34,7 +34,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 # unit tests link the CLI's pure modules, not its main()
 UNIT_LINK_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS)) $(WL_LIB_OBJS)
 
-.PHONY: all deps test demo install clean
+.PHONY: all deps test demo bench install clean
 all: zctrace $(WL_BINS) $(UNIT_BINS)
 
 deps:
@@ -93,6 +93,11 @@ test: deps
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(SUDO) tools/demo.sh
+
+# variants of one job side by side in one run, medians of BENCH_REPS (default 5)
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(SUDO) python3 tools/bench.py
 
 install: all
 	install -D -m 0755 zctrace $(DESTDIR)$(PREFIX)/sbin/zctrace
