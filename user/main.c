@@ -352,6 +352,15 @@ static int cmd_run(int argc, char **argv)
 					a.def->name);
 				return 1;
 			}
+			/* 'zctrace run WORKLOAD --help': the workload's own options, nothing traced */
+			for (int i = 1; i < a.ncmd; i++) {
+				if (!strcmp(a.cmd[i], "--help") || !strcmp(a.cmd[i], "-h")) {
+					a.cmd[0] = binary;
+					execv(binary, a.cmd);
+					fprintf(stderr, "zctrace: cannot run %s: %s\n", binary, strerror(errno));
+					return 1;
+				}
+			}
 		}
 	}
 
@@ -529,8 +538,13 @@ static int cmd_list(void)
 	for (int i = 0; i < nr_workload_defs; i++)
 		printf("%-14s %s\n%-14s expected: %s\n", workload_defs[i].name, workload_defs[i].summary, "",
 		       workload_defs[i].expected);
-	printf("\nworkload options: --size BYTES (1K, 64K, 1M), --threads N, --messages N | --bytes N |"
-	       " --duration SECS, --port P\n");
+	printf("\nTCP workload options: --size BYTES (1K, 64K, 1M), --threads N, --messages N | --bytes N |"
+	       " --duration SECS, --port P\n"
+	       "file-* options: --file-size N (default 1G), --cache cold|warm, --dir DIR, --size BYTES per"
+	       " call\n"
+	       "serve-* options: --file-size N, --cache cold|warm, --dir DIR, --size BYTES per chunk"
+	       " (default 64K), --threads N, --port P\n"
+	       "'zctrace run WORKLOAD --help' lists a workload's options.\n");
 	return 0;
 }
 
