@@ -357,6 +357,69 @@ def sigint_stops_cleanly():
     assert left == [], f"BPF programs left loaded: {left}"
 
 
+def live_view_on_a_terminal():
+    """-i under a pseudo-terminal: redraws in place every interval; SIGINT ends it with exit 0 and
+    the final ledger."""
+    import pty
+    import select
+    master, slave = pty.openpty()
+    z = subprocess.Popen([ZCTRACE, "run", "-i", "0.5", "tcp-onecopy", "--size", "4K", "--duration", "30"],
+                         stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    out = b""
+
+    def drain(seconds):
+        nonlocal out
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            r, _, _ = select.select([master], [], [], 0.1)
+            if r:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # the other side closed
+                    return
+                if not data:
+                    return
+                out += data
+    try:
+        drain(1.0)
+        t0 = time.monotonic()
+        drain(2.6)
+        draws_in_window = out.count(b"zctrace live:")
+        z.send_signal(signal.SIGINT)
+        rc = z.wait(timeout=30)
+        drain(1.0)
+    finally:
+        if z.poll() is None:
+            z.kill()
+        os.close(master)
+    text = out.decode(errors="replace")
+    draws = text.count("zctrace live:")
+    # 3.6 s of a 0.5 s view: at least 5 drawings, each after the first drawn over the one before
+    assert draws >= 5, f"{draws} drawings"
+    assert draws_in_window >= 3, draws_in_window
+    assert text.count("\x1b[J") == draws - 1, (text.count("\x1b[J"), draws)
+    assert "--- " not in text, "timestamped blocks on a terminal"
+    assert rc == 0, f"exit {rc}"
+    assert "verdict: the ledger matches the expectation" in text, text[-800:]
+
+
+def live_view_to_a_pipe():
+    """-i with stdout not a terminal: one timestamped block per interval, no escape sequences."""
+    p = zctrace("run", "-i", "0.3", "--no-hist", "tcp-onecopy", "--size", "4K", "--duration", "1.6")
+    assert p.returncode == 0, p.stdout[-800:]
+    blocks = re.findall(r"^--- \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d ---$", p.stdout, re.M)
+    assert len(blocks) >= 4, f"{len(blocks)} blocks"
+    assert p.stdout.count("zctrace live:") == len(blocks)
+    assert "\x1b[" not in p.stdout, "escape sequences in a pipe"
+    # the live rates add up to the final ledger: the last block's total never exceeds it
+    totals = re.findall(r"^  send_copy +\S+ \S+ +\S+ \S+ +(\d+) +(\d+)$", p.stdout, re.M)
+    assert totals, p.stdout[:1500]
+    final = int(re.search(r"^  send_copy +tp_btf +\d+ +(\d+)", p.stdout, re.M).group(1))
+    assert int(totals[-1][1]) <= final, (totals[-1], final)
+    assert [int(t[1]) for t in totals] == sorted(int(t[1]) for t in totals), "totals went down"
+
+
 def usage_errors():
     cases = [
         (["run", "tcp-2copy"], "unknown workload 'tcp-2copy'"),
@@ -367,6 +430,8 @@ def usage_errors():
         (["frobnicate"], "unknown command"),
         (["run", "-p", "999999999", "-d", "1"], "no process with PID"),
         (["run", "--bogus", "tcp-twocopy"], "unrecognized option"),
+        (["run", "-i", "0", "tcp-twocopy"], "invalid interval '0'"),
+        (["run", "-i", "x", "tcp-twocopy"], "invalid interval 'x'"),
     ]
     for args, msg in cases:
         p = zctrace(*args)
@@ -509,7 +574,7 @@ def main():
     tests += file_tests() + [file_workload_bad_options]
     tests += [tracepoint_forced_matches_default, fentry_path, kprobe_path,
               unrelated_traffic_not_counted, command_and_children_traced, attach_to_running_pid,
-              sigint_stops_cleanly, usage_errors, failing_command_fails_run, check_can_fail]
+              sigint_stops_cleanly, live_view_on_a_terminal, live_view_to_a_pipe, usage_errors, failing_command_fails_run, check_can_fail]
     only = sys.argv[1:]
     for t in tests:
         if not only or any(o in t.__name__ for o in only):

@@ -25,7 +25,7 @@ static const char *const site_names[NR_SITES] = {
 };
 
 /* Printing order: the path a byte takes. */
-static const int site_order[NR_SITES] = {
+const int site_order[NR_SITES] = {
 	SITE_FILE_READ_COPY, SITE_USER_COPY, SITE_KERNEL_COPY, SITE_FILE_WRITE_COPY, SITE_SEND_COPY,
 	SITE_ZC_PIN, SITE_SPLICE_REF, SITE_DEFERRED_COPY, SITE_RECV_COPY,
 };

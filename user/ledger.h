@@ -46,6 +46,8 @@ struct ledger {
 };
 
 const char *site_name(int site);
+/* The sites in the order a byte meets them: file read, user, kernel, file write, network. */
+extern const int site_order[NR_SITES];
 void ledger_collect(struct ledger *l, struct zctrace_bpf *obj);
 void ledger_check(struct ledger *l);
 bool ledger_ok(const struct ledger *l);

@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ledger.h"
+#include "live.h"
 #include "perfcnt.h"
 #include "probes.h"
 #include "workloads.h"
@@ -66,6 +67,7 @@ struct run_args {
 	int ncmd;
 	pid_t pid;
 	double duration;
+	double interval;	/* -i: live view every this many seconds; 0 = off */
 	const char *json_path;
 	bool histograms;
 	bool no_phase;
@@ -85,6 +87,7 @@ static const char run_doc[] =
 	"    zctrace run --json out.json tcp-sendfile --size 4K --duration 2\n"
 	"    zctrace run -- python3 -m http.server        # any command and its children\n"
 	"    zctrace run -p 1234 -d 5                     # a running process, for 5 seconds\n"
+	"    zctrace run -i 1 tcp-onecopy --duration 10   # live rates and histograms every second\n"
 	"\n"
 	"Exit status: 0 when the traced program succeeded and every check held, 1 when a check\n"
 	"failed, 2 on a usage error.";
@@ -93,6 +96,8 @@ static const struct argp_option run_options[] = {
 	{ "pid", 'p', "PID", 0, "Trace a running process (and the children it forks from now on)", 0 },
 	{ "duration", 'd', "SECONDS", 0, "With -p: how long to trace", 0 },
 	{ "json", 'j', "FILE", 0, "Also write the ledger as JSON to FILE ('-' for stdout)", 0 },
+	{ "interval", 'i', "SECONDS", 0,
+	  "Live view: redraw the sites' rates and copy-size histograms every SECONDS", 0 },
 	{ "no-hist", 'H', NULL, 0, "Leave the histograms out of the table", 0 },
 	{ "no-phase", 'P', NULL, 0, "Count the whole run, not just the workload's measured phase", 0 },
 	{ "method", 'm', "METHOD", 0,
@@ -144,6 +149,10 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case 'j':
 		a->json_path = arg;
+		break;
+	case 'i':
+		if (parse_seconds(arg, &a->interval) || a->interval < 0.1)
+			argp_failure(state, EXIT_USAGE, 0, "invalid interval '%s' (seconds, >= 0.1)", arg);
 		break;
 	case 'H':
 		a->histograms = false;
@@ -312,6 +321,7 @@ static int cmd_run(int argc, char **argv)
 	struct perf_set *perf = NULL;
 	struct usdt_links ul = {};
 	struct zctrace_bpf *obj = NULL;
+	struct live *lv = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	char binary[PATH_MAX] = "", target[256];
 	int result_pipe[2] = { -1, -1 }, sync_pipe[2] = { -1, -1 };
@@ -392,6 +402,11 @@ static int cmd_run(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	if (a.interval && !(lv = live_new(a.interval, stdout, a.def ? a.def->name : a.pid ? "pid" : a.cmd[0],
+					   choice))) {
+		fprintf(stderr, "zctrace: out of memory\n");
+		goto cleanup;
+	}
 
 	if (a.pid) {
 		char exe[64];
@@ -405,6 +420,8 @@ static int cmd_run(int argc, char **argv)
 		while (!stop_signal && waited < a.duration && !(kill(a.pid, 0) && errno == ESRCH)) {
 			sleep_ms(50);
 			waited += 0.05;
+			if (lv)
+				live_tick(lv, obj);
 		}
 		l->exit_status = -1;
 	} else {
@@ -480,6 +497,8 @@ static int cmd_run(int argc, char **argv)
 				break;
 			}
 			sleep_ms(10);
+			if (lv)
+				live_tick(lv, obj);
 		}
 		/* nothing the target started outlives the run */
 		kill(-child, SIGKILL);
@@ -518,6 +537,7 @@ cleanup:
 	for (int i = 0; i < 3; i++)
 		bpf_link__destroy(ul.link[i]);
 	zctrace_bpf__destroy(obj);
+	live_free(lv);
 	if (perf)
 		perf_close(perf);
 	for (int i = 0; i < 2; i++) {
