@@ -204,6 +204,15 @@ def kprobe_path():
         assert p.returncode == 0, p.stdout[-800:]
 
 
+def kprobe_flavours_pass_verifier():
+    """Where kprobes cannot attach, their programs must still load: the verifier accepts every
+    kprobe/kretprobe flavour of the object on this kernel."""
+    p = subprocess.run([os.path.join(ROOT, ".output", "tests", "load_flavours")], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr[-1500:]
+    assert re.search(r"kprobe flavours: \d+ programs, load ok", p.stdout), p.stdout
+
+
 def tracepoint_forced_matches_default():
     """--method tracepoint must give the same exact ledger as the default choice."""
     p, led = traced("tcp-twocopy", "--size", "16K", "--messages", "500", extra=("--method", "tracepoint"))
@@ -572,7 +581,7 @@ def main():
             for threads in (1, 4):
                 tests.append(make_tcp_test(w, size, threads))
     tests += file_tests() + [file_workload_bad_options]
-    tests += [tracepoint_forced_matches_default, fentry_path, kprobe_path,
+    tests += [tracepoint_forced_matches_default, fentry_path, kprobe_path, kprobe_flavours_pass_verifier,
               unrelated_traffic_not_counted, command_and_children_traced, attach_to_running_pid,
               sigint_stops_cleanly, live_view_on_a_terminal, live_view_to_a_pipe, usage_errors, failing_command_fails_run, check_can_fail]
     only = sys.argv[1:]
