@@ -542,6 +542,33 @@ def file_tests():
     return tests
 
 
+def file_sites_on_a_filesystem_without_write_events():
+    """On tmpfs (mounted here for the test) there is no per-folio write event: write() is counted
+    from its returns, exactly, and the ledger says so; a copy_file_range the tracepoint path cannot
+    see is reported as not measured (a failed check), never as a clone or as 0 copies."""
+    d = tempfile.mkdtemp()
+    try:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "zctrace-test", d], check=True)
+        try:
+            p, led = traced("file-readwrite", "--file-size", str(FILE_SIZE), "--dir", d)
+            assert p.returncode == 0, p.stdout[-1200:]
+            assert_eq("fs", led["workload"]["fs"], "tmpfs")
+            assert_eq("file_write_copy", site_bytes(led, "file_write_copy"), FILE_SIZE)
+            assert_eq("write bytes counted from returns", led["write_bytes_by_return"], FILE_SIZE)
+            assert_eq("file_read_copy", site_bytes(led, "file_read_copy"), FILE_SIZE)
+            assert "counted from write()'s return" in p.stdout, p.stdout[-1500:]
+            p, led = traced("file-copyrange", "--file-size", str(FILE_SIZE), "--dir", d)
+            assert p.returncode == 1, f"exit {p.returncode}"
+            assert_eq("unseen bytes", led["file_bytes_unseen"], FILE_SIZE)
+            bad = [c for c in led["checks"] if not c["ok"]]
+            assert len(bad) == 1 and "not measured" in bad[0]["detail"], bad
+            assert "cloned" not in bad[0]["detail"], bad
+        finally:
+            subprocess.run(["umount", d], check=True)
+    finally:
+        os.rmdir(d)
+
+
 def file_workload_bad_options():
     """A TCP option given to a file workload, or a bad cache mode, is refused by name."""
     for args, msg in ((["--messages", "5"], "--messages is not an option"),
@@ -580,7 +607,7 @@ def main():
         for size in SIZES:
             for threads in (1, 4):
                 tests.append(make_tcp_test(w, size, threads))
-    tests += file_tests() + [file_workload_bad_options]
+    tests += file_tests() + [file_sites_on_a_filesystem_without_write_events, file_workload_bad_options]
     tests += [tracepoint_forced_matches_default, fentry_path, kprobe_path, kprobe_flavours_pass_verifier,
               unrelated_traffic_not_counted, command_and_children_traced, attach_to_running_pid,
               sigint_stops_cleanly, live_view_on_a_terminal, live_view_to_a_pipe, usage_errors, failing_command_fails_run, check_can_fail]

@@ -217,9 +217,18 @@ static void check_site(struct ledger *l, int site, enum expect exp)
 		return;
 	}
 	if (exp == EXP_COPIED_OR_CLONED && got == 0 && want && l->misc.file_bytes_unseen == want) {
-		/* every byte reached the file without a copy: the filesystem shared the blocks */
-		add_check(l, true, name, "kernel 0: the filesystem (%s) cloned all %" PRIu64
-			  " bytes (reflink), no copy", json_str(l->workload, "fs", "?"), (uint64_t)want);
+		bool known;
+		__u64 shared = json_u64(l->workload, "dest.shared_bytes", &known);
+
+		/* no copy seen: a clone if the filesystem says the new file shares the source's blocks */
+		if (known && shared >= want)
+			add_check(l, true, name, "kernel 0: the filesystem (%s) cloned all %" PRIu64
+				  " bytes (reflink; FIEMAP: extents shared), no copy",
+				  json_str(l->workload, "fs", "?"), (uint64_t)want);
+		else
+			add_check(l, false, name, "not measured: %" PRIu64 " bytes reached the file with no "
+				  "copy seen and %s; writes on %s are invisible to this probe path", (uint64_t)want,
+				  known ? "no shared extents" : "no FIEMAP answer", json_str(l->workload, "fs", "?"));
 		return;
 	}
 	add_check(l, got == want, name, "kernel %" PRIu64 ", expected %" PRIu64 " (%s)", (uint64_t)got,
@@ -504,9 +513,11 @@ static void print_findings(FILE *f, const struct ledger *l, double payload)
 			"into the new file's pages).\n", human_bytes(s[SITE_KERNEL_COPY].bytes, b1, sizeof(b1)));
 	if (l->misc.file_bytes_unseen)
 		fprintf(f, "  %s reached a file through copy_file_range/sendfile/splice with no copy seen: "
-			"the filesystem (%s) cloned the blocks (reflink) or copied where no probe sees.\n",
-			human_bytes(l->misc.file_bytes_unseen, b1, sizeof(b1)),
-			json_str(l->workload, "fs", "unknown"));
+			"the filesystem (%s) %s.\n", human_bytes(l->misc.file_bytes_unseen, b1, sizeof(b1)),
+			json_str(l->workload, "fs", "unknown"),
+			json_u64(l->workload, "dest.shared_bytes", NULL) >= l->misc.file_bytes_unseen
+			? "cloned the blocks (reflink): the new file shares the source's extents, nothing was copied"
+			: "copied where no probe of this path sees (its writes have no tracepoint)");
 	if (l->misc.write_bytes_by_return)
 		fprintf(f, "  %s of file writes were counted from write()'s return, one copy per call: this "
 			"filesystem has no per-folio copy event on this kernel.\n",

@@ -75,7 +75,14 @@ int file_copy_main(int argc, char **argv, const struct file_copy *w)
 	json_object_object_add(r, "throughput_mib_s",
 			       json_object_new_double(secs > 0 ? j.copied / secs / (1 << 20) : 0));
 	wl_file_report(r, &o, &src);
-	json_object_object_add(r, "dest", wl_file_json(&dst));
+	{
+		json_object *d = wl_file_json(&dst);
+		int64_t shared = wl_file_shared_bytes(dst.fd);
+
+		/* a clone shares the source's blocks: the filesystem's own word that nothing was copied */
+		json_object_object_add(d, "shared_bytes", shared >= 0 ? json_object_new_int64(shared) : NULL);
+		json_object_object_add(r, "dest", d);
+	}
 	calls = json_object_new_object();
 	per_chunk = json_object_new_object();
 	for (int i = 0; i < COPY_MAX_CALLS && w->call_names[i]; i++) {

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <linux/magic.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -176,6 +179,41 @@ const char *wl_fs_name(int fd)
 		if ((unsigned long)sfs.f_type == fs[i].magic)
 			return fs[i].name;
 	return "other";
+}
+
+int64_t wl_file_shared_bytes(int fd)
+{
+	enum { N = 256 };
+	struct fiemap *fm = calloc(1, sizeof(*fm) + N * sizeof(struct fiemap_extent));
+	uint64_t start = 0;
+	int64_t shared = 0;
+	bool last = false;
+
+	if (!fm)
+		return -1;
+	while (!last) {
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = start;
+		fm->fm_length = FIEMAP_MAX_OFFSET - start;
+		fm->fm_extent_count = N;
+		if (ioctl(fd, FS_IOC_FIEMAP, fm)) {
+			shared = -1;	/* this filesystem cannot say */
+			break;
+		}
+		if (!fm->fm_mapped_extents)
+			break;
+		for (unsigned i = 0; i < fm->fm_mapped_extents; i++) {
+			const struct fiemap_extent *e = &fm->fm_extents[i];
+
+			if (e->fe_flags & FIEMAP_EXTENT_SHARED)
+				shared += e->fe_length;
+			if (e->fe_flags & FIEMAP_EXTENT_LAST)
+				last = true;
+			start = e->fe_logical + e->fe_length;
+		}
+	}
+	free(fm);
+	return shared;
 }
 
 json_object *wl_file_json(const struct wl_file *f)

@@ -30,6 +30,8 @@ int wl_file_crc(int fd, uint64_t size, uint32_t *crc);
 int wl_file_reopen(const struct wl_file *f);
 /* The filesystem holding @fd: "ext4", "xfs", "btrfs", "tmpfs", ... */
 const char *wl_fs_name(int fd);
+/* Bytes of @fd in extents shared with another file (a reflink clone), by FIEMAP; -1 if unknown. */
+int64_t wl_file_shared_bytes(int fd);
 json_object *wl_file_json(const struct wl_file *f);
 /* The figures every file workload reports: file size, cache mode, filesystem, source file. */
 void wl_file_report(json_object *r, const struct wl_opts *o, const struct wl_file *src);
