@@ -2,7 +2,7 @@
 #include <string.h>
 #include "workloads.h"
 
-/* Sites a workload never touches: no bytes there is part of its expected ledger. */
+/* Sites a file workload never touches: no bytes there is part of its expected ledger. */
 #define NO_FILE_COPIES \
 	[SITE_FILE_READ_COPY] = EXP_ZERO, [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_ZERO
 #define NO_NET_COPIES \
@@ -13,27 +13,27 @@ const struct workload_def workload_defs[] = {
 	{ "tcp-twocopy",
 	  "memcpy 8 fields into one buffer (USDT user_copy), then send() over loopback TCP",
 	  "user_copy = send_copy = recv_copy = payload; no pins, no page references",
-	  { NO_FILE_COPIES, [SITE_USER_COPY] = EXP_SENT, [SITE_SEND_COPY] = EXP_SENT, [SITE_ZC_PIN] = EXP_ZERO,
+	  { [SITE_USER_COPY] = EXP_SENT, [SITE_SEND_COPY] = EXP_SENT, [SITE_ZC_PIN] = EXP_ZERO,
 	    [SITE_SPLICE_REF] = EXP_ZERO, [SITE_DEFERRED_COPY] = EXP_ZERO,
 	    [SITE_RECV_COPY] = EXP_RECEIVED } },
 	{ "tcp-onecopy",
 	  "sendmsg() with an 8-entry iovec over the fields, over loopback TCP",
 	  "send_copy = recv_copy = payload; user_copy = 0",
-	  { NO_FILE_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_SENT, [SITE_ZC_PIN] = EXP_ZERO,
+	  { [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_SENT, [SITE_ZC_PIN] = EXP_ZERO,
 	    [SITE_SPLICE_REF] = EXP_ZERO, [SITE_DEFERRED_COPY] = EXP_ZERO,
 	    [SITE_RECV_COPY] = EXP_RECEIVED } },
 	{ "tcp-zerocopy",
 	  "SO_ZEROCOPY + sendmsg(MSG_ZEROCOPY), completions reaped from MSG_ERRQUEUE",
 	  "zc_pin = payload, send_copy = 0; on loopback deferred_copy = payload (copied on delivery, "
 	  "notices say COPIED); recv_copy = payload",
-	  { NO_FILE_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_ZERO, [SITE_ZC_PIN] = EXP_SENT,
+	  { [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_ZERO, [SITE_ZC_PIN] = EXP_SENT,
 	    [SITE_SPLICE_REF] = EXP_ZERO, [SITE_DEFERRED_COPY] = EXP_SENT,
 	    [SITE_RECV_COPY] = EXP_RECEIVED },
 	  .zc_notices = true },
 	{ "tcp-sendfile",
 	  "sendfile() of a page-cached file to the socket",
 	  "splice_ref = payload (page references), send_copy = user_copy = 0; recv_copy = payload",
-	  { NO_FILE_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_ZERO, [SITE_ZC_PIN] = EXP_ZERO,
+	  { [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_ZERO, [SITE_ZC_PIN] = EXP_ZERO,
 	    [SITE_SPLICE_REF] = EXP_SENT, [SITE_DEFERRED_COPY] = EXP_ZERO,
 	    [SITE_RECV_COPY] = EXP_RECEIVED } },
 	{ "file-readwrite",
