@@ -68,8 +68,7 @@ struct columns {
 
 struct run_outcome {
 	enum run_status status;
-	int exit_code;			/* -1 when the run never ended on its own */
-	double wall_s;
+	int exit_code;			/* -1 when the run was not reaped */
 	char error[ERROR_LEN];
 	json_object *ledger;		/* the run's JSON ledger, or NULL */
 };
@@ -773,7 +772,7 @@ static void run_one(const struct sweep_args *a, const char *dir, const char *wor
 	const char **argv = xrealloc(NULL, (20 + a->nextra) * sizeof(*argv));
 	double start = now_s(), timeout, kill_at = 0;
 	enum run_status stopping = RUN_OK;
-	int wstatus = 0, n = 0;
+	int wstatus = 0, n = 0, wait_err = 0;
 	bool reaped = false, killed = false;
 	pid_t child;
 
@@ -839,8 +838,10 @@ static void run_one(const struct sweep_args *a, const char *dir, const char *wor
 			reaped = true;
 			break;
 		}
-		if (w < 0 && errno != EINTR)
+		if (w < 0 && errno != EINTR) {
+			wait_err = errno;
 			break;
+		}
 		if (stopping == RUN_OK && (stop_signal || t - start >= timeout)) {
 			/* `zctrace run` stops its workload on SIGTERM and still writes its ledger */
 			stopping = stop_signal ? RUN_INTERRUPTED : RUN_TIMEOUT;
@@ -855,7 +856,6 @@ static void run_one(const struct sweep_args *a, const char *dir, const char *wor
 	/* nothing the run started outlives it */
 	kill(-child, SIGKILL);
 	reap_leftovers();
-	o->wall_s = now_s() - start;
 
 	if (reaped)
 		o->exit_code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
@@ -869,7 +869,7 @@ static void run_one(const struct sweep_args *a, const char *dir, const char *wor
 		snprintf(o->error, sizeof(o->error), "interrupted by signal %d", (int)stop_signal);
 	} else if (!reaped) {
 		o->status = RUN_ERROR;
-		snprintf(o->error, sizeof(o->error), "lost the run: waitpid: %s", strerror(errno));
+		snprintf(o->error, sizeof(o->error), "lost the run: waitpid: %s", strerror(wait_err));
 	} else {
 		classify(o, out_log, err_log, wstatus);
 	}
