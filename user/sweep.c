@@ -881,6 +881,12 @@ static void run_one(const struct sweep_args *a, const char *dir, const char *wor
 
 /* ---- the sweep ---- */
 
+/* A sweep whose rows cannot be written is not worth running on. */
+static bool keep_going(const struct sweep_output *out)
+{
+	return !stop_signal && !out->failed;
+}
+
 static const char *size_label(uint64_t v, char *buf, size_t n)
 {
 	if (v >= (1ULL << 30) && !(v % (1ULL << 30)))
@@ -1024,10 +1030,10 @@ int cmd_sweep(int argc, char **argv)
 
 	start = now_s();
 	/* repetitions outermost: slow drift of the machine spreads over every point */
-	for (long rep = 1; rep <= a.reps && !stop_signal; rep++)
-		for (int w = 0; w < a.nworkloads && !stop_signal; w++)
-			for (int s = 0; s < a.nsizes && !stop_signal; s++)
-				for (int t = 0; t < a.nthreads && !stop_signal; t++) {
+	for (long rep = 1; rep <= a.reps && keep_going(&out); rep++)
+		for (int w = 0; w < a.nworkloads && keep_going(&out); w++)
+			for (int s = 0; s < a.nsizes && keep_going(&out); s++)
+				for (int t = 0; t < a.nthreads && keep_going(&out); t++) {
 					struct run_outcome o;
 
 					run_one(&a, dir, a.workloads[w], a.sizes[s], a.threads[t], &o);
@@ -1040,7 +1046,10 @@ int cmd_sweep(int argc, char **argv)
 					json_object_put(o.ledger);
 				}
 
-	if (stop_signal) {
+	if (out.failed) {
+		fprintf(stderr, "zctrace sweep: stopped after %d of %d runs: the rows cannot be written\n", k, nruns);
+		ret = 1;
+	} else if (stop_signal) {
 		fprintf(stderr, "zctrace sweep: interrupted by signal %d after %d of %d runs; %d rows in %s\n",
 			(int)stop_signal, k, nruns, k, out.path ? out.path : "stdout");
 		ret = 128 + stop_signal;
