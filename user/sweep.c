@@ -1023,8 +1023,8 @@ int cmd_sweep(int argc, char **argv)
 		snprintf(length, sizeof(length), "%s s", a.duration);
 	else
 		snprintf(length, sizeof(length), "%" PRIu64 " messages per connection", a.messages);
-	fprintf(stderr, "zctrace sweep: %d runs (%d workload%s x %d size%s x %d thread count%s x %ld rep%s), "
-		"%s each; writing %s\n", nruns, a.nworkloads, a.nworkloads > 1 ? "s" : "", a.nsizes,
+	fprintf(stderr, "zctrace sweep: %d run%s (%d workload%s x %d size%s x %d thread count%s x %ld rep%s), "
+		"%s each; writing %s\n", nruns, nruns > 1 ? "s" : "", a.nworkloads, a.nworkloads > 1 ? "s" : "", a.nsizes,
 		a.nsizes > 1 ? "s" : "", a.nthreads, a.nthreads > 1 ? "s" : "", a.reps, a.reps > 1 ? "s" : "",
 		length, out.path ? out.path : "CSV to stdout");
 
@@ -1050,11 +1050,11 @@ int cmd_sweep(int argc, char **argv)
 		fprintf(stderr, "zctrace sweep: stopped after %d of %d runs: the rows cannot be written\n", k, nruns);
 		ret = 1;
 	} else if (stop_signal) {
-		fprintf(stderr, "zctrace sweep: interrupted by signal %d after %d of %d runs; %d rows in %s\n",
-			(int)stop_signal, k, nruns, k, out.path ? out.path : "stdout");
+		fprintf(stderr, "zctrace sweep: interrupted by signal %d after %d of %d runs; %d row%s in %s\n",
+			(int)stop_signal, k, nruns, k, k == 1 ? "" : "s", out.path ? out.path : "stdout");
 		ret = 128 + stop_signal;
 	} else if (counts[RUN_OK] == k) {
-		fprintf(stderr, "zctrace sweep: %d runs in %.0f s, all ok; rows in %s\n", k, now_s() - start,
+		fprintf(stderr, "zctrace sweep: %d run%s in %.0f s, all ok; rows in %s\n", k, k > 1 ? "s" : "", now_s() - start,
 			out.path ? out.path : "stdout");
 		ret = 0;
 	} else {
