@@ -4,9 +4,12 @@
 Every end-to-end test asserts kernel figures against independent ones (the workload's own byte
 counts, the traffic a helper process generated), exactly. Ends with 'N passed, N failed, N skipped'.
 """
+import atexit
+import csv
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -598,6 +601,218 @@ def check_can_fail():
     assert re.search(r"\[FAIL\] user_copy bytes == 0: kernel 819200", p.stdout), p.stdout[-800:]
 
 
+# ---- sweeps and plots ----
+
+SWEEP_HEAD = ["run", "rep", "workload", "size", "threads", "status", "exit_code", "error", "host", "kernel",
+              "methods", "elapsed_s", "bytes", "bytes_received", "messages", "throughput_gbit_s",
+              "lat_p50_ns", "lat_p90_ns", "lat_p99_ns", "lat_max_ns"]
+SWEEP_MIDDLE = ["cpu_copies_per_byte", "ctx_switches", "ctx_voluntary", "ctx_involuntary", "offcpu_ns",
+                "syscalls", "page_faults_user", "page_faults_kernel", "task_clock_ns", "cpu_ns_per_byte"]
+SWEEP_TAIL = ["checks_passed", "checks_failed", "failed_checks"]
+SWEEP_GRID = ("tcp-onecopy,tcp-twocopy", "--sizes", "1K,64K", "--threads", "1,2", "--reps", "1",
+              "--messages", "200")
+FIGURES = ["throughput_vs_size", "cpu_per_byte_vs_size", "copies_per_byte", "ctx_switches_vs_threads",
+           "latency_vs_threads"]
+FIGURE_PX = (1600, 1000)
+PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] (\S+) size=(\w+) threads=(\d+) rep=(\d+): (ok|check_failed|error|timeout|"
+                      r"interrupted)( [\d.]+ Gbit/s)?.* \(elapsed \d+s, ETA \d+s\)$")
+
+scratch = tempfile.mkdtemp(prefix="zctrace-tests.")
+atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+sweep_cache = {}
+
+
+def sweep(*args, env=None, timeout=600):
+    return subprocess.run([ZCTRACE, "sweep", *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader)
+        return header, [dict(zip(header, r)) for r in reader if r]
+
+
+def sweep_columns():
+    """The documented columns; sites and perf counters in the order a ledger lists them."""
+    p, led = traced("tcp-onecopy", "--size", "4K", "--messages", "10")
+    sites = [c for s in led["sites"] for c in (f"{s}_copies", f"{s}_bytes", f"{s}_per_byte")]
+    perf = ["perf_" + name.replace("-", "_") for name in led["perf"]]
+    return SWEEP_HEAD + sites + SWEEP_MIDDLE + perf + SWEEP_TAIL
+
+
+def grid_sweep(ext):
+    """The 8-run grid, swept once per output format and kept for the tests that read it."""
+    if ext not in sweep_cache:
+        path = os.path.join(scratch, f"grid.{ext}")
+        p = sweep(*SWEEP_GRID, "-o", path)
+        sweep_cache[ext] = (p, path)
+    return sweep_cache[ext]
+
+
+def sweep_csv_reconciles():
+    p, path = grid_sweep("csv")
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr[-1500:]}"
+    header, rows = read_csv(path)
+    assert header == sweep_columns(), f"header: {header}"
+    assert len(rows) == 8, f"{len(rows)} rows"
+    assert sorted((r["workload"], r["size"], r["threads"]) for r in rows) == sorted(
+        (w, s, t) for w in ("tcp-onecopy", "tcp-twocopy") for s in ("1024", "65536") for t in ("1", "2"))
+    for r in rows:
+        what = f"{r['workload']} size={r['size']} threads={r['threads']}"
+        assert r["status"] == "ok" and r["exit_code"] == "0", f"{what}: {r['status']}: {r['error']}"
+        assert r["checks_failed"] == "0" and r["failed_checks"] == "", f"{what}: {r['failed_checks']}"
+        size, threads, messages, sent = int(r["size"]), int(r["threads"]), int(r["messages"]), int(r["bytes"])
+        assert_eq(f"{what} messages", messages, 200 * threads)
+        assert_eq(f"{what} bytes", sent, messages * size)
+        assert_eq(f"{what} bytes_received", int(r["bytes_received"]), sent)
+        assert_eq(f"{what} recv_copy_bytes", int(r["recv_copy_bytes"]), sent)
+        assert_eq(f"{what} send_copy_bytes", int(r["send_copy_bytes"]), sent)
+        assert_eq(f"{what} user_copy_bytes", int(r["user_copy_bytes"]),
+                  sent if r["workload"] == "tcp-twocopy" else 0)
+        assert_eq(f"{what} zc_pin_bytes", int(r["zc_pin_bytes"]), 0)
+        assert float(r["throughput_gbit_s"]) > 0 and int(r["task_clock_ns"]) > 0, r
+        assert "send_copy=" in r["methods"] and "recv_copy=" in r["methods"], r["methods"]
+        # unsupported hardware counters are empty cells, never 0
+        for name in ("perf_cycles", "perf_instructions"):
+            assert r[name] == "" or float(r[name]) > 0, f"{name} = {r[name]!r}"
+    progress = [l for l in p.stderr.splitlines() if l.startswith("[")]
+    assert len(progress) == 8 and all(PROGRESS.match(l) for l in progress), "\n".join(progress)
+    assert "8 runs" in p.stderr.splitlines()[-1] and "all ok" in p.stderr.splitlines()[-1], p.stderr[-300:]
+
+
+def sweep_json_rows():
+    p, path = grid_sweep("json")
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr[-1500:]}"
+    doc = json.load(open(path))
+    assert set(("host", "kernel", "started", "argv")) <= set(doc["meta"]), doc["meta"]
+    assert doc["meta"]["argv"][:2] == ["zctrace", "sweep"], doc["meta"]["argv"]
+    rows = doc["rows"]
+    assert len(rows) == 8, f"{len(rows)} rows"
+    columns = sweep_columns()
+    for r in rows:
+        assert [k for k in r if k != "checks"] == columns, list(r)
+        assert r["status"] == "ok", r["error"]
+        assert isinstance(r["checks"], list) and r["checks"] and all(c["ok"] for c in r["checks"]), r["checks"]
+        assert r["checks_passed"] == len(r["checks"])
+        assert r["recv_copy_bytes"] == r["bytes"] == r["messages"] * r["size"], r
+
+
+def sweep_failed_run_recorded():
+    """A run that fails is a row with its error, and the sweep goes on; one that hangs is stopped at
+    its timeout with nothing left behind. ZCTRACE_WORKLOADS swaps the binaries in."""
+    d = tempfile.mkdtemp(dir=scratch)
+    tmp = tempfile.mkdtemp(dir=scratch)
+    env = dict(os.environ, ZCTRACE_WORKLOADS=d, TMPDIR=tmp)
+    os.symlink("/bin/false", os.path.join(d, "tcp-twocopy"))
+    os.symlink(os.path.join(WORKLOADS, "tcp-onecopy"), os.path.join(d, "tcp-onecopy"))
+    out = os.path.join(d, "failed.csv")
+    p = sweep("tcp-twocopy,tcp-onecopy", "--sizes", "4K", "--messages", "100", "-o", out, env=env)
+    assert p.returncode == 1, f"exit {p.returncode}: {p.stderr[-800:]}"
+    header, rows = read_csv(out)
+    assert len(rows) == 2, rows
+    bad, good = rows
+    assert bad["workload"] == "tcp-twocopy" and bad["status"] == "error", bad
+    assert bad["exit_code"] == "1" and bad["error"], bad
+    assert bad["bytes"] == "" and bad["throughput_gbit_s"] == "", "a failed run's figures must be empty"
+    assert good["status"] == "ok" and int(good["bytes"]) == 100 * 4096, good
+    assert "1 of 2 runs failed (1 error)" in p.stderr.splitlines()[-1], p.stderr[-300:]
+
+    out = os.path.join(d, "timeout.csv")
+    t0 = time.monotonic()
+    p = sweep("tcp-onecopy", "--sizes", "4K", "--duration", "60", "--timeout", "2", "-o", out, env=env)
+    assert time.monotonic() - t0 < 30, "the timeout did not stop the run"
+    assert p.returncode == 1, f"exit {p.returncode}: {p.stderr[-800:]}"
+    header, rows = read_csv(out)
+    assert [r["status"] for r in rows] == ["timeout"], rows
+    assert "timeout" in rows[0]["error"], rows[0]["error"]
+    left = subprocess.run(["pgrep", "-f", d], capture_output=True, text=True)
+    assert left.stdout.strip() == "", f"workload left running: {left.stdout}"
+    assert os.listdir(tmp) == [], f"temporary files left: {os.listdir(tmp)}"
+
+
+def sweep_usage_errors():
+    out = os.path.join(scratch, "usage")
+    os.makedirs(out, exist_ok=True)
+    cases = [
+        (["tcp-onecopy", "--sizes", "12Q"], "invalid --sizes '12Q'"),
+        (["tcp-onecopy", "--sizes", "1K,,4K"], "invalid --sizes"),
+        (["tcp-onecopy", "--threads", "0"], "invalid --threads '0'"),
+        (["tcp-onecopy", "--threads", "1,257"], "invalid --threads"),
+        (["tcp-onecopy", "--reps", "0"], "invalid --reps '0'"),
+        (["tcp-onecopy,tcp-2copy"], "unknown workload 'tcp-2copy'"),
+        (["tcp-onecopy", "-o", os.path.join(out, "results.txt")], "cannot tell the format of"),
+        (["tcp-onecopy", "--duration", "1", "--messages", "10"], "either --duration or --messages"),
+        (["tcp-onecopy", "-m", "magic"], "unknown method 'magic'"),
+        (["tcp-onecopy", "stray"], "unexpected argument 'stray'"),
+        ([], "no workloads given"),
+    ]
+    for args, msg in cases:
+        p = sweep(*args, timeout=30)
+        assert p.returncode == 2, f"{args}: exit {p.returncode}"
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        assert len(lines) == 1 and msg in lines[0], f"{args}: {p.stderr!r}"
+        assert p.stdout == "", f"{args}: wrote {p.stdout[:200]!r}"
+    assert os.listdir(out) == [], os.listdir(out)
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR", f"{path}: not a PNG"
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def plot_writes_figures():
+    p, path = grid_sweep("csv")
+    assert os.path.exists(path), f"no sweep file: {p.stderr[-500:]}"
+    outdir = os.path.join(scratch, "figures")
+    plot = subprocess.run([os.path.join(ROOT, "tools", "plot"), path, "-o", outdir], capture_output=True,
+                          text=True, timeout=300)
+    assert plot.returncode == 0, plot.stdout + plot.stderr
+    for name in FIGURES:
+        png, svg = os.path.join(outdir, name + ".png"), os.path.join(outdir, name + ".svg")
+        assert os.path.getsize(png) > 0, png
+        assert png_size(png) == FIGURE_PX, f"{name}.png is {png_size(png)}, not {FIGURE_PX}"
+        with open(svg) as f:
+            assert "<svg" in f.read(2000), f"{svg}: not an SVG"
+    # the JSON form plots the same figures
+    jp, jpath = grid_sweep("json")
+    plot = subprocess.run([os.path.join(ROOT, "tools", "plot"), jpath, "-o", os.path.join(scratch, "jfig"),
+                           "--formats", "png"], capture_output=True, text=True, timeout=300)
+    assert plot.returncode == 0 and sorted(os.listdir(os.path.join(scratch, "jfig"))) == sorted(
+        f + ".png" for f in FIGURES), plot.stderr
+    # unreadable or empty input: one line, exit 2
+    empty = os.path.join(scratch, "empty.csv")
+    open(empty, "w").close()
+    for bad in (empty, os.path.join(scratch, "missing.csv")):
+        plot = subprocess.run([os.path.join(ROOT, "tools", "plot"), bad], capture_output=True, text=True,
+                              timeout=60)
+        assert plot.returncode == 2 and len(plot.stderr.strip().splitlines()) == 1, (plot.returncode, plot.stderr)
+
+
+def plot_partial_file():
+    """A partial sweep (a failed row, a single ok row, columns missing) still plots what it holds."""
+    p, path = grid_sweep("csv")
+    header, rows = read_csv(path)
+    keep = [c for c in header if not c.startswith(("lat_", "ctx_"))]
+    partial = os.path.join(scratch, "partial.csv")
+    with open(partial, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(keep)
+        w.writerow([rows[0][c] for c in keep])
+        w.writerow(["timeout" if c == "status" else rows[1][c] if c in ("workload", "size", "threads") else ""
+                    for c in keep])
+    outdir = os.path.join(scratch, "partial-figures")
+    plot = subprocess.run([os.path.join(ROOT, "tools", "plot"), partial, "-o", outdir], capture_output=True,
+                          text=True, timeout=300)
+    assert plot.returncode == 0, plot.stdout + plot.stderr
+    made = sorted(f for f in os.listdir(outdir) if f.endswith(".png"))
+    assert made == sorted(f + ".png" for f in ("throughput_vs_size", "cpu_per_byte_vs_size",
+                                               "copies_per_byte")), made
+    assert "skipped latency_vs_threads" in plot.stderr, plot.stderr
+
+
 def main():
     if os.geteuid() != 0:
         print("tests need root (BPF, perf counters)", file=sys.stderr)
@@ -610,7 +825,10 @@ def main():
     tests += file_tests() + [file_sites_on_a_filesystem_without_write_events, file_workload_bad_options]
     tests += [tracepoint_forced_matches_default, fentry_path, kprobe_path, kprobe_flavours_pass_verifier,
               unrelated_traffic_not_counted, command_and_children_traced, attach_to_running_pid,
-              sigint_stops_cleanly, live_view_on_a_terminal, live_view_to_a_pipe, usage_errors, failing_command_fails_run, check_can_fail]
+              sigint_stops_cleanly, live_view_on_a_terminal, live_view_to_a_pipe, usage_errors,
+              failing_command_fails_run, check_can_fail,
+              sweep_csv_reconciles, sweep_json_rows, sweep_failed_run_recorded, sweep_usage_errors,
+              plot_writes_figures, plot_partial_file]
     only = sys.argv[1:]
     for t in tests:
         if not only or any(o in t.__name__ for o in only):

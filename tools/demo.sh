@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The demo: show the chosen probe methods, then trace the TCP and file workloads and print each ledger.
+# The demo: show the chosen probe methods, trace the TCP and file workloads and print each ledger,
+# then sweep the three socket workloads over sizes and threads and plot the sweep into demo-out/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,4 +17,10 @@ done
 # serving a file over TCP: read+send copies it three times, sendfile once (on the receiver)
 ./zctrace run --no-hist serve-readsend --file-size 64M --size 4K || rc=1
 ./zctrace run --no-hist serve-sendfile --file-size 64M --size 64K || rc=1
+
+echo
+mkdir -p demo-out
+./zctrace sweep tcp-twocopy,tcp-onecopy,tcp-zerocopy --sizes 4K,64K --threads 1,2 --reps 1 \
+	--duration 0.5 -o demo-out/sweep.csv || rc=1
+tools/plot demo-out/sweep.csv -o demo-out || rc=1
 exit $rc

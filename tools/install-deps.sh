@@ -16,6 +16,7 @@ needs=(
 	"make:/usr/bin/make"
 	"gcc:/usr/bin/gcc"
 	"python3:/usr/bin/python3"
+	"python3-matplotlib:/usr/lib/python3/dist-packages/matplotlib/__init__.py"
 	"procps:/usr/bin/pgrep"
 )
 

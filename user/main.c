@@ -23,6 +23,7 @@
 #include "live.h"
 #include "perfcnt.h"
 #include "probes.h"
+#include "sweep.h"
 #include "workloads.h"
 #include "zctrace.skel.h"
 
@@ -596,7 +597,10 @@ static void usage(FILE *f)
 		"usage: zctrace run [OPTIONS] WORKLOAD [ARGS] | -- COMMAND [ARGS] | -p PID -d SECONDS\n"
 		"       zctrace list       the built-in workloads and their expected ledgers\n"
 		"       zctrace probes     the attach method chosen for each probe site, and why\n"
-		"       zctrace run --help\n");
+		"       zctrace sweep WORKLOAD[,WORKLOAD...] [--sizes LIST] [--threads LIST] [--reps N]\n"
+		"                          [--duration SECS | --messages N] [-o FILE.csv|FILE.json] [-- ARGS]\n"
+		"                          a grid of runs, one CSV or JSON row each\n"
+		"       zctrace run --help, zctrace sweep --help\n");
 }
 
 int main(int argc, char **argv)
@@ -611,6 +615,8 @@ int main(int argc, char **argv)
 		return argc == 2 ? cmd_list() : usage_error("list takes no arguments");
 	if (!strcmp(argv[1], "probes"))
 		return cmd_probes(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sweep"))
+		return cmd_sweep(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;

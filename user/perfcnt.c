@@ -24,6 +24,11 @@ static const struct {
 	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
 };
 
+const char *perf_counter_name(int i)
+{
+	return i >= 0 && i < NR_PERF_COUNTERS ? defs[i].name : NULL;
+}
+
 static int open_one(int i, pid_t pid, bool at_exec)
 {
 	struct perf_event_attr attr = {

@@ -30,5 +30,7 @@ void perf_open_pid(struct perf_set *ps, pid_t pid);
 void perf_read(struct perf_set *ps);
 void perf_close(struct perf_set *ps);
 const struct perf_counter *perf_find(const struct perf_set *ps, const char *name);
+/* The name of counter @i ("task-clock", "cycles", ...), as perf calls it. */
+const char *perf_counter_name(int i);
 
 #endif

@@ -20,6 +20,8 @@ struct workload_def {
 	enum expect site[NR_SITES];
 	bool zc_notices;		/* reconcile completion notices with the workload's own count */
 	bool file;			/* works on a file: cache state, syscalls per chunk, copy verified */
+	bool no_threads;		/* takes no --threads: one copy at a time */
+	bool no_amount;			/* takes no --messages/--bytes/--duration: the file is the amount */
 };
 
 extern const struct workload_def workload_defs[];

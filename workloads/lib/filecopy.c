@@ -72,6 +72,8 @@ int file_copy_main(int argc, char **argv, const struct file_copy *w)
 	json_object_object_add(r, "threads", json_object_new_int(1));
 	json_object_object_add(r, "bytes", json_object_new_uint64(j.copied));
 	json_object_object_add(r, "elapsed_s", json_object_new_double(secs));
+	json_object_object_add(r, "throughput_gbit_s",
+			       json_object_new_double(secs > 0 ? j.copied * 8 / secs / 1e9 : 0));
 	json_object_object_add(r, "throughput_mib_s",
 			       json_object_new_double(secs > 0 ? j.copied / secs / (1 << 20) : 0));
 	wl_file_report(r, &o, &src);
