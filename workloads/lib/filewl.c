@@ -149,6 +149,9 @@ int wl_file_set_cache(struct wl_file *f, enum wl_cache cache)
 		if ((err = wl_file_crc(f->fd, f->size, &crc)))
 			return err;
 	}
+	/* the measured phase starts with no writeback of ours pending on this filesystem */
+	if (syncfs(f->fd))
+		return -errno;
 	f->resident_before = wl_file_resident(f->fd, f->size);
 	return 0;
 }
