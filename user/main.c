@@ -563,7 +563,7 @@ static int cmd_list(void)
 	       " --duration SECS, --port P\n"
 	       "file-* options: --file-size N (default 1G), --cache cold|warm, --dir DIR, --size BYTES per"
 	       " call\n"
-	       "serve-* options: --file-size N, --cache cold|warm, --dir DIR, --size BYTES per chunk"
+	       "serve-* options: --file-size N, --cache cold|warm, --dir DIR, --chunk BYTES (= --size)"
 	       " (default 64K), --threads N, --port P\n"
 	       "'zctrace run WORKLOAD --help' lists a workload's options.\n");
 	return 0;

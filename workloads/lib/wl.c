@@ -50,7 +50,8 @@ static void usage(FILE *f, const char *name, unsigned accept)
 	if (accept & WL_OPT_AMOUNT)
 		fprintf(f, "  --size BYTES     message size, suffixes K, M, G (default 64K)\n");
 	else if (accept & WL_OPT_CONN)
-		fprintf(f, "  --size BYTES     bytes per read()/send() or sendfile() call (default 64K)\n");
+		fprintf(f, "  --chunk BYTES    bytes per read()/send() or sendfile() call (default 64K);\n"
+			   "                   --size is the same option\n");
 	else
 		fprintf(f, "  --size BYTES     bytes per call (0 = as much as one call moves)\n");
 	if (accept & WL_OPT_CONN)
@@ -77,6 +78,7 @@ int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, stru
 		{ "cache", required_argument, NULL, 'C' },
 		{ "dir", required_argument, NULL, 'D' },
 		{ "size", required_argument, NULL, 's' },
+		{ "chunk", required_argument, NULL, 's' },	/* the serve-* name for --size */
 		{ "threads", required_argument, NULL, 't' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "bytes", required_argument, NULL, 'b' },
