@@ -866,8 +866,11 @@ json_object *ledger_json(const struct ledger *l)
 	} else {
 		json_object_object_add(root, "page_cache", NULL);
 	}
-	json_object_object_add(root, "file_bytes_unseen", json_object_new_uint64(l->misc.file_bytes_unseen));
-	json_object_object_add(root, "write_bytes_by_return", json_object_new_uint64(l->misc.write_bytes_by_return));
+	/* both come from following file syscalls, which only the file sites do */
+	json_object_object_add(root, "file_bytes_unseen", l->method[SITE_KERNEL_COPY] != METHOD_NONE
+			       ? json_object_new_uint64(l->misc.file_bytes_unseen) : NULL);
+	json_object_object_add(root, "write_bytes_by_return", l->method[SITE_FILE_WRITE_COPY] != METHOD_NONE
+			       ? json_object_new_uint64(l->misc.write_bytes_by_return) : NULL);
 	if (l->faults_attached) {
 		json_object *pf = json_object_new_object();
 
