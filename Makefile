@@ -69,7 +69,8 @@ $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
-zctrace: $(USER_OBJS)
+# the CLI parses sizes as the workloads do: with their wl_parse_size()
+zctrace: $(USER_OBJS) $(OUTPUT)/wl/wl.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lelf -lz -ljson-c -o $@
 

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cli.h"
 #include "ledger.h"
 #include "live.h"
 #include "perfcnt.h"
@@ -33,7 +34,6 @@ _Static_assert(ZCT_EE_CODE_ZEROCOPY_COPIED == SO_EE_CODE_ZEROCOPY_COPIED, "errqu
 _Static_assert(ZCT_MSG_ZEROCOPY == MSG_ZEROCOPY, "MSG_ZEROCOPY");
 _Static_assert(ZCT_IPPROTO_TCP == IPPROTO_TCP, "IPPROTO_TCP");
 
-#define EXIT_USAGE 2
 #define KILL_GRACE_MS 5000
 
 static volatile sig_atomic_t stop_signal;
@@ -107,19 +107,7 @@ static const struct argp_option run_options[] = {
 	{},
 };
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "zctrace: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	return EXIT_USAGE;
-}
+#define usage_error(...) cli_usage_error("zctrace", __VA_ARGS__)
 
 static int parse_seconds(const char *s, double *out)
 {

@@ -22,10 +22,11 @@
 #include "ledger.h"
 #include "perfcnt.h"
 #include "probes.h"
+#include "cli.h"
 #include "sweep.h"
+#include "wl.h"
 #include "workloads.h"
 
-#define EXIT_USAGE 2
 #define MAX_THREADS 256
 #define MAX_SIZE (1ULL << 30)		/* the workloads' own limit */
 #define MAX_REPS 100000
@@ -118,51 +119,9 @@ static void *xrealloc(void *p, size_t n)
 	return p;
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "zctrace sweep: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	return EXIT_USAGE;
-}
+#define usage_error(...) cli_usage_error("zctrace sweep", __VA_ARGS__)
 
 /* ---- option parsing ---- */
-
-/* BYTES with an optional K, M or G (powers of 1024), as the workloads read --size. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	uint64_t mult = 1;
-	char *end;
-
-	if (!*s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case '\0': break;
-	case 'k': case 'K': mult = 1ULL << 10; end++; break;
-	case 'm': case 'M': mult = 1ULL << 20; end++; break;
-	case 'g': case 'G': mult = 1ULL << 30; end++; break;
-	default: return -EINVAL;
-	}
-	if (*end == 'i' && end[1] == 'B')
-		end += 2;
-	else if (*end == 'B')
-		end++;
-	if (*end || (v && mult > UINT64_MAX / v))
-		return -EINVAL;
-	*out = v * mult;
-	return 0;
-}
 
 /* Splits a comma-separated list; items[0] owns the copy. An empty item is an error. */
 static int split_list(const char *list, char ***items, int *n)
@@ -202,7 +161,7 @@ static int parse_number_list(const char *list, uint64_t **vals, int *n, uint64_t
 
 	*vals = xrealloc(NULL, *n * sizeof(**vals));
 	for (int i = 0; i < *n && !err; i++)
-		if (parse_size(items[i], &(*vals)[i]) || (*vals)[i] == 0 || (*vals)[i] > max)
+		if (wl_parse_size(items[i], &(*vals)[i]) || (*vals)[i] == 0 || (*vals)[i] > max)
 			err = -EINVAL;
 	free_list(items);
 	return err;
@@ -272,7 +231,7 @@ static error_t sweep_parse(int key, char *arg, struct argp_state *state)
 		a->duration_s = v;
 		break;
 	case 'n':
-		if (parse_size(arg, &a->messages) || !a->messages)
+		if (wl_parse_size(arg, &a->messages) || !a->messages)
 			argp_failure(state, EXIT_USAGE, 0, "invalid --messages '%s' (> 0)", arg);
 		break;
 	case 'm':

@@ -1,25 +1,17 @@
 /* file-copyrange: duplicate a file with copy_file_range(). */
-#include <errno.h>
 #include <unistd.h>
 #include "filecopy.h"
 
-#define CALL_MAX 0x7ffff000
+static ssize_t copy_range(struct copy_job *j, uint64_t off, size_t want)
+{
+	off_t in_off = off, out_off = off;
+
+	return copy_file_range(j->in, &in_off, j->out, &out_off, want, 0);
+}
 
 static int copy(struct copy_job *j)
 {
-	while (j->copied < j->file_size) {
-		uint64_t left = j->file_size - j->copied, want = j->size && j->size < left ? j->size : left;
-		off_t in_off = j->copied, out_off = j->copied;
-		ssize_t n = copy_file_range(j->in, &in_off, j->out, &out_off, want > CALL_MAX ? CALL_MAX : want, 0);
-
-		j->calls[0]++;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		j->copied += n;
-	}
-	return 0;
+	return copy_by_calls(j, copy_range);
 }
 
 int main(int argc, char **argv)

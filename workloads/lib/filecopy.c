@@ -11,6 +11,24 @@
 #include <unistd.h>
 #include "filecopy.h"
 
+#define CALL_MAX 0x7ffff000	/* the most one read/write-like call moves (MAX_RW_COUNT) */
+
+int copy_by_calls(struct copy_job *j, ssize_t (*call)(struct copy_job *j, uint64_t off, size_t want))
+{
+	while (j->copied < j->file_size) {
+		uint64_t left = j->file_size - j->copied, want = j->size && j->size < left ? j->size : left;
+		ssize_t n = call(j, j->copied, want > CALL_MAX ? CALL_MAX : want);
+
+		j->calls[0]++;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		j->copied += n;
+	}
+	return 0;
+}
+
 int file_copy_main(int argc, char **argv, const struct file_copy *w)
 {
 	struct wl_file src = { .fd = -1 }, dst = { .fd = -1 };

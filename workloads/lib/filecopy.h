@@ -29,4 +29,11 @@ struct file_copy {
 
 int file_copy_main(int argc, char **argv, const struct file_copy *w);
 
+/*
+ * The copy loop of the one-call ways: @call moves up to @want bytes at offset @off of both files
+ * and returns what it moved or -1 with errno. Chunks are --size bytes (all that is left with
+ * --size 0, at most what one call may move); calls are counted in calls[0].
+ */
+int copy_by_calls(struct copy_job *j, ssize_t (*call)(struct copy_job *j, uint64_t off, size_t want));
+
 #endif
