@@ -21,6 +21,8 @@ __u32 root_tgid = 0;
 /* Written by the USDT phase markers. */
 __u32 phase_active = 0;
 struct misc_stats misc = {};
+/* Written by the USDT segment marker: the microbenchmark step now running, 0 = none. */
+__u32 segment = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -64,6 +66,21 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } phase_syscalls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_SEGMENTS);
+	__type(key, __u32);
+	__type(value, struct seg_stats);
+} seg_stats SEC(".maps");
+
+/* Syscalls of each microbenchmark step: key = segment * MAX_SYSCALLS + number. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_SEGMENTS * MAX_SYSCALLS);
+	__type(key, __u32);
+	__type(value, __u64);
+} seg_syscalls SEC(".maps");
 
 /* One file syscall in flight per thread: what its descriptors are and what copies were seen. */
 struct io_call {
@@ -160,6 +177,14 @@ static __always_inline bool is_target(__u32 tgid)
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
+/* The current microbenchmark step's figures, or NULL outside any step. */
+static __always_inline struct seg_stats *cur_seg(void)
+{
+	__u32 seg = segment;
+
+	return seg ? bpf_map_lookup_elem(&seg_stats, &seg) : NULL;
+}
+
 static __always_inline bool counting(void)
 {
 	return !gate_on_phase || phase_active;
@@ -204,12 +229,17 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	struct seg_stats *seg;
 	__u8 one = 1;
 
 	if (!is_target(ptgid))
 		return;
+
 	bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
 	__sync_fetch_and_add(&misc.forks, 1);
+	seg = cur_seg();
+	if (seg)
+		__sync_fetch_and_add(&seg->forks, 1);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -228,8 +258,14 @@ int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
 
 static __always_inline void on_exit(struct task_struct *task)
 {
-	if (is_target(BPF_CORE_READ(task, tgid)))
-		__sync_fetch_and_add(&misc.exits, 1);
+	struct seg_stats *seg;
+
+	if (!is_target(BPF_CORE_READ(task, tgid)))
+		return;
+	__sync_fetch_and_add(&misc.exits, 1);
+	seg = cur_seg();
+	if (seg)
+		__sync_fetch_and_add(&seg->exits, 1);
 }
 
 SEC("tp_btf/sched_process_exit")
@@ -263,12 +299,24 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 			bpf_map_update_elem(&sched, &tgid, &zero, BPF_NOEXIST);
 			st = bpf_map_lookup_elem(&sched, &tgid);
 		}
+		struct seg_stats *seg = cur_seg();
+		/* the scheduler's own rule for nvcsw/nivcsw in __schedule() */
+		bool voluntary = !preempt && prev_state;
+
 		if (st) {
-			/* the scheduler's own rule for nvcsw/nivcsw in __schedule() */
-			if (!preempt && prev_state)
+			if (voluntary)
 				__sync_fetch_and_add(&st->voluntary, 1);
 			else
 				__sync_fetch_and_add(&st->involuntary, 1);
+		}
+		if (seg) {
+			if (voluntary) {
+				__sync_fetch_and_add(&seg->voluntary, 1);
+			} else {
+				__sync_fetch_and_add(&seg->involuntary, 1);
+				if (!is_target(BPF_CORE_READ(next, tgid)))
+					__sync_fetch_and_add(&seg->preempted, 1);
+			}
 		}
 		tid = BPF_CORE_READ(prev, pid);
 		bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY);
@@ -398,7 +446,7 @@ static __always_inline void enter_io(struct pt_regs *regs, __u32 kind)
 
 static __always_inline void on_syscall(struct pt_regs *regs, long id)
 {
-	__u32 nr = id;
+	__u32 nr = id, seg = segment, key;
 	__u64 *cnt;
 
 	if (id < 0 || id >= MAX_SYSCALLS || !is_target(current_tgid()))
@@ -406,6 +454,16 @@ static __always_inline void on_syscall(struct pt_regs *regs, long id)
 	cnt = bpf_map_lookup_elem(&syscalls, &nr);
 	if (cnt)
 		__sync_fetch_and_add(cnt, 1);
+	if (seg) {
+		struct seg_stats *st = bpf_map_lookup_elem(&seg_stats, &seg);
+
+		if (st)
+			__sync_fetch_and_add(&st->syscalls, 1);
+		key = seg * MAX_SYSCALLS + nr;
+		cnt = bpf_map_lookup_elem(&seg_syscalls, &key);
+		if (cnt)
+			__sync_fetch_and_add(cnt, 1);
+	}
 	if (phase_active) {
 		cnt = bpf_map_lookup_elem(&phase_syscalls, &nr);
 		if (cnt)
@@ -529,6 +587,7 @@ int BPF_PROG(filemap_add_btf, struct folio *folio)
 {
 	struct inode *host = BPF_CORE_READ(folio, mapping, host);
 	struct pc_key key = {};
+	struct seg_stats *seg;
 	__u64 flags = 0, pages = 1, *cnt;
 
 	if (!host || !counting() || !is_target(current_tgid()))
@@ -543,6 +602,9 @@ int BPF_PROG(filemap_add_btf, struct folio *folio)
 		else
 			pages = 1ULL << (BPF_CORE_READ(folio, _flags_1) & 0xff);
 	}
+	seg = cur_seg();
+	if (seg)
+		__sync_fetch_and_add(&seg->pc_pages, pages);
 	cnt = bpf_map_lookup_elem(&pc_adds, &key);
 	if (cnt) {
 		__sync_fetch_and_add(cnt, pages);
@@ -552,23 +614,29 @@ int BPF_PROG(filemap_add_btf, struct folio *folio)
 	return 0;
 }
 
-static __always_inline void on_fault(__u64 *counter)
+static __always_inline void on_fault(bool user)
 {
-	if (is_target(current_tgid()))
-		__sync_fetch_and_add(counter, 1);
+	struct seg_stats *seg;
+
+	if (!is_target(current_tgid()))
+		return;
+	__sync_fetch_and_add(user ? &misc.page_faults_user : &misc.page_faults_kernel, 1);
+	seg = cur_seg();
+	if (seg)
+		__sync_fetch_and_add(user ? &seg->faults_user : &seg->faults_kernel, 1);
 }
 
 SEC("tp_btf/page_fault_user")
-int BPF_PROG(fault_user_btf) { on_fault(&misc.page_faults_user); return 0; }
+int BPF_PROG(fault_user_btf) { on_fault(true); return 0; }
 
 SEC("tp_btf/page_fault_kernel")
-int BPF_PROG(fault_kernel_btf) { on_fault(&misc.page_faults_kernel); return 0; }
+int BPF_PROG(fault_kernel_btf) { on_fault(false); return 0; }
 
 SEC("raw_tp/page_fault_user")
-int BPF_PROG(fault_user_raw) { on_fault(&misc.page_faults_user); return 0; }
+int BPF_PROG(fault_user_raw) { on_fault(true); return 0; }
 
 SEC("raw_tp/page_fault_kernel")
-int BPF_PROG(fault_kernel_raw) { on_fault(&misc.page_faults_kernel); return 0; }
+int BPF_PROG(fault_kernel_raw) { on_fault(false); return 0; }
 
 /* ---- send side through tracepoints ---------------------------------------------------------- */
 
@@ -1024,6 +1092,17 @@ int BPF_USDT(phase_end_usdt)
 	if (is_target(current_tgid())) {
 		phase_active = 0;
 		__sync_fetch_and_add(&misc.phase_ends, 1);
+	}
+	return 0;
+}
+
+/* A microbenchmark's numbered step begins (id > 0) or ends (0). */
+SEC("usdt")
+int BPF_USDT(segment_usdt, __u32 id)
+{
+	if (is_target(current_tgid())) {
+		segment = id < MAX_SEGMENTS ? id : 0;
+		__sync_fetch_and_add(&misc.segment_marks, 1);
 	}
 	return 0;
 }

@@ -11,6 +11,7 @@
 #define MAX_SYSCALLS 1024	/* syscall numbers counted per number */
 #define MAX_TARGETS 8192	/* traced processes (tgids) */
 #define MAX_ZC_CALLS 262144	/* MSG_ZEROCOPY sends awaiting their completion notice */
+#define MAX_SEGMENTS 64		/* numbered steps of a microbenchmark (USDT zctrace:segment), 0 = none */
 
 /*
  * uapi constants the BPF side cannot include next to vmlinux.h; user space
@@ -111,6 +112,24 @@ struct misc_stats {
 	__u64 exec_seen;
 	__u64 write_bytes_by_return;	/* file writes counted from the syscall's return: no copy event seen */
 	__u64 file_bytes_unseen;	/* bytes copy_file_range/sendfile/splice put in a file with no copy seen */
+	__u64 segment_marks;		/* USDT zctrace:segment markers seen */
+};
+
+/*
+ * Kernel figures of one numbered step of a microbenchmark, the ground truth its assumptions are
+ * checked against. Counted for the targets while the step is current; syscalls by number are in
+ * a map of their own.
+ */
+struct seg_stats {
+	__u64 syscalls;
+	__u64 voluntary;	/* context switches away from a target, the scheduler's own rule */
+	__u64 involuntary;
+	__u64 preempted;	/* ... of which involuntary, to a task that is not a target: a disturbance */
+	__u64 forks;		/* new processes and threads of the targets */
+	__u64 exits;
+	__u64 faults_user;
+	__u64 faults_kernel;
+	__u64 pc_pages;		/* pages the targets brought into the page cache */
 };
 
 #endif /* ZCTRACE_H */

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ledger.h"
+#include "micro.h"
 #include "zctrace.skel.h"
 
 static const char *const site_names[NR_SITES] = {
@@ -167,14 +168,13 @@ void ledger_collect(struct ledger *l, struct zctrace_bpf *obj)
 		}
 	}
 	l->misc = obj->bss->misc;
+	if (l->def && l->def->micro)
+		micro_collect(l, obj);
 }
 
 /* ---- checks ---- */
 
-static void add_check(struct ledger *l, bool ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void add_check(struct ledger *l, bool ok, const char *name, const char *fmt, ...)
+void add_check(struct ledger *l, bool ok, const char *name, const char *fmt, ...)
 {
 	struct check *c;
 	va_list ap;
@@ -413,6 +413,8 @@ void ledger_check(struct ledger *l)
 				check_notices(l);
 			if (l->def->file)
 				check_file(l);
+			if (l->def->micro)
+				micro_check(l);
 		}
 		if (l->phase_gated)
 			add_check(l, l->misc.phase_begins == 1 && l->misc.phase_ends == 1,
@@ -621,7 +623,9 @@ void ledger_print(FILE *f, const struct ledger *l, bool histograms)
 	char b1[32];
 
 	fprintf(f, "\n=== zctrace: %s ===\n", l->target);
-	if (l->workload && json_object_object_get_ex(l->workload, "file_size", NULL))
+	if (l->workload && l->def && l->def->micro)
+		micro_print(f, l, histograms);
+	else if (l->workload && json_object_object_get_ex(l->workload, "file_size", NULL))
 		print_file_workload(f, l);
 	else if (l->workload)
 		print_tcp_workload(f, l, payload);
@@ -915,6 +919,8 @@ json_object *ledger_json(const struct ledger *l)
 		json_object_array_add(checks, c);
 	}
 	json_object_object_add(root, "checks", checks);
+	if (l->def && l->def->micro)
+		micro_json(root, l);
 	json_object_object_add(root, "ok", json_object_new_boolean(ledger_ok(l)));
 	return root;
 }

@@ -14,6 +14,19 @@ struct zctrace_bpf;
 
 #define MAX_CHECKS 32
 #define MAX_PC_FILES 64
+#define MAX_ASSUMPTIONS 64
+
+/* A microbenchmark's claim about one of its steps, and what the kernel counted. */
+struct assumption {
+	char claim[160];
+	char measure[48];	/* syscall:NAME, syscalls, switches, ... (micro.c) */
+	int step;
+	__u64 expected, min, max;
+	__u64 measured;
+	bool known;		/* the measure exists and its probe was attached */
+	bool holds;
+	char why[96];		/* when not known */
+};
 
 struct check {
 	char name[80];
@@ -43,6 +56,12 @@ struct ledger {
 	const struct probe_choice *choice;
 	struct check checks[MAX_CHECKS];
 	int nchecks;
+	/* microbenchmarks: the kernel's figures per numbered step, and the claims checked on them */
+	bool segments_attached;
+	struct seg_stats seg[MAX_SEGMENTS];
+	__u64 seg_syscalls[MAX_SEGMENTS][MAX_SYSCALLS];
+	struct assumption assumptions[MAX_ASSUMPTIONS];
+	int nassumptions;
 };
 
 const char *site_name(int site);
@@ -51,6 +70,8 @@ extern const int site_order[NR_SITES];
 void ledger_collect(struct ledger *l, struct zctrace_bpf *obj);
 void ledger_check(struct ledger *l);
 bool ledger_ok(const struct ledger *l);
+void add_check(struct ledger *l, bool ok, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 void ledger_print(FILE *f, const struct ledger *l, bool histograms);
 json_object *ledger_json(const struct ledger *l);
 

@@ -231,24 +231,27 @@ static void add_process_tree(struct zctrace_bpf *obj, pid_t pid, int depth)
 	closedir(d);
 }
 
+#define NR_USDT 4
+
 struct usdt_links {
-	struct bpf_link *link[3];
+	struct bpf_link *link[NR_USDT];
 };
 
 /*
  * Attaches the USDT programs. Returns 0 when the phase markers attached; a binary without
- * zctrace's probes has none (-ENOENT), and one that never copies in user space has no user_copy.
+ * zctrace's probes has none (-ENOENT), one that never copies in user space has no user_copy,
+ * and only the microbenchmarks mark numbered steps (segment).
  */
 static int attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, struct usdt_links *ul)
 {
-	static const char *const names[3] = { "phase_begin", "phase_end", "user_copy" };
-	struct bpf_program *progs[3] = { obj->progs.phase_begin_usdt, obj->progs.phase_end_usdt,
-					 obj->progs.user_copy_usdt };
+	static const char *const names[NR_USDT] = { "phase_begin", "phase_end", "user_copy", "segment" };
+	struct bpf_program *progs[NR_USDT] = { obj->progs.phase_begin_usdt, obj->progs.phase_end_usdt,
+					       obj->progs.user_copy_usdt, obj->progs.segment_usdt };
 	int err = 0;
 
 	if (!bpf_program__autoload(progs[0]))
 		return -ENOTSUP;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < NR_USDT; i++) {
 		ul->link[i] = bpf_program__attach_usdt(progs[i], pid, binary, "zctrace", names[i], NULL);
 		if (!ul->link[i] && i < 2 && !err)
 			err = -errno;
@@ -523,7 +526,7 @@ cleanup:
 	if (child > 0 && !reaped) {
 		stop_group(child, child, &status, &reaped);
 	}
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < NR_USDT; i++)
 		bpf_link__destroy(ul.link[i]);
 	zctrace_bpf__destroy(obj);
 	live_free(lv);
@@ -544,9 +547,17 @@ cleanup:
 static int cmd_list(void)
 {
 	printf("%-14s %s\n", "WORKLOAD", "WHAT IT DOES / EXPECTED LEDGER");
-	for (int i = 0; i < nr_workload_defs; i++)
-		printf("%-14s %s\n%-14s expected: %s\n", workload_defs[i].name, workload_defs[i].summary, "",
-		       workload_defs[i].expected);
+	for (int i = 0; i < nr_workload_defs; i++) {
+		const struct workload_def *d = &workload_defs[i];
+
+		if (d->micro && (i == 0 || !workload_defs[i - 1].micro))
+			printf("\nMICROBENCHMARKS (a distribution per measurement; each assumption checked by "
+			       "the kernel)\n");
+		printf("%-14s %s\n%-14s %s: %s\n", d->name, d->summary, "", d->micro ? "checked" : "expected",
+		       d->expected);
+		if (d->options)
+			printf("%-14s options: %s\n", "", d->options);
+	}
 	printf("\nTCP workload options: --size BYTES (1K, 64K, 1M), --threads N, --messages N | --bytes N |"
 	       " --duration SECS, --port P\n"
 	       "file-* options: --file-size N (default 1G), --cache cold|warm, --dir DIR, --size BYTES per"

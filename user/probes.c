@@ -84,7 +84,7 @@ const struct probe_site probe_sites[] = {
 		  { "skb_copy_datagram_iovec_btf" }, { "tp_btf:skb_copy_datagram_iovec" } },
 	} },
 	{ "user_copy", SITE_USER_COPY, false, {
-		{ METHOD_USDT, "USDT zctrace:user_copy", { "user_copy_usdt", "phase_begin_usdt", "phase_end_usdt" },
+		{ METHOD_USDT, "USDT zctrace:user_copy", { "user_copy_usdt", "phase_begin_usdt", "phase_end_usdt", "segment_usdt" },
 		  { "usdt" } },
 	} },
 	{ "file_read_copy", SITE_FILE_READ_COPY, false, {

@@ -5,6 +5,7 @@
 /* Sites a file workload never touches: no bytes there is part of its expected ledger. */
 #define NO_FILE_COPIES \
 	[SITE_FILE_READ_COPY] = EXP_ZERO, [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_ZERO
+#define NO_COPIES { EXP_ZERO, EXP_ZERO, EXP_ZERO, EXP_ZERO, EXP_ZERO, EXP_ZERO, EXP_ZERO, EXP_ZERO, EXP_ZERO }
 #define NO_NET_COPIES \
 	[SITE_SEND_COPY] = EXP_ZERO, [SITE_ZC_PIN] = EXP_ZERO, [SITE_SPLICE_REF] = EXP_ZERO, \
 	[SITE_DEFERRED_COPY] = EXP_ZERO, [SITE_RECV_COPY] = EXP_ZERO
@@ -69,6 +70,22 @@ const struct workload_def workload_defs[] = {
 	  { NO_FILE_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_ZERO, [SITE_ZC_PIN] = EXP_ZERO,
 	    [SITE_SPLICE_REF] = EXP_SENT, [SITE_DEFERRED_COPY] = EXP_ZERO, [SITE_RECV_COPY] = EXP_RECEIVED },
 	  .file = true, .no_threads = true, .no_amount = true },
+
+	/* microbenchmarks: CPU and clock */
+
+	/* microbenchmarks: kernel entry, tasks and scheduling */
+	{ "syscall",
+	  "null syscall: syscall(SYS_getpid), glibc getpid(), and time()/clock_gettime() (vDSO)",
+	  "sys_enter getpid count = calls made, for both getpid ways; the vDSO calls made no syscall",
+	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--call all|syscall|getpid|time|clock_gettime, --iters N, --reps N, --warmup N, --cpu CPU, "
+		     "--assume auto|kernel|vdso" },
+
+	/* microbenchmarks: memory */
+
+	/* microbenchmarks: network */
+
+	/* microbenchmarks: files */
 };
 const int nr_workload_defs = sizeof(workload_defs) / sizeof(workload_defs[0]);
 

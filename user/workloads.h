@@ -22,6 +22,8 @@ struct workload_def {
 	bool file;			/* works on a file: cache state, syscalls per chunk, copy verified */
 	bool no_threads;		/* takes no --threads: one copy at a time */
 	bool no_amount;			/* takes no --messages/--bytes/--duration: the file is the amount */
+	bool micro;			/* a microbenchmark: distributions, and assumptions per step */
+	const char *options;		/* a microbenchmark's options, as its --help lists them */
 };
 
 extern const struct workload_def workload_defs[];

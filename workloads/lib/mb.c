@@ -1,0 +1,382 @@
+/* The microbenchmark harness: options, samples, distributions, steps and assumptions. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mb.h"
+
+/* ---- options ---- */
+
+static const char *type_arg(enum mb_opt_type t)
+{
+	switch (t) {
+	case MB_COUNT: return "N";
+	case MB_SIZE: return "BYTES";
+	case MB_CPU: return "CPU";
+	case MB_SECONDS: return "SECS";
+	case MB_CHOICE: return "WORD";
+	default: return "";
+	}
+}
+
+static void mb_usage(FILE *f, const char *name, const char *what, const struct mb_opt *opts)
+{
+	fprintf(f, "usage: %s [OPTIONS]\n%s\n", name, what);
+	for (const struct mb_opt *o = opts; o->name; o++) {
+		char left[40];
+
+		snprintf(left, sizeof(left), "--%s %s", o->name,
+			 o->type == MB_CHOICE ? o->choices : type_arg(o->type));
+		fprintf(f, "  %-22s %s\n", left, o->help);
+	}
+}
+
+static int parse_count(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return (errno || *end) ? -EINVAL : 0;
+}
+
+static bool in_choices(const char *word, const char *choices)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = choices; n && p; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL)
+		if (!strncmp(p, word, n) && (p[n] == '|' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+static int set_opt(const char *name, const struct mb_opt *o, const char *arg)
+{
+	uint64_t v, lo = o->min, hi = o->max ? o->max : 1ULL << 62;
+	char *end;
+	double d;
+	long cpu;
+
+	switch (o->type) {
+	case MB_COUNT:
+	case MB_SIZE:
+		if (!lo)
+			lo = 1;
+		if ((o->type == MB_COUNT ? parse_count(arg, &v) : wl_parse_size(arg, &v)) || v < lo || v > hi) {
+			fprintf(stderr, "%s: invalid --%s '%s' (%llu to %llu)\n", name, o->name, arg,
+				(unsigned long long)lo, (unsigned long long)hi);
+			return -1;
+		}
+		*(uint64_t *)o->dst = v;
+		return 0;
+	case MB_CPU:
+		errno = 0;
+		cpu = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || cpu < -1 || cpu >= CPU_SETSIZE) {
+			fprintf(stderr, "%s: invalid --%s '%s' (a CPU number, or -1 for none)\n", name,
+				o->name, arg);
+			return -1;
+		}
+		*(int *)o->dst = cpu;
+		return 0;
+	case MB_SECONDS:
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno || end == arg || *end || !(d > 0 && d <= 86400)) {
+			fprintf(stderr, "%s: invalid --%s '%s' (seconds, > 0)\n", name, o->name, arg);
+			return -1;
+		}
+		*(double *)o->dst = d;
+		return 0;
+	case MB_CHOICE:
+		if (!in_choices(arg, o->choices)) {
+			fprintf(stderr, "%s: invalid --%s '%s' (%s)\n", name, o->name, arg, o->choices);
+			return -1;
+		}
+		*(const char **)o->dst = arg;
+		return 0;
+	case MB_FLAG:
+		*(bool *)o->dst = true;
+		return 0;
+	}
+	return -1;
+}
+
+int mb_parse(int argc, char **argv, const char *name, const char *what, const struct mb_opt *opts)
+{
+	struct option longopts[64];
+	int n = 0, c, idx;
+
+	for (const struct mb_opt *o = opts; o->name && n < 62; o++, n++)
+		longopts[n] = (struct option){ o->name, o->type == MB_FLAG ? no_argument : required_argument,
+					       NULL, 0 };
+	longopts[n] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[n + 1] = (struct option){};
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+		if (c == 'h') {
+			mb_usage(stdout, name, what, opts);
+			exit(0);
+		}
+		if (c != 0) {
+			fprintf(stderr, "%s: unknown option '%s' (try --help)\n", name, argv[optind - 1]);
+			return -1;
+		}
+		if (set_opt(name, &opts[idx], optarg))
+			return -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s' (try --help)\n", name, argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- timing ---- */
+
+double mb_tsc_hz(void)
+{
+	static double hz;
+	uint64_t t0, c0, t1, c1;
+
+	if (!MB_HAVE_TSC)
+		return 0;
+	if (hz)
+		return hz;
+	t0 = mb_now_ns();
+	c0 = mb_rdtsc();
+	do
+		t1 = mb_now_ns();
+	while (t1 - t0 < 50000000);	/* 50 ms: 0.1% against a 50 us scheduling hiccup */
+	c1 = mb_rdtsc();
+	hz = (double)(c1 - c0) * 1e9 / (double)(t1 - t0);
+	return hz;
+}
+
+int mb_pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+/* ---- samples ---- */
+
+void mb_samples_add(struct mb_samples *s, double v)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 256;
+		double *nv = realloc(s->v, cap * sizeof(*nv));
+
+		if (!nv) {
+			perror("realloc");
+			exit(1);
+		}
+		s->v = nv;
+		s->cap = cap;
+	}
+	s->v[s->n++] = v;
+}
+
+void mb_samples_free(struct mb_samples *s)
+{
+	free(s->v);
+	*s = (struct mb_samples){};
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double mb_percentile(struct mb_samples *s, double p)
+{
+	size_t rank;
+
+	if (!s->n)
+		return NAN;
+	qsort(s->v, s->n, sizeof(*s->v), cmp_double);
+	rank = (size_t)ceil(p / 100.0 * s->n);
+	return s->v[rank ? rank - 1 : 0];
+}
+
+/* ---- the run ---- */
+
+void mb_init(struct mb *m, const char *name, int cpu)
+{
+	*m = (struct mb){ .name = name, .cpu = cpu, .start_ns = mb_now_ns(),
+			  .results = json_object_new_array(), .assumptions = json_object_new_array(),
+			  .step_names = json_object_new_array(), .notes = json_object_new_array() };
+}
+
+void mb_begin(struct mb *m)
+{
+	WL_PHASE_BEGIN();
+}
+
+int mb_step_begin(struct mb *m, const char *what)
+{
+	json_object *s;
+
+	if (m->steps >= MB_MAX_STEPS) {
+		fprintf(stderr, "%s: more than %d steps\n", m->name, MB_MAX_STEPS);
+		exit(1);
+	}
+	m->steps++;
+	s = json_object_new_object();
+	json_object_object_add(s, "step", json_object_new_int(m->steps));
+	json_object_object_add(s, "name", json_object_new_string(what));
+	json_object_array_add(m->step_names, s);
+	WL_SEGMENT(m->steps);
+	return m->steps;
+}
+
+void mb_step_end(struct mb *m)
+{
+	WL_SEGMENT(0);
+}
+
+void mb_assume(struct mb *m, int step, const char *claim, const char *measure, uint64_t expected,
+	       uint64_t lo, uint64_t hi)
+{
+	json_object *a = json_object_new_object();
+
+	json_object_object_add(a, "claim", json_object_new_string(claim));
+	json_object_object_add(a, "step", json_object_new_int(step));
+	json_object_object_add(a, "measure", json_object_new_string(measure));
+	json_object_object_add(a, "expected", json_object_new_uint64(expected));
+	json_object_object_add(a, "min", json_object_new_uint64(lo));
+	json_object_object_add(a, "max", json_object_new_uint64(hi));
+	json_object_array_add(m->assumptions, a);
+}
+
+/* Histogram of the samples: 12 equal bins from min to p99, and one for the rest up to max. */
+static json_object *sample_hist(struct mb_samples *s, double lo, double p99, double max)
+{
+	enum { BINS = 12 };
+	uint64_t count[BINS + 1] = {};
+	double width = (p99 - lo) / BINS;
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < s->n; i++) {
+		int b = width > 0 ? (int)((s->v[i] - lo) / width) : 0;
+
+		if (s->v[i] > p99)
+			b = BINS;
+		else if (b >= BINS)
+			b = BINS - 1;
+		count[b]++;
+	}
+	for (int b = 0; b <= BINS; b++) {
+		json_object *o;
+
+		if (b == BINS && !count[b])
+			break;
+		o = json_object_new_object();
+		json_object_object_add(o, "lo", json_object_new_double(b < BINS ? lo + b * width : p99));
+		json_object_object_add(o, "hi", json_object_new_double(b < BINS - 1 ? lo + (b + 1) * width
+									: b == BINS - 1 ? p99 : max));
+		json_object_object_add(o, "count", json_object_new_uint64(count[b]));
+		json_object_array_add(a, o);
+		if (width <= 0 && b == 0 && p99 == max)
+			break;	/* every sample equal: one bin says it */
+	}
+	return a;
+}
+
+json_object *mb_result(struct mb *m, const char *name, const char *unit, struct mb_samples *s,
+		       uint64_t iters_per_sample, uint64_t warmup)
+{
+	json_object *r = json_object_new_object();
+	double sum = 0, min, med, p99, max;
+
+	for (size_t i = 0; i < s->n; i++)
+		sum += s->v[i];
+	min = mb_percentile(s, 0);
+	med = mb_percentile(s, 50);
+	p99 = mb_percentile(s, 99);
+	max = s->n ? s->v[s->n - 1] : NAN;
+	json_object_object_add(r, "name", json_object_new_string(name));
+	json_object_object_add(r, "unit", json_object_new_string(unit));
+	json_object_object_add(r, "samples", json_object_new_uint64(s->n));
+	json_object_object_add(r, "iters_per_sample", json_object_new_uint64(iters_per_sample));
+	json_object_object_add(r, "warmup", json_object_new_uint64(warmup));
+	json_object_object_add(r, "cpu", json_object_new_int(m->cpu));
+	if (s->n) {
+		json_object_object_add(r, "min", json_object_new_double(min));
+		json_object_object_add(r, "median", json_object_new_double(med));
+		json_object_object_add(r, "mean", json_object_new_double(sum / s->n));
+		json_object_object_add(r, "p99", json_object_new_double(p99));
+		json_object_object_add(r, "max", json_object_new_double(max));
+		json_object_object_add(r, "hist", sample_hist(s, min, p99, max));
+	}
+	json_object_array_add(m->results, r);
+	return r;
+}
+
+void mb_note(struct mb *m, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_object_array_add(m->notes, json_object_new_string(buf));
+}
+
+int mb_finish(struct mb *m, json_object *extra)
+{
+	json_object *out = json_object_new_object();
+	int err;
+
+	WL_PHASE_END();
+	json_object_object_add(out, "workload", json_object_new_string(m->name));
+	json_object_object_add(out, "micro", json_object_new_boolean(1));
+	json_object_object_add(out, "cpu", json_object_new_int(m->cpu));
+	json_object_object_add(out, "elapsed_s", json_object_new_double((mb_now_ns() - m->start_ns) / 1e9));
+	json_object_object_add(out, "results", m->results);
+	json_object_object_add(out, "steps", m->step_names);
+	json_object_object_add(out, "assumptions", m->assumptions);
+	json_object_object_add(out, "notes", m->notes);
+	if (extra) {
+		json_object_object_foreach(extra, k, v)
+			json_object_object_add(out, k, json_object_get(v));
+		json_object_put(extra);
+	}
+	err = wl_emit(out);
+	json_object_put(out);
+	return err ? 1 : 0;
+}
+
+int mb_measure(struct mb *m, const struct mb_bench *b, uint64_t iters, uint64_t warmup, uint64_t reps,
+	       struct mb_samples *out)
+{
+	struct mb_samples own = {}, *s = out ? out : &own;
+	int step = mb_step_begin(m, b->name);
+
+	for (uint64_t r = 0; r < warmup + reps; r++) {
+		uint64_t t0 = mb_now_ns();
+
+		b->run(b->state, iters);
+		if (r >= warmup)
+			mb_samples_add(s, (double)(mb_now_ns() - t0) / iters);
+	}
+	mb_step_end(m);
+	mb_result(m, b->name, b->unit ? b->unit : "ns", s, iters, warmup);
+	if (!out)
+		mb_samples_free(&own);
+	return step;
+}
