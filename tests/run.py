@@ -622,6 +622,104 @@ atexit.register(shutil.rmtree, scratch, ignore_errors=True)
 sweep_cache = {}
 
 
+# ---- microbenchmarks: each assumption is checked by the kernel ----
+
+# A small run of each microbenchmark; its assumptions must all hold.
+MICRO_RUNS = {
+    "syscall": ["--iters", "1000", "--reps", "20", "--warmup", "2"],
+}
+# CPU and clock, memory
+
+# tasks and scheduling
+
+# network
+
+# files
+
+
+
+def check_micro(workload, args):
+    """Runs a microbenchmark traced; every assumption holds, every distribution is consistent."""
+    p, led = traced(workload, *args)
+    failed = [c for c in led["checks"] if not c["ok"]]
+    assert p.returncode == 0 and led["ok"], f"exit {p.returncode}, failed checks {failed}; {p.stderr.strip()[-300:]}"
+    assert led["assumptions"], "the workload stated no assumption"
+    for a in led["assumptions"]:
+        assert a["holds"] and a["min"] <= a["measured"] <= a["max"], f"{a}"
+    steps = {s["step"] for s in led["steps"]}
+    assert {a["step"] for a in led["assumptions"]} <= steps, "an assumption names an unknown step"
+    for r in led["workload"]["results"]:
+        assert r["samples"] >= 1, r["name"]
+        assert r["min"] <= r["median"] <= r["p99"] <= r["max"], r
+        assert r["min"] <= r["mean"] <= r["max"], r
+        assert sum(b["count"] for b in r["hist"]) == r["samples"], f"{r['name']}: histogram != samples"
+    return led
+
+
+def make_micro_test(workload):
+    def t():
+        check_micro(workload, MICRO_RUNS[workload])
+    t.__name__ = f"micro_{workload.replace('-', '_')}"
+    return t
+
+
+def micro_syscall_counts_exact():
+    """Every getpid, both ways, is one sys_enter; the vDSO clock calls are none."""
+    led = check_micro("syscall", ["--iters", "1000", "--reps", "30", "--warmup", "3"])
+    by = {a["claim"]: a for a in led["assumptions"]}
+    assert len(by) == 4, by.keys()
+    calls = 33 * 1000
+    got = {s["name"]: s["syscalls"] for s in led["steps"]}
+    assert_eq("syscall(SYS_getpid) step syscalls", got["syscall(SYS_getpid)"], calls)
+    assert_eq("glibc getpid() step syscalls", got["getpid() (glibc)"], calls)
+    assert_eq("time() step syscalls", got["time() (vDSO)"], 0)
+    assert_eq("phase getpid count", led["phase_syscalls"]["getpid"], 2 * calls)
+
+
+def micro_assumption_can_fail():
+    """Claiming the vDSO clock enters the kernel must fail, with the kernel's 0 shown."""
+    p, led = traced("syscall", "--call", "clock_gettime", "--assume", "kernel", "--iters", "1000",
+                    "--reps", "5", "--warmup", "1")
+    assert p.returncode == 1, f"exit {p.returncode}"
+    (a,) = led["assumptions"]
+    assert not a["holds"] and a["measured"] == 0 and a["expected"] == 6000, a
+    assert not led["ok"]
+    out = zctrace("run", "--no-hist", "syscall", "--call", "clock_gettime", "--assume", "kernel",
+                  "--iters", "100", "--reps", "2", "--warmup", "0")
+    assert re.search(r"assumption: each clock_gettime.*entered the kernel once — FAILS \(0 of 200", out.stdout), \
+        out.stdout[-800:]
+
+
+def micro_options_documented():
+    """zctrace list documents each microbenchmark's options exactly as its --help lists them."""
+    out = zctrace("list").stdout
+    documented = dict(re.findall(r"^(\S+) .*\n\s+checked: .*\n\s+options: (.*)$", out, re.M))
+    assert set(MICRO_RUNS) <= set(documented), f"undocumented: {set(MICRO_RUNS) - set(documented)}"
+    for w, line in documented.items():
+        h = subprocess.run([os.path.join(WORKLOADS, w), "--help"], capture_output=True, text=True, timeout=10)
+        assert h.returncode == 0, f"{w} --help: exit {h.returncode}"
+        listed = set(re.findall(r"^\s+(--[a-z-]+)", h.stdout, re.M))
+        assert set(re.findall(r"--[a-z-]+", line)) == listed, f"{w}: list says {line}, --help says {sorted(listed)}"
+        bad = subprocess.run([os.path.join(WORKLOADS, w), "--no-such-option"], capture_output=True, text=True,
+                             timeout=10)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1, f"{w}: {bad.returncode} {bad.stderr!r}"
+
+
+# Tests beyond the small run, by group.
+MICRO_TESTS = [micro_syscall_counts_exact, micro_assumption_can_fail, micro_options_documented]
+# CPU and clock, memory
+
+# tasks and scheduling
+
+# network
+
+# files
+
+
+def micro_tests():
+    return [make_micro_test(w) for w in MICRO_RUNS] + MICRO_TESTS
+
+
 def sweep(*args, env=None, timeout=600):
     return subprocess.run([ZCTRACE, "sweep", *args], capture_output=True, text=True, timeout=timeout, env=env)
 
@@ -823,6 +921,7 @@ def main():
             for threads in (1, 4):
                 tests.append(make_tcp_test(w, size, threads))
     tests += file_tests() + [file_sites_on_a_filesystem_without_write_events, file_workload_bad_options]
+    tests += micro_tests()
     tests += [tracepoint_forced_matches_default, fentry_path, kprobe_path, kprobe_flavours_pass_verifier,
               unrelated_traffic_not_counted, command_and_children_traced, attach_to_running_pid,
               sigint_stops_cleanly, live_view_on_a_terminal, live_view_to_a_pipe, usage_errors,

@@ -66,7 +66,7 @@ static int set_opt(const char *name, const struct mb_opt *o, const char *arg)
 	switch (o->type) {
 	case MB_COUNT:
 	case MB_SIZE:
-		if (!lo)
+		if (!o->max)	/* no bounds given: 1 and up */
 			lo = 1;
 		if ((o->type == MB_COUNT ? parse_count(arg, &v) : wl_parse_size(arg, &v)) || v < lo || v > hi) {
 			fprintf(stderr, "%s: invalid --%s '%s' (%llu to %llu)\n", name, o->name, arg,
@@ -119,10 +119,15 @@ int mb_parse(int argc, char **argv, const char *name, const char *what, const st
 	longopts[n] = (struct option){ "help", no_argument, NULL, 'h' };
 	longopts[n + 1] = (struct option){};
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+	opterr = 0;	/* one line of our own per error */
+	while ((c = getopt_long(argc, argv, ":h", longopts, &idx)) != -1) {
 		if (c == 'h') {
 			mb_usage(stdout, name, what, opts);
 			exit(0);
+		}
+		if (c == ':') {
+			fprintf(stderr, "%s: option '%s' needs a value (try --help)\n", name, argv[optind - 1]);
+			return -1;
 		}
 		if (c != 0) {
 			fprintf(stderr, "%s: unknown option '%s' (try --help)\n", name, argv[optind - 1]);

@@ -31,7 +31,7 @@ struct mb_opt {
 	void *dst;		/* uint64_t for COUNT/SIZE, int for CPU, double for SECONDS,
 				   const char * for CHOICE, bool for FLAG */
 	const char *help;	/* the default is part of it */
-	uint64_t min, max;	/* COUNT and SIZE bounds (0, 0 = 1..2^62) */
+	uint64_t min, max;	/* COUNT and SIZE bounds; max 0 = 1..2^62 */
 	const char *choices;
 };
 
