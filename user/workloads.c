@@ -80,6 +80,15 @@ const struct workload_def workload_defs[] = {
 	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--call all|syscall|getpid|time|clock_gettime, --iters N, --reps N, --warmup N, --cpu CPU, "
 		     "--assume auto|kernel|vdso" },
+	{ "proc-create",
+	  "process creation: fork+_exit+waitpid, fork+execve(/bin/true)+waitpid, posix_spawn+waitpid",
+	  "forks = exits = processes made, one clone (fork) or clone3 (posix_spawn), one wait4, one "
+	  "exit_group and one execve (exec ways) per process; file reads: the exec'd loader's own",
+	  /* the loader of /bin/true reads libc's ELF headers: real copies, not this workload's figure */
+	  { NO_NET_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_ANY,
+	    [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_ZERO },
+	  .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--way all|fork|exec|spawn, --iters N, --reps N, --warmup N, --cpu CPU" },
 
 	/* microbenchmarks: memory */
 
