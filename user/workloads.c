@@ -89,6 +89,12 @@ const struct workload_def workload_defs[] = {
 	    [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_ZERO },
 	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--way all|fork|exec|spawn, --iters N, --reps N, --warmup N, --cpu CPU" },
+	{ "thread-create",
+	  "thread creation: pthread_create+pthread_join, and a bare clone(CLONE_VM|CLONE_THREAD) joined "
+	  "on its CLONE_CHILD_CLEARTID futex",
+	  "forks = exits = threads made; one clone3 (pthread) or clone (bare) and one exit per thread",
+	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--way all|pthread|clone, --iters N, --reps N, --warmup N, --cpu CPU" },
 
 	/* microbenchmarks: memory */
 
