@@ -74,6 +74,14 @@ struct {
 	__type(value, struct seg_stats);
 } seg_stats SEC(".maps");
 
+/* The target task (tid) that last ran on each CPU: a step's handoffs are counted against it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} last_target SEC(".maps");
+
 /* Syscalls of each microbenchmark step: key = segment * MAX_SYSCALLS + number. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -289,7 +297,7 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 {
 	static const struct sched_stats zero;
 	__u32 tgid = BPF_CORE_READ(prev, tgid);
-	__u32 tid;
+	__u32 tid, zero_key = 0, *last;
 	__u64 now = bpf_ktime_get_ns(), *start;
 
 	if (is_target(tgid)) {
@@ -326,6 +334,19 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 	if (!is_target(tgid))
 		return;
 	tid = BPF_CORE_READ(next, pid);
+	/*
+	 * A handoff: this CPU now runs a target task other than the target that ran on it last.
+	 * Unlike switches, a task outside the targets running in between (A -> X -> A, or
+	 * A -> X -> B) neither adds nor hides one.
+	 */
+	last = bpf_map_lookup_elem(&last_target, &zero_key);
+	if (last) {
+		struct seg_stats *seg = cur_seg();
+
+		if (seg && *last && *last != tid)
+			__sync_fetch_and_add(&seg->handoffs, 1);
+		*last = tid;
+	}
 	start = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (!start)
 		return;

@@ -53,6 +53,8 @@ static bool measure_value(const struct ledger *l, const char *measure, int step,
 		/* the switches the workload's own tasks caused: less those another task forced */
 		{ "switches_undisturbed", st->voluntary + st->involuntary - st->preempted, l->sched_attached,
 		  "sched" },
+		/* a CPU passed between two target tasks: what a ping-pong on one CPU must do */
+		{ "handoffs", st->handoffs, l->sched_attached, "sched" },
 		{ "forks", st->forks, true, NULL },
 		{ "exits", st->exits, true, NULL },
 		{ "page_faults", st->faults_user, l->faults_attached, "page_faults" },
@@ -290,6 +292,7 @@ void micro_json(json_object *root, const struct ledger *l)
 			json_object_object_add(o, "voluntary_switches", json_object_new_uint64(st->voluntary));
 			json_object_object_add(o, "involuntary_switches", json_object_new_uint64(st->involuntary));
 			json_object_object_add(o, "preemptions", json_object_new_uint64(st->preempted));
+			json_object_object_add(o, "handoffs", json_object_new_uint64(st->handoffs));
 			json_object_object_add(o, "forks", json_object_new_uint64(st->forks));
 			json_object_object_add(o, "exits", json_object_new_uint64(st->exits));
 			json_object_object_add(o, "page_faults", json_object_new_uint64(st->faults_user));
