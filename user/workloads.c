@@ -95,6 +95,13 @@ const struct workload_def workload_defs[] = {
 	  "forks = exits = threads made; one clone3 (pthread) or clone (bare) and one exit per thread",
 	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--way all|pthread|clone, --iters N, --reps N, --warmup N, --cpu CPU" },
+	{ "ctxswitch",
+	  "context switch: one-byte pipe ping-pong between two processes and two threads on one CPU, "
+	  "less the pipe round trip alone",
+	  "2 handoffs of the CPU between the pair per round trip (-0.1%..+0.5%); one read and one write "
+	  "per side per round trip; the pipe alone made no switch",
+	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--way all|process|thread, --iters N, --reps N, --warmup N, --cpu CPU" },
 
 	/* microbenchmarks: memory */
 
