@@ -105,6 +105,14 @@ const struct workload_def workload_defs[] = {
 
 	/* microbenchmarks: memory */
 
+	{ "pagefault",
+	  "page fault service time on a file mapping: cold (page dropped, read from the disk, "
+	  "MADV_RANDOM) and warm (page cached, new mapping)",
+	  "cold: faults = pages touched = pages read in, no syscall; warm: one fault per fault-around "
+	  "window, no page read in",
+	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--file-size BYTES, --dir PATH, --advice random|normal, --cpu CPU" },
+
 	/* microbenchmarks: network */
 
 	/* microbenchmarks: files */

@@ -1,0 +1,220 @@
+/*
+ * pagefault: the service time of a page fault that must read its page from the disk, and of one
+ * that finds its page in the page cache. A scratch file (unlinked at once) is written, synced and
+ * dropped from the page cache (POSIX_FADV_DONTNEED); mapped shared and read-only, one byte per page
+ * is touched and each touch timed.
+ *
+ * The classic method assumes one fault per touched page, each reading its page in. On Linux that
+ * is false unless made true: readahead reads the neighbours of a faulting page in, and fault-around
+ * (filemap_map_pages) maps up to 16 neighbours already in the page cache without a fault of their
+ * own. MADV_RANDOM turns readahead off, so each fault reads only its own page and finds no cached
+ * neighbour to map: then faults = pages touched, and pages read in = pages touched, which the
+ * kernel checks. --advice normal shows the classic assumption failing.
+ *
+ * The warm step maps the file again once its pages are all cached: every touch is a minor fault or
+ * none, as fault-around maps each fault's 16-page window (fault_around_bytes) at once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include "mb.h"
+
+/* The kernel's fault-around window: debugfs says, if mounted; else its default, 64 KiB. */
+static uint64_t fault_around_bytes(void)
+{
+	FILE *f = fopen("/sys/kernel/debug/fault_around_bytes", "r");
+	unsigned long long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? v : 65536;
+}
+
+/* Writes @size bytes of a pattern (no holes: every page must come from the disk) and syncs. */
+static int fill_file(int fd, uint64_t size)
+{
+	static char buf[1 << 20];
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 131 + 7);
+	for (uint64_t off = 0; off < size;) {
+		size_t len = size - off < sizeof(buf) ? size - off : sizeof(buf);
+		ssize_t n = pwrite(fd, buf, len, off);
+
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		off += n;
+	}
+	return fsync(fd) ? -errno : 0;
+}
+
+/* Pages of the mapping now in the page cache, by mincore(). */
+static uint64_t resident_pages(void *map, uint64_t pages, long page)
+{
+	unsigned char *vec = malloc(pages);
+	uint64_t n = 0;
+
+	if (!vec || mincore(map, pages * page, vec)) {
+		free(vec);
+		return UINT64_MAX;
+	}
+	for (uint64_t i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	free(vec);
+	return n;
+}
+
+/* Maps the file anew with @advice; exits on failure (the file is already unlinked). */
+static char *map_file(int fd, uint64_t size, int advice)
+{
+	char *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+
+	if (map == MAP_FAILED) {
+		perror("pagefault: mmap");
+		exit(1);
+	}
+	if (madvise(map, size, advice)) {
+		perror("pagefault: madvise");
+		exit(1);
+	}
+	return map;
+}
+
+/* Touches one byte per page in order, timing each touch: one sample per page. */
+static void touch_pages(const char *map, uint64_t pages, long page, struct mb_samples *s)
+{
+	for (uint64_t i = 0; i < pages; i++) {
+		uint64_t t0 = mb_now_ns();
+
+		mb_use(*(volatile const char *)(map + i * page));
+		mb_samples_add(s, (double)(mb_now_ns() - t0));
+	}
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t size = 64 << 20, pages, windows, around;
+	const char *dir = "/var/tmp", *advice_name = "random";
+	long page = sysconf(_SC_PAGESIZE);
+	int cpu = 0, err, fd, advice, step;
+	struct mb_samples s = {};
+	char path[4096], claim[200];
+	struct statfs fs;
+	uint64_t resident;
+	double total_ns = 0;
+	char *map;
+	const struct mb_opt opts[] = {
+		{ "file-size", MB_SIZE, &size, "bytes of the scratch file, one touch per page (default 64M)",
+		  4096, 4ULL << 30 },
+		{ "dir", MB_STRING, &dir, "directory of the scratch file, on a disk (default /var/tmp)" },
+		{ "advice", MB_CHOICE, &advice_name, "madvise before touching: random turns readahead off "
+		  "(default); normal lets it read neighbours in", .choices = "random|normal" },
+		{ "cpu", MB_CPU, &cpu, "pin to this CPU, -1 for none (default 0)" },
+		{},
+	};
+	struct mb m;
+
+	if (mb_parse(argc, argv, "pagefault", "Times page faults on a file mapping: cold (each reads its "
+		     "page from the disk) and warm (pages cached); the kernel counts faults and pages read.",
+		     opts))
+		return 2;
+	advice = !strcmp(advice_name, "random") ? MADV_RANDOM : MADV_NORMAL;
+	pages = size / page;
+	size = pages * page;
+	err = mb_pin(cpu);
+	if (err) {
+		fprintf(stderr, "pagefault: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+		return 1;
+	}
+	if (statfs(dir, &fs)) {
+		fprintf(stderr, "pagefault: %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	if (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC) {
+		fprintf(stderr, "pagefault: %s is in memory (tmpfs): no disk to fault pages from; try --dir "
+			"/var/tmp\n", dir);
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/zctrace-pagefault.XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd < 0) {
+		fprintf(stderr, "pagefault: cannot create a file in %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	unlink(path);	/* nothing to clean up, however the run ends */
+	err = fill_file(fd, size);
+	if (!err)
+		err = -posix_fadvise(fd, 0, size, POSIX_FADV_DONTNEED);
+	if (err) {
+		fprintf(stderr, "pagefault: writing %" PRIu64 " bytes in %s: %s\n", size, dir, strerror(-err));
+		return 1;
+	}
+	/* every touch a sample: no allocation (no syscall, no fault of ours) in the timed loops */
+	s.v = malloc(pages * sizeof(*s.v));
+	if (!s.v) {
+		perror("pagefault: malloc");
+		return 1;
+	}
+	memset(s.v, 0, pages * sizeof(*s.v));
+	s.cap = pages;
+	map = map_file(fd, size, advice);
+	resident = resident_pages(map, pages, page);
+	around = fault_around_bytes() / page;
+	if (around < 1)
+		around = 1;
+	mb_init(&m, "pagefault", cpu);
+	mb_begin(&m);
+
+	step = mb_step_begin(&m, "cold: touch a page out of the page cache");
+	touch_pages(map, pages, page, &s);
+	mb_step_end(&m);
+	for (size_t i = 0; i < s.n; i++)
+		total_ns += s.v[i];
+	mb_result(&m, "cold fault (page read from the disk)", "ns", &s, 1, 0);
+	snprintf(claim, sizeof(claim), "cold, advice %s: one fault per touched page (%" PRIu64 " pages)",
+		 advice_name, pages);
+	mb_assume_exact(&m, step, claim, "page_faults", pages);
+	snprintf(claim, sizeof(claim), "cold, advice %s: the faults read each touched page in, once",
+		 advice_name);
+	mb_assume_exact(&m, step, claim, "page_cache_pages", pages);
+	mb_assume_exact(&m, step, "cold: the touches made no syscall (the faults alone did the reads)",
+			"syscalls", 0);
+	mb_note(&m, "cold: %" PRIu64 " of %" PRIu64 " pages were cached before (mincore); %.1f us per "
+		"touched page on average", resident, pages, total_ns / pages / 1e3);
+	munmap(map, size);
+
+	/* the same pages, now all in the page cache, in a new mapping: no PTE yet */
+	map = map_file(fd, size, advice);
+	resident = resident_pages(map, pages, page);
+	/* fault-around maps the window around a fault, aligned in the address space */
+	windows = (((uintptr_t)map + size - 1) / (around * page)) - ((uintptr_t)map / (around * page)) + 1;
+	s.n = 0;
+	total_ns = 0;
+	step = mb_step_begin(&m, "warm: touch a page in the page cache");
+	touch_pages(map, pages, page, &s);
+	mb_step_end(&m);
+	for (size_t i = 0; i < s.n; i++)
+		total_ns += s.v[i];
+	mb_result(&m, "warm touch (page cached, new mapping)", "ns", &s, 1, 0);
+	snprintf(claim, sizeof(claim), "warm: one fault per %" PRIu64 "-page fault-around window (%"
+		 PRIu64 " windows), not one per page", around, windows);
+	mb_assume_exact(&m, step, claim, "page_faults", windows);
+	mb_assume_exact(&m, step, "warm: no page was read in (all were cached)", "page_cache_pages", 0);
+	mb_note(&m, "warm: %" PRIu64 " of %" PRIu64 " pages cached before (mincore); %.2f us per fault "
+		"(time of all touches / %" PRIu64 " faults)", resident, pages, total_ns / windows / 1e3,
+		windows);
+	munmap(map, size);
+	close(fd);
+	mb_samples_free(&s);
+	return mb_finish(&m, NULL);
+}
