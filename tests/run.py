@@ -631,6 +631,12 @@ MICRO_RUNS = {
 # CPU and clock, memory
 
 # tasks and scheduling
+MICRO_RUNS.update({
+    "proc-create": ["--iters", "5", "--reps", "4", "--warmup", "1"],
+    "thread-create": ["--iters", "50", "--reps", "5", "--warmup", "1"],
+    "ctxswitch": ["--iters", "200", "--reps", "5", "--warmup", "1"],
+    "pagefault": ["--file-size", "1M"],
+})
 
 # network
 
@@ -705,11 +711,87 @@ def micro_options_documented():
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1, f"{w}: {bad.returncode} {bad.stderr!r}"
 
 
+def micro_step(led, name):
+    (s,) = [s for s in led["steps"] if s["name"] == name]
+    return s
+
+
+def micro_proc_create_counts_exact():
+    """Each way made and ended exactly its processes; fork is clone, posix_spawn clone3."""
+    led = check_micro("proc-create", ["--iters", "4", "--reps", "3", "--warmup", "1"])
+    n = 4 * 4
+    for name in ("fork+_exit+waitpid", "fork+execve(/bin/true)+waitpid", "posix_spawn(/bin/true)+waitpid"):
+        st = micro_step(led, name)
+        assert_eq(f"{name} forks", st["forks"], n)
+        assert_eq(f"{name} exits", st["exits"], n)
+    sc = led["phase_syscalls"]
+    assert_eq("phase clone", sc.get("clone", 0), 2 * n)
+    assert_eq("phase clone3", sc.get("clone3", 0), n)
+    assert_eq("phase wait4", sc.get("wait4", 0), 3 * n)
+    assert_eq("phase execve", sc.get("execve", 0), 2 * n)
+    assert_eq("phase exit_group", sc.get("exit_group", 0), 3 * n)
+
+
+def micro_thread_create_counts_exact():
+    """Each way made and ended exactly its threads: clone3 for pthread_create, clone for the bare one."""
+    led = check_micro("thread-create", ["--iters", "30", "--reps", "4", "--warmup", "1"])
+    n = 30 * 5
+    for name in ("pthread_create+pthread_join", "clone(CLONE_VM|CLONE_THREAD)+futex join"):
+        st = micro_step(led, name)
+        assert_eq(f"{name} forks", st["forks"], n)
+        assert_eq(f"{name} exits", st["exits"], n)
+    sc = led["phase_syscalls"]
+    assert_eq("phase clone3", sc.get("clone3", 0), n)
+    assert_eq("phase clone", sc.get("clone", 0), n)
+    assert_eq("phase exit", sc.get("exit", 0), 2 * n)
+
+
+def micro_ctxswitch_counts():
+    """The pipe alone never switched; each ping-pong handed the CPU over 2N times (within the stated
+    margin), and the reads and writes of the whole phase are exact."""
+    led = check_micro("ctxswitch", ["--iters", "300", "--reps", "4", "--warmup", "1"])
+    n = 300 * 5
+    assert_eq("pipe alone voluntary switches", micro_step(led, "pipe write+read, one task")["voluntary_switches"], 0)
+    for name in ("ping-pong, two processes", "ping-pong, two threads"):
+        h = micro_step(led, name)["handoffs"]
+        assert 2 * n - 2 * n // 1000 <= h <= 2 * n + 2 * n // 200, f"{name}: {h} handoffs for {n} round trips"
+    # the peers' first reads were entered before the phase, asleep
+    sc = led["phase_syscalls"]
+    assert_eq("phase write", sc.get("write", 0), 5 * n)
+    assert_eq("phase read", sc.get("read", 0), 5 * n - 2)
+    measures = {a["measure"] for a in led["assumptions"]}
+    assert {"handoffs", "voluntary_switches", "syscall:read", "syscall:write"} <= measures, measures
+
+
+def micro_pagefault_counts_exact():
+    """MADV_RANDOM: each touched page one fault and one page read in; warm: one fault per window."""
+    led = check_micro("pagefault", ["--file-size", "2M"])
+    cold = micro_step(led, "cold: touch a page out of the page cache")
+    assert_eq("cold faults", cold["page_faults"], 512)
+    assert_eq("cold pages read in", cold["page_cache_pages"], 512)
+    warm = micro_step(led, "warm: touch a page in the page cache")
+    assert 512 // 16 <= warm["page_faults"] <= 512 // 16 + 1, f"warm faults {warm['page_faults']}"
+    assert_eq("warm pages read in", warm["page_cache_pages"], 0)
+
+
+def micro_pagefault_readahead_breaks_claim():
+    """With normal advice readahead and fault-around hide faults: "one fault per page" must FAIL."""
+    p, led = traced("pagefault", "--file-size", "2M", "--advice", "normal")
+    assert p.returncode == 1, f"exit {p.returncode}"
+    by = {a["claim"]: a for a in led["assumptions"]}
+    (a,) = [a for c, a in by.items() if c.startswith("cold, advice normal: one fault per touched page")]
+    assert not a["holds"] and a["expected"] == 512 and a["measured"] < 512, a
+    failed = [c for c, a in by.items() if not a["holds"]]
+    assert failed == [a["claim"]], f"only the fault claim may fail: {failed}"
+
+
 # Tests beyond the small run, by group.
 MICRO_TESTS = [micro_syscall_counts_exact, micro_assumption_can_fail, micro_options_documented]
 # CPU and clock, memory
 
 # tasks and scheduling
+MICRO_TESTS += [micro_proc_create_counts_exact, micro_thread_create_counts_exact, micro_ctxswitch_counts,
+                micro_pagefault_counts_exact, micro_pagefault_readahead_breaks_claim]
 
 # network
 
