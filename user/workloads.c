@@ -86,6 +86,17 @@ const struct workload_def workload_defs[] = {
 	/* microbenchmarks: network */
 
 	/* microbenchmarks: files */
+	{ "fileread",
+	  "sequential and random reads of a cold (pages dropped before every sample) or warm file, "
+	  "or with O_DIRECT",
+	  "page-cache pages added = the pages read (cold), 0 (warm, O_DIRECT); read/pread64 count = "
+	  "reads made; file_read_copy = bytes read through the page cache",
+	  { NO_NET_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_SENT,
+	    [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_ZERO },
+	  .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--pattern both|seq|random, --block BYTES, --file-size BYTES, --reads N, --reps N, "
+		     "--warmup N, --cache cold|warm, --direct, --claim auto|cold|warm|direct, --cpu CPU, "
+		     "--dir PATH" },
 };
 const int nr_workload_defs = sizeof(workload_defs) / sizeof(workload_defs[0]);
 

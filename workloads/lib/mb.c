@@ -19,6 +19,7 @@ static const char *type_arg(enum mb_opt_type t)
 	case MB_CPU: return "CPU";
 	case MB_SECONDS: return "SECS";
 	case MB_CHOICE: return "WORD";
+	case MB_STRING: return "PATH";
 	default: return "";
 	}
 }
@@ -103,6 +104,13 @@ static int set_opt(const char *name, const struct mb_opt *o, const char *arg)
 		return 0;
 	case MB_FLAG:
 		*(bool *)o->dst = true;
+		return 0;
+	case MB_STRING:
+		if (!*arg) {
+			fprintf(stderr, "%s: invalid --%s '' (not empty)\n", name, o->name);
+			return -1;
+		}
+		*(const char **)o->dst = arg;
 		return 0;
 	}
 	return -1;

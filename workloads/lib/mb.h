@@ -23,13 +23,14 @@ enum mb_opt_type {
 	MB_SECONDS,	/* a positive number of seconds */
 	MB_CHOICE,	/* one of the words in @choices, separated by '|' */
 	MB_FLAG,	/* no argument: sets a bool */
+	MB_STRING,	/* any non-empty word, e.g. a directory */
 };
 
 struct mb_opt {
 	const char *name;
 	enum mb_opt_type type;
 	void *dst;		/* uint64_t for COUNT/SIZE, int for CPU, double for SECONDS,
-				   const char * for CHOICE, bool for FLAG */
+				   const char * for CHOICE and STRING, bool for FLAG */
 	const char *help;	/* the default is part of it */
 	uint64_t min, max;	/* COUNT and SIZE bounds; max 0 = 1..2^62 */
 	const char *choices;
