@@ -86,6 +86,15 @@ const struct workload_def workload_defs[] = {
 	/* microbenchmarks: network */
 
 	/* microbenchmarks: files */
+	{ "filecache",
+	  "re-read throughput of files of doubling size, to find the page cache's size",
+	  "page-cache pages added by each size's re-reads = 0 (served from the cache); read count = "
+	  "reads made; file_read_copy = bytes read",
+	  { NO_NET_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_SENT,
+	    [SITE_KERNEL_COPY] = EXP_ZERO },
+	  .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--min-size BYTES, --max-size BYTES, --block BYTES, --bytes BYTES, --reps N, "
+		     "--warmup N, --cpu CPU, --dir PATH" },
 	{ "fileread",
 	  "sequential and random reads of a cold (pages dropped before every sample) or warm file, "
 	  "or with O_DIRECT",
