@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 		  "or /var/tmp)" },
 		{},
 	};
-	struct rereader r = { .fd = -1, .block = block };
+	struct rereader r = { .fd = -1 };
 	json_object *extra, *sizes;
 	struct sysinfo si;
 	char h1[32], h2[32];
@@ -109,6 +109,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "filecache: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
 		return 1;
 	}
+	r.block = block;
 	r.buf = malloc(block);
 	if (!r.buf) {
 		fprintf(stderr, "filecache: out of memory\n");
