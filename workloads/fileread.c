@@ -238,13 +238,15 @@ int main(int argc, char **argv)
 		mb_samples_free(&mbs);
 		mb_samples_free(&us);
 
-		if (claim_cold)
-			snprintf(claim_text, sizeof(claim_text), random ?
-				 "each sample's %" PRIu64 " random reads missed the page cache and read in "
-				 "their own %" PRIu64 " pages, no more (readahead off: POSIX_FADV_RANDOM)" :
-				 "each sample missed the page cache and read in all %" PRIu64 " pages of "
-				 "the file, no more (readahead stops at the end of the file)",
-				 random ? r.reads : f.pages, pages);
+		if (claim_cold && random)
+			snprintf(claim_text, sizeof(claim_text), "each sample's %" PRIu64 " random read%s "
+				 "missed the page cache and read in their own %" PRIu64 " page%s, no more "
+				 "(readahead off: POSIX_FADV_RANDOM)", r.reads, r.reads == 1 ? "" : "s", pages,
+				 pages == 1 ? "" : "s");
+		else if (claim_cold)
+			snprintf(claim_text, sizeof(claim_text), "each sample missed the page cache and "
+				 "read in all %" PRIu64 " page%s of the file, no more (readahead stops at the "
+				 "end of the file)", pages, pages == 1 ? "" : "s");
 		else if (!strcmp(claim, "warm"))
 			snprintf(claim_text, sizeof(claim_text), "every read was served from the page "
 				 "cache: no page read in");
