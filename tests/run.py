@@ -641,6 +641,11 @@ MICRO_RUNS.update({
 # network
 
 # files
+MICRO_RUNS.update({
+    "filecache": ["--min-size", "256K", "--max-size", "4M", "--bytes", "16M", "--reps", "10"],
+    "fileread": ["--file-size", "4M", "--reads", "256", "--reps", "3"],
+    "contention": ["--max-procs", "3", "--file-size", "256K", "--reps", "3"],
+})
 
 
 
@@ -785,6 +790,73 @@ def micro_pagefault_readahead_breaks_claim():
     assert failed == [a["claim"]], f"only the fault claim may fail: {failed}"
 
 
+def micro_fileread_pages_exact():
+    """Cold reads: every sample reads in exactly the file's pages (sequential: readahead stops at
+    the end of the file) or exactly the random blocks' own (POSIX_FADV_RANDOM: no readahead)."""
+    led = check_micro("fileread", ["--file-size", "2M", "--block", "8K", "--reads", "100", "--reps", "2",
+                                   "--warmup", "1"])
+    seq, rnd = led["steps"]
+    assert_eq("sequential step pages", seq["page_cache_pages"], 3 * 512)
+    assert_eq("random step pages", rnd["page_cache_pages"], 3 * 100 * 2)
+    by = {a["measure"]: a for a in led["assumptions"]}
+    assert_eq("read() calls", by["syscall:read"]["measured"], 3 * 256)
+    assert_eq("pread64() calls", by["syscall:pread64"]["measured"], 3 * 100)
+    assert_eq("file_read_copy", site_bytes(led, "file_read_copy"), 3 * (2 << 20) + 3 * 100 * 8192)
+    assert_eq("workload's own byte count", led["workload"]["bytes"], 3 * (2 << 20) + 3 * 100 * 8192)
+
+
+def micro_fileread_warm_and_direct_add_no_page():
+    """A warm file's reads bring in no page; O_DIRECT reads neither add pages nor copy from the cache."""
+    led = check_micro("fileread", ["--file-size", "1M", "--cache", "warm", "--reads", "64", "--reps", "2"])
+    assert [s["page_cache_pages"] for s in led["steps"]] == [0, 0], led["steps"]
+    assert_eq("warm file_read_copy", site_bytes(led, "file_read_copy"), 3 * (1 << 20) + 3 * 64 * 4096)
+    led = check_micro("fileread", ["--file-size", "1M", "--direct", "--reads", "64", "--reps", "2"])
+    assert [s["page_cache_pages"] for s in led["steps"]] == [0, 0], led["steps"]
+    assert_eq("O_DIRECT file_read_copy", site_bytes(led, "file_read_copy"), 0)
+    assert led["workload"]["direct"] is True and led["workload"]["claim"] == "direct"
+
+
+def micro_fileread_warm_claimed_cold_fails():
+    """Claiming a warm file's reads missed the cache must fail, with the kernel's 0 pages shown."""
+    p, led = traced("fileread", "--file-size", "1M", "--cache", "warm", "--claim", "cold", "--pattern", "seq",
+                    "--reps", "2", "--warmup", "0")
+    assert p.returncode == 1, f"exit {p.returncode}"
+    bad = [a for a in led["assumptions"] if not a["holds"]]
+    assert len(bad) == 1 and bad[0]["measure"] == "page_cache_pages", led["assumptions"]
+    assert bad[0]["measured"] == 0 and bad[0]["expected"] == 2 * 256, bad[0]
+    assert not led["ok"]
+    assert re.search(r"assumption: each sample missed the page cache.* — FAILS \(0 of 512", p.stdout), \
+        p.stdout[-800:]
+
+
+def micro_filecache_served_from_cache():
+    """Re-reads of a warm file bring in no page, one read() per block, and the note names the largest
+    size the cache held (every size here)."""
+    led = check_micro("filecache", ["--min-size", "64K", "--max-size", "1M", "--block", "16K",
+                                    "--bytes", "2M", "--reps", "8", "--warmup", "1"])
+    sizes = [64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20]
+    assert [s["page_cache_pages"] for s in led["steps"]] == [0] * len(sizes), led["steps"]
+    reads = {a["step"]: a["measured"] for a in led["assumptions"] if a["measure"] == "syscall:read"}
+    for i, size in enumerate(sizes):
+        samples = min(8, max(1, (2 << 20) // size))
+        assert_eq(f"read() calls for {size}", reads[i + 1], (samples + 1) * size // (16 << 10))
+    rereads = sum((min(8, (2 << 20) // s) + 1) * s for s in sizes)
+    assert_eq("file_read_copy", site_bytes(led, "file_read_copy"), rereads + sum(sizes))
+    assert any("largest file served entirely from the page cache: 1M" in n for n in led["workload"]["notes"]), \
+        led["workload"]["notes"]
+
+
+def micro_contention_counts_exact():
+    """Every round forks N readers and reaps them, and each reads its whole cold file in."""
+    led = check_micro("contention", ["--max-procs", "4", "--file-size", "128K", "--reps", "2", "--warmup", "1"])
+    for n, st in enumerate(led["steps"], 1):
+        assert_eq(f"N={n} forks", st["forks"], 3 * n)
+        assert_eq(f"N={n} exits", st["exits"], 3 * n)
+        assert_eq(f"N={n} pages", st["page_cache_pages"], 3 * n * 32)
+    assert [r["samples"] for r in led["workload"]["results"]] == [2, 4, 6, 8]
+    assert_eq("file_read_copy", site_bytes(led, "file_read_copy"), 3 * 10 * (128 << 10))
+
+
 # Tests beyond the small run, by group.
 MICRO_TESTS = [micro_syscall_counts_exact, micro_assumption_can_fail, micro_options_documented]
 # CPU and clock, memory
@@ -796,6 +868,9 @@ MICRO_TESTS += [micro_proc_create_counts_exact, micro_thread_create_counts_exact
 # network
 
 # files
+MICRO_TESTS += [micro_fileread_pages_exact, micro_fileread_warm_and_direct_add_no_page,
+                micro_fileread_warm_claimed_cold_fails, micro_filecache_served_from_cache,
+                micro_contention_counts_exact]
 
 
 def micro_tests():

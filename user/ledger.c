@@ -202,7 +202,8 @@ static void check_site(struct ledger *l, int site, enum expect exp)
 		want = json_u64(l->workload, "bytes", &found);
 		/* a file duplicated moves its size; a file served is sent */
 		what = l->def && l->def->file && !json_object_object_get_ex(l->workload, "bytes_received", NULL)
-		       ? "file size" : "bytes sent";
+		       ? "file size" : l->def && l->def->micro && site == SITE_FILE_READ_COPY
+		       ? "bytes read through the page cache" : "bytes sent";
 	} else if (exp == EXP_RECEIVED) {
 		want = json_u64(l->workload, "bytes_received", &found);
 		what = "bytes received";

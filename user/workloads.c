@@ -116,6 +116,34 @@ const struct workload_def workload_defs[] = {
 	/* microbenchmarks: network */
 
 	/* microbenchmarks: files */
+	{ "contention",
+	  "N forked processes each read their own cold file at once, N = 1..--max-procs",
+	  "forks = exits = N x rounds; page-cache pages added = N x rounds x the file's pages (every "
+	  "file cold); file_read_copy = bytes read",
+	  { NO_NET_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_SENT,
+	    [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_ZERO },
+	  .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--max-procs N, --file-size BYTES, --block BYTES, --reps N, --warmup N, --dir PATH" },
+	{ "filecache",
+	  "re-read throughput of files of doubling size, to find the page cache's size",
+	  "page-cache pages added by each size's re-reads = 0 (served from the cache); read count = "
+	  "reads made; file_read_copy = bytes read",
+	  { NO_NET_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_SENT,
+	    [SITE_KERNEL_COPY] = EXP_ZERO },
+	  .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--min-size BYTES, --max-size BYTES, --block BYTES, --bytes BYTES, --reps N, "
+		     "--warmup N, --cpu CPU, --dir PATH" },
+	{ "fileread",
+	  "sequential and random reads of a cold (pages dropped before every sample) or warm file, "
+	  "or with O_DIRECT",
+	  "page-cache pages added = the pages read (cold), 0 (warm, O_DIRECT); read/pread64 count = "
+	  "reads made; file_read_copy = bytes read through the page cache",
+	  { NO_NET_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_SENT,
+	    [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_ZERO },
+	  .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--pattern both|seq|random, --block BYTES, --file-size BYTES, --reads N, --reps N, "
+		     "--warmup N, --cache cold|warm, --direct, --claim auto|cold|warm|direct, --cpu CPU, "
+		     "--dir PATH" },
 };
 const int nr_workload_defs = sizeof(workload_defs) / sizeof(workload_defs[0]);
 

@@ -156,6 +156,47 @@ int wl_file_set_cache(struct wl_file *f, enum wl_cache cache)
 	return 0;
 }
 
+int64_t wl_file_drop(struct wl_file *f)
+{
+	uint64_t left = f->pages;
+	int err;
+
+	if (fdatasync(f->fd))
+		return -errno;
+	/*
+	 * A page another CPU still holds in its LRU batch is skipped by one DONTNEED (the kernel
+	 * drains those batches when it falls short, but may race a new one): a few tries.
+	 */
+	for (int i = 0; i < 5 && left; i++) {
+		if ((err = posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED)))
+			return -err;
+		left = wl_file_resident(f->fd, f->size);
+	}
+	return left;
+}
+
+int wl_file_readahead_kb(const struct wl_file *f)
+{
+	char path[96];
+	FILE *fp;
+	int kb = -1;
+
+	/* the bdi of a partition is its disk's: /sys/dev/block/M:m/queue, or ../queue for a partition */
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/read_ahead_kb", f->dev_major, f->dev_minor);
+	fp = fopen(path, "r");
+	if (!fp) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/read_ahead_kb", f->dev_major,
+			 f->dev_minor);
+		fp = fopen(path, "r");
+	}
+	if (!fp)
+		return -1;
+	if (fscanf(fp, "%d", &kb) != 1)
+		kb = -1;
+	fclose(fp);
+	return kb;
+}
+
 int wl_file_reopen(const struct wl_file *f)
 {
 	char path[64];

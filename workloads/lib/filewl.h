@@ -23,6 +23,13 @@ struct wl_file {
 int wl_file_create(const struct wl_opts *o, const char *tag, bool fill, struct wl_file *f);
 /* Cold: drops the file's pages (posix_fadvise DONTNEED); warm: reads them all in. */
 int wl_file_set_cache(struct wl_file *f, enum wl_cache cache);
+/*
+ * Drops @f's pages from the page cache (fdatasync first, so they are clean and DONTNEED really
+ * drops them), again while some stay. Returns the pages still resident (0 when all went), or -errno.
+ */
+int64_t wl_file_drop(struct wl_file *f);
+/* The readahead window of @f's device in KiB (its bdi's read_ahead_kb), or -1 if unknown. */
+int wl_file_readahead_kb(const struct wl_file *f);
 /* Pages of the first @size bytes of @fd that are in the page cache (mincore). */
 uint64_t wl_file_resident(int fd, uint64_t size);
 int wl_file_crc(int fd, uint64_t size, uint32_t *crc);
