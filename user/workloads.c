@@ -72,6 +72,21 @@ const struct workload_def workload_defs[] = {
 	  .file = true, .no_threads = true, .no_amount = true },
 
 	/* microbenchmarks: CPU and clock */
+	{ "timer",
+	  "clock read overhead: rdtsc, rdtscp, clock_gettime(CLOCK_MONOTONIC) read twice, median",
+	  "no step made a syscall; clock_gettime count = 0 (the vDSO served every read)",
+	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--clock all|rdtsc|rdtscp|clock_gettime, --reps N, --warmup N, --cpu CPU" },
+	{ "loop",
+	  "empty counted loop: the overhead of one iteration",
+	  "the loop made no syscall and never switched out on its own (preemptions reported)",
+	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--iters N, --reps N, --warmup N, --cpu CPU" },
+	{ "call",
+	  "procedure call with 0..7 integer arguments, less the loop overhead",
+	  "no timed loop made a syscall or switched out on its own (preemptions reported)",
+	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--iters N, --reps N, --warmup N, --max-args N, --cpu CPU" },
 
 	/* microbenchmarks: kernel entry, tasks and scheduling */
 	{ "syscall",
