@@ -97,6 +97,20 @@ const struct workload_def workload_defs[] = {
 		     "--assume auto|kernel|vdso" },
 
 	/* microbenchmarks: memory */
+	{ "memlat",
+	  "dependent-load latency over a random cyclic chain (Sattolo), working sets 4K..512M; plateaus",
+	  "no chase took a page fault (the buffer was pre-faulted) or made a syscall",
+	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--min-size BYTES, --max-size BYTES, --iters N, --reps N, --warmup N, --hugepages, "
+		     "--cpu CPU" },
+	{ "membw",
+	  "memory bandwidth: memcpy, sequential read, sequential write over --size buffers (default 256M)",
+	  "user_copy = the bytes memcpy'd (USDT, one per call); no timed pass faulted or made a syscall",
+	  { [SITE_USER_COPY] = EXP_SENT, [SITE_FILE_READ_COPY] = EXP_ZERO, [SITE_FILE_WRITE_COPY] = EXP_ZERO,
+	    [SITE_KERNEL_COPY] = EXP_ZERO, NO_NET_COPIES },
+	  .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--size BYTES, --kind all|memcpy|read|write, --reps N, --warmup N, --no-prefault, "
+		     "--cpu CPU" },
 
 	/* microbenchmarks: network */
 
