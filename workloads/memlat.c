@@ -205,7 +205,7 @@ static json_object *plateaus(struct mb *m, const struct point *pt, int n, const 
 int main(int argc, char **argv)
 {
 	uint64_t min_size = 4096, max_size = 512ULL << 20, iters = 100000, reps = 15, warmup = 1;
-	uint64_t line, seed = 0x9e3779b97f4a7c15ULL, nsizes = 0, mapped, huge;
+	uint64_t line, seed = 0x9e3779b97f4a7c15ULL, nsizes = 0, mapped, huge, warm_cap;
 	bool hugepages = false;
 	int cpu = 0, err, ncaches;
 	const struct mb_opt opts[] = {
@@ -215,7 +215,7 @@ int main(int argc, char **argv)
 		  "to this (default 512M)", 256, 4ULL << 30 },
 		{ "iters", MB_COUNT, &iters, "loads per sample (default 100000)", 1, 1000000000 },
 		{ "reps", MB_COUNT, &reps, "samples kept per size (default 15)", 1, 100000 },
-		{ "warmup", MB_COUNT, &warmup, "full passes over the chain run first (default 1)", 0, 100 },
+		{ "warmup", MB_COUNT, &warmup, "chain passes run first, each at most 2x the largest cache (default 1)", 0, 100 },
 		{ "hugepages", MB_FLAG, &hugepages, "back the buffer with 2 MiB pages (MADV_HUGEPAGE); "
 		  "default 4 KiB pages (MADV_NOHUGEPAGE)" },
 		{ "cpu", MB_CPU, &cpu, "pin to this CPU, -1 for none (default 0)" },
@@ -257,6 +257,11 @@ int main(int argc, char **argv)
 		nsizes++;
 	max_size = min_size << (nsizes - 1);	/* the largest size chased */
 	iters = (iters + UNROLL - 1) / UNROLL * UNROLL;
+	/*
+	 * A warm-up pass puts every line of a set that fits a cache into it; past twice the largest
+	 * cache, a pass of that many loads leaves the caches as full of the chain as a whole one would.
+	 */
+	warm_cap = ncaches ? 2 * caches[ncaches - 1].size / line : UINT64_MAX;
 
 	/* aligned to a huge page, so that with --hugepages every part of it can be one */
 	mapped = max_size + HUGE_PAGE;
@@ -285,7 +290,7 @@ int main(int argc, char **argv)
 	mb_begin(&m);
 	for (uint64_t i = 0; i < nsizes; i++) {
 		uint64_t size = min_size << i, n = size / line;
-		uint64_t warm = (warmup * n + UNROLL - 1) / UNROLL * UNROLL;
+		uint64_t warm = (warmup * (n < warm_cap ? n : warm_cap) + UNROLL - 1) / UNROLL * UNROLL;
 		char name[48], claim[160], sz[24];
 		long before, nivcsw;
 		json_object *r;
@@ -346,9 +351,10 @@ int main(int argc, char **argv)
 		json_object_object_add(extra, "hugepages", json_object_new_boolean(hugepages));
 		json_object_object_add(extra, "huge_page_bytes", json_object_new_uint64(huge));
 	}
-	mb_note(&m, "each size: %" PRIu64 " full pass(es) over the chain first, then %" PRIu64 " samples "
+	mb_note(&m, "each size: %" PRIu64 " warm-up pass(es) over the chain first (at most %" PRIu64
+		" loads each), then %" PRIu64 " samples "
 		"of %" PRIu64 " loads; one pointer per %" PRIu64 "-byte line, random single cycle (Sattolo)",
-		warmup, reps, iters, line);
+		warmup, warm_cap, reps, iters, line);
 	mb_samples_free(&s);
 	free(order);
 	munmap(map, mapped);
