@@ -629,6 +629,13 @@ MICRO_RUNS = {
     "syscall": ["--iters", "1000", "--reps", "20", "--warmup", "2"],
 }
 # CPU and clock, memory
+MICRO_RUNS.update({
+    "timer": ["--reps", "20000", "--warmup", "100"],
+    "loop": ["--iters", "100000", "--reps", "20", "--warmup", "2"],
+    "call": ["--iters", "100000", "--reps", "10", "--warmup", "1"],
+    "memlat": ["--min-size", "4K", "--max-size", "2M", "--iters", "10000", "--reps", "5"],
+    "membw": ["--size", "8M", "--reps", "5", "--warmup", "1"],
+})
 
 # tasks and scheduling
 MICRO_RUNS.update({
@@ -857,9 +864,85 @@ def micro_contention_counts_exact():
     assert_eq("file_read_copy", site_bytes(led, "file_read_copy"), 3 * 10 * (128 << 10))
 
 
+def micro_timer_vdso_clock():
+    """Reading CLOCK_MONOTONIC 2 x 3000 times made no clock_gettime syscall: the vDSO served it."""
+    led = check_micro("timer", ["--clock", "clock_gettime", "--reps", "2000", "--warmup", "1000"])
+    (step,) = led["steps"]
+    assert_eq("timed step syscalls", step["syscalls"], 0)
+    assert "clock_gettime" not in led["phase_syscalls"], led["phase_syscalls"]
+    (a,) = [a for a in led["assumptions"] if a["measure"] == "syscall:clock_gettime"]
+    assert a["measured"] == 0 and "6000 clock_gettime" in a["claim"], a
+    (r,) = led["workload"]["results"]
+    assert r["samples"] == 2000 and r["unit"] == "ns", r
+
+
+def micro_call_not_optimised_away():
+    """Each timed loop of call really calls its out-of-line callee (objdump), with the loop
+    measured first; every step made no syscall and never switched out on its own."""
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", os.path.join(WORKLOADS, "call")],
+                         capture_output=True, text=True, timeout=30, check=True).stdout
+    for n in range(8):
+        body = re.search(rf"<run{n}>:\n(.*?)\n\n", dis, re.S)
+        assert body and re.search(rf"\bcall\s+[0-9a-f]+ <call{n}>", body.group(1)), f"run{n} makes no call to call{n}"
+    led = check_micro("call", ["--iters", "20000", "--reps", "5", "--warmup", "1", "--max-args", "3"])
+    names = [s["name"] for s in led["steps"]]
+    assert names == ["empty loop (the overhead)"] + [f"call, {n} argument{'s' if n != 1 else ''}" for n in range(4)], names
+    for s in led["steps"]:
+        assert s["syscalls"] == 0 and s["voluntary_switches"] == 0, s
+    assert len(led["workload"]["results"]) == 5
+
+
+def micro_membw_user_copy_exact():
+    """user_copy counts exactly the bytes membw memcpy'd (9 calls x 8 MiB, warm-up included),
+    and none when only the read and write passes run; no timed pass faulted."""
+    size = 8 << 20
+    led = check_micro("membw", ["--size", "8M", "--reps", "7", "--warmup", "2"])
+    assert_eq("workload memcpy calls", led["workload"]["memcpy_calls"], 9)
+    assert_eq("user_copy bytes", site_bytes(led, "user_copy"), 9 * size)
+    assert_eq("user_copy copies", led["sites"]["user_copy"]["count"], 9)
+    assert [s["page_faults"] for s in led["steps"]] == [0, 0, 0], led["steps"]
+    led = check_micro("membw", ["--size", "8M", "--reps", "3", "--warmup", "0", "--kind", "read"])
+    assert_eq("user_copy bytes, read only", site_bytes(led, "user_copy"), 0)
+    assert_eq("workload bytes, read only", led["workload"]["bytes"], 0)
+
+
+def micro_membw_unfaulted_buffers_fail():
+    """Without pre-faulting, the first memcpy faults every page of both buffers once (the source
+    maps the zero page, the destination a new page): the no-fault assumption fails with that count."""
+    size = 8 << 20
+    p, led = traced("membw", "--size", "8M", "--reps", "3", "--warmup", "0", "--kind", "memcpy", "--no-prefault")
+    assert p.returncode == 1 and not led["ok"], f"exit {p.returncode}"
+    (a,) = [a for a in led["assumptions"] if a["measure"] == "page_faults"]
+    assert not a["holds"], a
+    assert_eq("page faults of the unfaulted memcpy step", a["measured"], 2 * size // os.sysconf("SC_PAGE_SIZE"))
+    assert_eq("user_copy bytes", site_bytes(led, "user_copy"), 3 * size)
+
+
+def micro_memlat_structure():
+    """memlat chases one size per step, doubling from --min-size up to --max-size (3M stops at
+    2M); the kernel saw no fault and no syscall in any chase; bad sizes are refused in one line."""
+    led = check_micro("memlat", ["--min-size", "4K", "--max-size", "3M", "--iters", "4000", "--reps", "3"])
+    sizes = [r["size"] for r in led["workload"]["results"]]
+    assert sizes == [4096 << i for i in range(10)], sizes
+    assert len(led["steps"]) == 10, led["steps"]
+    for s in led["steps"]:
+        assert s["page_faults"] == 0 and s["syscalls"] == 0, s
+    assert {a["measure"] for a in led["assumptions"]} == {"page_faults", "syscalls"}
+    assert len(led["assumptions"]) == 20
+    for pl in led["workload"]["plateaus"]:
+        assert 4096 <= pl["first_size"] < pl["last_size"] <= 2 << 20, pl
+    for args, msg in ((["--min-size", "5000"], "invalid --min-size 5000 (a power of two)"),
+                      (["--min-size", "8K", "--max-size", "4K"], "is below --min-size")):
+        bad = subprocess.run([os.path.join(WORKLOADS, "memlat"), *args], capture_output=True, text=True,
+                             timeout=10)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and msg in bad.stderr, bad.stderr
+
+
 # Tests beyond the small run, by group.
 MICRO_TESTS = [micro_syscall_counts_exact, micro_assumption_can_fail, micro_options_documented]
 # CPU and clock, memory
+MICRO_TESTS += [micro_timer_vdso_clock, micro_call_not_optimised_away, micro_membw_user_copy_exact,
+                micro_membw_unfaulted_buffers_fail, micro_memlat_structure]
 
 # tasks and scheduling
 MICRO_TESTS += [micro_proc_create_counts_exact, micro_thread_create_counts_exact, micro_ctxswitch_counts,

@@ -72,6 +72,21 @@ const struct workload_def workload_defs[] = {
 	  .file = true, .no_threads = true, .no_amount = true },
 
 	/* microbenchmarks: CPU and clock */
+	{ "timer",
+	  "clock read overhead: rdtsc, rdtscp, clock_gettime(CLOCK_MONOTONIC) read twice, median",
+	  "no step made a syscall; clock_gettime count = 0 (the vDSO served every read)",
+	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--clock all|rdtsc|rdtscp|clock_gettime, --reps N, --warmup N, --cpu CPU" },
+	{ "loop",
+	  "empty counted loop: the overhead of one iteration",
+	  "the loop made no syscall and never switched out on its own (preemptions reported)",
+	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--iters N, --reps N, --warmup N, --cpu CPU" },
+	{ "call",
+	  "procedure call with 0..7 integer arguments, less the loop overhead",
+	  "no timed loop made a syscall or switched out on its own (preemptions reported)",
+	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--iters N, --reps N, --warmup N, --max-args N, --cpu CPU" },
 
 	/* microbenchmarks: kernel entry, tasks and scheduling */
 	{ "syscall",
@@ -104,6 +119,20 @@ const struct workload_def workload_defs[] = {
 	  .options = "--way all|process|thread, --iters N, --reps N, --warmup N, --cpu CPU" },
 
 	/* microbenchmarks: memory */
+	{ "memlat",
+	  "dependent-load latency over a random cyclic chain (Sattolo), working sets 4K..512M; plateaus",
+	  "no chase took a page fault (the buffer was pre-faulted) or made a syscall",
+	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--min-size BYTES, --max-size BYTES, --iters N, --reps N, --warmup N, --hugepages, "
+		     "--cpu CPU" },
+	{ "membw",
+	  "memory bandwidth: memcpy, sequential read, sequential write over --size buffers (default 256M)",
+	  "user_copy = the bytes memcpy'd (USDT, one per call); no timed pass faulted or made a syscall",
+	  { [SITE_USER_COPY] = EXP_SENT, [SITE_FILE_READ_COPY] = EXP_ZERO, [SITE_FILE_WRITE_COPY] = EXP_ZERO,
+	    [SITE_KERNEL_COPY] = EXP_ZERO, NO_NET_COPIES },
+	  .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--size BYTES, --kind all|memcpy|read|write, --reps N, --warmup N, --no-prefault, "
+		     "--cpu CPU" },
 
 	{ "pagefault",
 	  "page fault service time on a file mapping: cold (page dropped, read from the disk, "
