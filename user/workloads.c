@@ -84,6 +84,15 @@ const struct workload_def workload_defs[] = {
 	/* microbenchmarks: memory */
 
 	/* microbenchmarks: network */
+	{ "tcp-rtt",
+	  "round trip of a --size message (default 32 bytes) echoed over loopback TCP, TCP_NODELAY",
+	  "sendto = recvfrom = 2 x round trips (one send and one whole recv per side); "
+	  "send_copy = recv_copy = bytes both sides moved",
+	  { NO_FILE_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_SENT,
+	    [SITE_ZC_PIN] = EXP_ZERO, [SITE_SPLICE_REF] = EXP_ZERO, [SITE_DEFERRED_COPY] = EXP_ZERO,
+	    [SITE_RECV_COPY] = EXP_RECEIVED },
+	  .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--size BYTES, --iters N, --reps N, --warmup N, --cpu CPU, --server-cpu CPU" },
 
 	/* microbenchmarks: files */
 };
