@@ -170,13 +170,13 @@ int main(int argc, char **argv)
 		"the client closes first (%s)", n, cpu, server_cpu,
 		cb.reset ? "RST: no TIME_WAIT" : "FIN: its end keeps TIME_WAIT");
 	mbnet_peer_stop(&peer);
-	close(cb.lfd);
 
 	extra = json_object_new_object();
 	json_object_object_add(extra, "connections", json_object_new_uint64(n));
 	json_object_object_add(extra, "close", json_object_new_string(close_how));
 	json_object_object_add(extra, "server_cpu", json_object_new_int(server_cpu));
 	err = mb_finish(&m, extra);
+	close(cb.lfd);
 	mb_samples_free(&conn_s);
 	mb_samples_free(&close_s);
 	return err;
