@@ -130,10 +130,15 @@ int main(int argc, char **argv)
 	memset(b.recv_buf, 0, size);	/* faulted in now, not in the first sample */
 	connect_pair(&b, sockbuf);
 	peer.cpu = server_cpu;
-	if ((err = mbnet_peer_start(&peer)))
-		die("server thread", err);
-	if ((err = mb_pin(cpu)))
-		die("pin", err);
+	if ((err = mbnet_peer_start(&peer))) {
+		fprintf(stderr, "tcp-bw: cannot start the server thread on CPU %d: %s\n", server_cpu,
+			strerror(-err));
+		return 1;
+	}
+	if ((err = mb_pin(cpu))) {
+		fprintf(stderr, "tcp-bw: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+		return 1;	/* the server thread ends with the process */
+	}
 
 	mb_init(&m, "tcp-bw", cpu);
 	mb_begin(&m);

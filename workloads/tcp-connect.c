@@ -135,10 +135,15 @@ int main(int argc, char **argv)
 	if (cb.lfd < 0)
 		die("listen on 127.0.0.1", cb.lfd);
 	peer.cpu = server_cpu;
-	if ((err = mbnet_peer_start(&peer)))
-		die("server thread", err);
-	if ((err = mb_pin(cpu)))
-		die("pin", err);
+	if ((err = mbnet_peer_start(&peer))) {
+		fprintf(stderr, "tcp-connect: cannot start the server thread on CPU %d: %s\n", server_cpu,
+			strerror(-err));
+		return 1;
+	}
+	if ((err = mb_pin(cpu))) {
+		fprintf(stderr, "tcp-connect: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+		return 1;	/* the server thread ends with the process */
+	}
 
 	mb_init(&m, "tcp-connect", cpu);
 	mb_begin(&m);

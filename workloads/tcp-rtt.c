@@ -103,10 +103,15 @@ int main(int argc, char **argv)
 	connect_pair(&r);
 	/* the peer first: it is pinned on its own, not by inheriting the client's CPU */
 	peer.cpu = server_cpu;
-	if ((err = mbnet_peer_start(&peer)))
-		die("server thread", err);
-	if ((err = mb_pin(cpu)))
-		die("pin", err);
+	if ((err = mbnet_peer_start(&peer))) {
+		fprintf(stderr, "tcp-rtt: cannot start the server thread on CPU %d: %s\n", server_cpu,
+			strerror(-err));
+		return 1;
+	}
+	if ((err = mb_pin(cpu))) {
+		fprintf(stderr, "tcp-rtt: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+		return 1;	/* the server thread ends with the process */
+	}
 
 	mb_init(&m, "tcp-rtt", cpu);
 	mb_begin(&m);
