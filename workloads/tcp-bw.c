@@ -97,16 +97,20 @@ int main(int argc, char **argv)
 	uint64_t writes, recvs_before, recvs, quota;
 	int cpu = 0, server_cpu = 0, step, err;
 	const struct mb_opt opts[] = {
-		{ "size", MB_SIZE, &size, "bytes per write and per read (default 64K)", 1, 64 << 20 },
+		{ "size", MB_SIZE, &size, "bytes per write and per read (default 64K)", 1,
+		  64 << 20 },
 		{ "bytes", MB_SIZE, &bytes, "bytes per sample, rounded up to a multiple of --size "
 		  "(default 32M)", 1, 1ULL << 34 },
 		{ "reps", MB_COUNT, &reps, "samples kept (default 50)", 1, 100000 },
-		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 5)", 0, 100000 },
-		{ "sockbuf", MB_SIZE, &sockbuf, "SO_SNDBUF/SO_RCVBUF to set, 0 = the kernel's autotuning "
-		  "(default 0)", 0, 1 << 30 },
-		{ "cpu", MB_CPU, &cpu, "pin the receiving client to this CPU, -1 for none (default 0)" },
-		{ "server-cpu", MB_CPU, &server_cpu, "pin the sending server thread to this CPU, -1 for none "
-		  "(default 0)" },
+		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 5)", 0,
+		  100000 },
+		{ "sockbuf", MB_SIZE, &sockbuf,
+		  "SO_SNDBUF/SO_RCVBUF to set, 0 = the kernel's autotuning (default 0)", 0,
+		  1 << 30 },
+		{ "cpu", MB_CPU, &cpu,
+		  "pin the receiving client to this CPU, -1 for none (default 0)" },
+		{ "server-cpu", MB_CPU, &server_cpu,
+		  "pin the sending server thread to this CPU, -1 for none (default 0)" },
 		{},
 	};
 	struct bw b = {};
@@ -116,8 +120,8 @@ int main(int argc, char **argv)
 	char claim[200], name[64];
 	json_object *extra;
 
-	if (mb_parse(argc, argv, "tcp-bw", "Times a bulk transfer over loopback TCP; the kernel counts "
-		     "the writes, the reads and the bytes copied.", opts))
+	if (mb_parse(argc, argv, "tcp-bw", "Times a bulk transfer over loopback TCP; the kernel "
+		     "counts the writes, the reads and the bytes copied.", opts))
 		return 2;
 	if (bytes % size)	/* as bw_tcp does: whole writes only */
 		bytes += size - bytes % size;
@@ -131,8 +135,8 @@ int main(int argc, char **argv)
 	connect_pair(&b, sockbuf);
 	peer.cpu = server_cpu;
 	if ((err = mbnet_peer_start(&peer))) {
-		fprintf(stderr, "tcp-bw: cannot start the server thread on CPU %d: %s\n", server_cpu,
-			strerror(-err));
+		fprintf(stderr, "tcp-bw: cannot start the server thread on CPU %d: %s\n",
+			server_cpu, strerror(-err));
 		return 1;
 	}
 	if ((err = mb_pin(cpu))) {
@@ -147,7 +151,8 @@ int main(int argc, char **argv)
 	snprintf(name, sizeof(name), "TCP bandwidth, %" PRIu64 "-byte writes", size);
 	step = mb_step_begin(&m, name);
 	recvs_before = b.io.recv_calls;
-	mbnet_peer_go(&peer, quota);	/* after the marker: the server's first send() is in the step */
+	/* after the marker: the server's first send() is in the step */
+	mbnet_peer_go(&peer, quota);
 	for (uint64_t rep = 0; rep < warmup + reps; rep++) {
 		uint64_t t0 = mb_now_ns(), t1;
 
@@ -166,11 +171,12 @@ int main(int argc, char **argv)
 	snprintf(claim, sizeof(claim), "each %" PRIu64 "-byte write was accepted whole (%" PRIu64
 		 " writes, no short writes)", size, writes);
 	mb_assume_exact(&m, step, claim, "syscall:sendto", writes);
-	snprintf(claim, sizeof(claim), "the kernel saw exactly the reads the client counted (%" PRIu64 ")",
-		 recvs);
+	snprintf(claim, sizeof(claim), "the kernel saw exactly the reads the client counted (%"
+		 PRIu64 ")", recvs);
 	mb_assume_exact(&m, step, claim, "syscall:recvfrom", recvs);
-	mb_note(&m, "%" PRIu64 " bytes per sample; %" PRIu64 " reads for %" PRIu64 " writes (%.0f bytes "
-		"per read); client on CPU %d, server thread on CPU %d (-1: not pinned); socket buffers %s",
+	mb_note(&m, "%" PRIu64 " bytes per sample; %" PRIu64 " reads for %" PRIu64 " writes (%.0f "
+		"bytes per read); client on CPU %d, server thread on CPU %d (-1: not pinned); "
+		"socket buffers %s",
 		bytes, recvs, writes, recvs ? (double)quota / recvs : 0, cpu, server_cpu,
 		sockbuf ? "set" : "autotuned");
 	mbnet_peer_stop(&peer);

@@ -102,15 +102,17 @@ int main(int argc, char **argv)
 	const char *close_how = "fin";
 	int cpu = 0, server_cpu = 0, step, err;
 	const struct mb_opt opts[] = {
-		{ "iters", MB_COUNT, &iters, "connections per sample (default 50)", 1, MAX_CONNECTIONS },
+		{ "iters", MB_COUNT, &iters, "connections per sample (default 50)", 1,
+		  MAX_CONNECTIONS },
 		{ "reps", MB_COUNT, &reps, "samples kept (default 38)", 1, MAX_CONNECTIONS },
-		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 2)", 0, MAX_CONNECTIONS },
-		{ "close", MB_CHOICE, &close_how, "how the client closes: fin (a normal close, as lat_connect; "
-		  "the client keeps TIME_WAIT) or rst (SO_LINGER 0: a reset, no TIME_WAIT); default fin",
-		  .choices = "fin|rst" },
+		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 2)", 0,
+		  MAX_CONNECTIONS },
+		{ "close", MB_CHOICE, &close_how, "how the client closes: fin (a normal close, as "
+		  "lat_connect; the client keeps TIME_WAIT) or rst (SO_LINGER 0: a reset, no "
+		  "TIME_WAIT); default fin", .choices = "fin|rst" },
 		{ "cpu", MB_CPU, &cpu, "pin the client to this CPU, -1 for none (default 0)" },
-		{ "server-cpu", MB_CPU, &server_cpu, "pin the server thread to this CPU, -1 for none "
-		  "(default 0)" },
+		{ "server-cpu", MB_CPU, &server_cpu,
+		  "pin the server thread to this CPU, -1 for none (default 0)" },
 		{},
 	};
 	struct conn_bench cb = {};
@@ -120,13 +122,15 @@ int main(int argc, char **argv)
 	char claim[200];
 	json_object *extra;
 
-	if (mb_parse(argc, argv, "tcp-connect", "Times connect() and close() of loopback TCP connections; "
-		     "the kernel counts the connects, accepts and closes of both sides.", opts))
+	if (mb_parse(argc, argv, "tcp-connect", "Times connect() and close() of loopback TCP "
+		     "connections; the kernel counts the connects, accepts and closes of both "
+		     "sides.", opts))
 		return 2;
 	n = (warmup + reps) * iters;
 	if (n > MAX_CONNECTIONS) {
-		fprintf(stderr, "tcp-connect: invalid --iters x (--warmup + --reps) = %" PRIu64 " connections "
-			"(at most %d: each keeps an ephemeral port in TIME_WAIT)\n", n, MAX_CONNECTIONS);
+		fprintf(stderr, "tcp-connect: invalid --iters x (--warmup + --reps) = %" PRIu64
+			" connections (at most %d: each keeps an ephemeral port in TIME_WAIT)\n", n,
+			MAX_CONNECTIONS);
 		return 2;
 	}
 	cb.reset = !strcmp(close_how, "rst");
@@ -136,8 +140,8 @@ int main(int argc, char **argv)
 		die("listen on 127.0.0.1", cb.lfd);
 	peer.cpu = server_cpu;
 	if ((err = mbnet_peer_start(&peer))) {
-		fprintf(stderr, "tcp-connect: cannot start the server thread on CPU %d: %s\n", server_cpu,
-			strerror(-err));
+		fprintf(stderr, "tcp-connect: cannot start the server thread on CPU %d: %s\n",
+			server_cpu, strerror(-err));
 		return 1;
 	}
 	if ((err = mb_pin(cpu))) {
@@ -148,7 +152,8 @@ int main(int argc, char **argv)
 	mb_init(&m, "tcp-connect", cpu);
 	mb_begin(&m);
 	step = mb_step_begin(&m, "connect() then close()");
-	mbnet_peer_go(&peer, n);	/* after the marker: the server's first accept() is in the step */
+	/* after the marker: the server's first accept() is in the step */
+	mbnet_peer_go(&peer, n);
 	for (uint64_t rep = 0; rep < warmup + reps; rep++)
 		sample(&cb, iters, rep < warmup ? NULL : &conn_s, rep < warmup ? NULL : &close_s);
 	/* the server may still be closing its ends: its calls belong to this step */
@@ -156,23 +161,22 @@ int main(int argc, char **argv)
 		die(peer.err_what ? peer.err_what : "waiting for the server", err);
 	mb_step_end(&m);
 	mb_result(&m, "connect() over loopback", "us", &conn_s, iters, warmup);
-	mb_result(&m, cb.reset ? "close() with SO_LINGER 0 (RST)" : "close() (FIN)", "us", &close_s, iters,
-		  warmup);
+	mb_result(&m, cb.reset ? "close() with SO_LINGER 0 (RST)" : "close() (FIN)", "us", &close_s,
+		  iters, warmup);
 
-	snprintf(claim, sizeof(claim), "each of the %" PRIu64 " connections was one socket() by the "
-		 "client", n);
+	snprintf(claim, sizeof(claim), "each of the %" PRIu64 " connections was one socket() by "
+		 "the client", n);
 	mb_assume_exact(&m, step, claim, "syscall:socket", n);
-	snprintf(claim, sizeof(claim), "each connection was one connect() by the client (no retry)");
-	mb_assume_exact(&m, step, claim, "syscall:connect", n);
-	snprintf(claim, sizeof(claim), "the server accepted each connection once");
-	mb_assume_exact(&m, step, claim, "syscall:accept4", n);
-	snprintf(claim, sizeof(claim), "the client's close reached the server as one %s, before the "
-		 "server closed", cb.reset ? "reset read" : "end-of-stream read");
+	mb_assume_exact(&m, step, "each connection was one connect() by the client (no retry)",
+			"syscall:connect", n);
+	mb_assume_exact(&m, step, "the server accepted each connection once", "syscall:accept4", n);
+	snprintf(claim, sizeof(claim), "the client's close reached the server as one %s, before "
+		 "the server closed", cb.reset ? "reset read" : "end-of-stream read");
 	mb_assume_exact(&m, step, claim, "syscall:recvfrom", n);
-	snprintf(claim, sizeof(claim), "each connection was closed once on each side");
-	mb_assume_exact(&m, step, claim, "syscall:close", 2 * n);
-	mb_note(&m, "%" PRIu64 " connections; client on CPU %d, server thread on CPU %d (-1: not pinned); "
-		"the client closes first (%s)", n, cpu, server_cpu,
+	mb_assume_exact(&m, step, "each connection was closed once on each side", "syscall:close",
+			2 * n);
+	mb_note(&m, "%" PRIu64 " connections; client on CPU %d, server thread on CPU %d (-1: not "
+		"pinned); the client closes first (%s)", n, cpu, server_cpu,
 		cb.reset ? "RST: no TIME_WAIT" : "FIN: its end keeps TIME_WAIT");
 	mbnet_peer_stop(&peer);
 

@@ -75,13 +75,15 @@ int main(int argc, char **argv)
 	uint64_t size = 32, iters = 500, reps = 100, warmup = 10, n, recvs_before, recvs;
 	int cpu = 0, server_cpu = 0, step, err;
 	const struct mb_opt opts[] = {
-		{ "size", MB_SIZE, &size, "bytes of each message, each way (default 32)", 1, 64 << 20 },
+		{ "size", MB_SIZE, &size, "bytes of each message, each way (default 32)", 1,
+		  64 << 20 },
 		{ "iters", MB_COUNT, &iters, "round trips per sample (default 500)", 1, 10000000 },
 		{ "reps", MB_COUNT, &reps, "samples kept (default 100)", 1, 1000000 },
-		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 10)", 0, 1000000 },
+		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 10)", 0,
+		  1000000 },
 		{ "cpu", MB_CPU, &cpu, "pin the client to this CPU, -1 for none (default 0)" },
-		{ "server-cpu", MB_CPU, &server_cpu, "pin the server thread to this CPU, -1 for none "
-		  "(default 0)" },
+		{ "server-cpu", MB_CPU, &server_cpu,
+		  "pin the server thread to this CPU, -1 for none (default 0)" },
 		{},
 	};
 	struct rtt r = {};
@@ -91,8 +93,9 @@ int main(int argc, char **argv)
 	char claim[200], name[64];
 	json_object *extra;
 
-	if (mb_parse(argc, argv, "tcp-rtt", "Times a message echoed over loopback TCP (TCP_NODELAY); "
-		     "the kernel counts the sends and receives of both sides.", opts))
+	if (mb_parse(argc, argv, "tcp-rtt", "Times a message echoed over loopback TCP "
+		     "(TCP_NODELAY); the kernel counts the sends and receives of both sides.",
+		     opts))
 		return 2;
 	r.size = size;
 	r.client_buf = malloc(size);
@@ -104,8 +107,8 @@ int main(int argc, char **argv)
 	/* the peer first: it is pinned on its own, not by inheriting the client's CPU */
 	peer.cpu = server_cpu;
 	if ((err = mbnet_peer_start(&peer))) {
-		fprintf(stderr, "tcp-rtt: cannot start the server thread on CPU %d: %s\n", server_cpu,
-			strerror(-err));
+		fprintf(stderr, "tcp-rtt: cannot start the server thread on CPU %d: %s\n",
+			server_cpu, strerror(-err));
 		return 1;
 	}
 	if ((err = mb_pin(cpu))) {
@@ -119,7 +122,8 @@ int main(int argc, char **argv)
 	snprintf(name, sizeof(name), "TCP round trip, %" PRIu64 " bytes each way", size);
 	step = mb_step_begin(&m, name);
 	recvs_before = r.io.recv_calls;
-	mbnet_peer_go(&peer, n);	/* after the marker: the server's first recv() is in the step */
+	/* after the marker: the server's first recv() is in the step */
+	mbnet_peer_go(&peer, n);
 	for (uint64_t rep = 0; rep < warmup + reps; rep++) {
 		uint64_t t0 = mb_now_ns();
 
@@ -139,31 +143,31 @@ int main(int argc, char **argv)
 	mb_result(&m, name, "us", &s, iters, warmup);
 	recvs = r.io.recv_calls - recvs_before + peer.io.recv_calls;
 
-	snprintf(claim, sizeof(claim), "each round trip was one send() per side (%" PRIu64 " round trips, "
-		 "no short writes)", n);
+	snprintf(claim, sizeof(claim), "each round trip was one send() per side (%" PRIu64
+		 " round trips, no short writes)", n);
 	mb_assume_exact(&m, step, claim, "syscall:sendto", 2 * n);
-	snprintf(claim, sizeof(claim), "each %" PRIu64 "-byte message arrived whole in one recv() (no "
-		 "short reads)", size);
+	snprintf(claim, sizeof(claim), "each %" PRIu64 "-byte message arrived whole in one recv() "
+		 "(no short reads)", size);
 	mb_assume_exact(&m, step, claim, "syscall:recvfrom", 2 * n);
 	snprintf(claim, sizeof(claim), "the kernel saw exactly the recv() calls both sides counted "
 		 "(%" PRIu64 ")", recvs);
 	mb_assume_exact(&m, step, claim, "syscall:recvfrom", recvs);
-	mb_note(&m, "client on CPU %d, server thread on CPU %d (-1: not pinned); %" PRIu64 " recv() "
-		"calls for %" PRIu64 " messages", cpu, server_cpu, recvs, 2 * n);
+	mb_note(&m, "client on CPU %d, server thread on CPU %d (-1: not pinned); %" PRIu64
+		" recv() calls for %" PRIu64 " messages", cpu, server_cpu, recvs, 2 * n);
 	mbnet_peer_stop(&peer);
 
 	extra = json_object_new_object();
 	json_object_object_add(extra, "size", json_object_new_uint64(size));
 	json_object_object_add(extra, "round_trips", json_object_new_uint64(n));
 	json_object_object_add(extra, "server_cpu", json_object_new_int(server_cpu));
-	json_object_object_add(extra, "send_calls", json_object_new_uint64(r.io.send_calls +
-									      peer.io.send_calls));
-	json_object_object_add(extra, "recv_calls", json_object_new_uint64(r.io.recv_calls +
-									      peer.io.recv_calls));
+	json_object_object_add(extra, "send_calls",
+			       json_object_new_uint64(r.io.send_calls + peer.io.send_calls));
+	json_object_object_add(extra, "recv_calls",
+			       json_object_new_uint64(r.io.recv_calls + peer.io.recv_calls));
 	/* both directions: what the copy sites must have seen in the measured phase */
 	json_object_object_add(extra, "bytes", json_object_new_uint64(r.io.sent + peer.io.sent));
-	json_object_object_add(extra, "bytes_received", json_object_new_uint64(r.io.received +
-										  peer.io.received));
+	json_object_object_add(extra, "bytes_received",
+			       json_object_new_uint64(r.io.received + peer.io.received));
 	err = mb_finish(&m, extra);
 	close(r.client_fd);
 	close(r.server_fd);

@@ -1,4 +1,4 @@
-/* Loopback TCP pieces of the network microbenchmarks: listener, counted send/recv, the peer thread. */
+/* Loopback TCP pieces of the network microbenchmarks: listener, counted I/O, the peer thread. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <sched.h>
@@ -23,7 +23,8 @@ int mbnet_listen(struct sockaddr_in *addr, int backlog)
 	socklen_t alen = sizeof(*addr);
 	int fd, err;
 
-	*addr = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	*addr = (struct sockaddr_in){ .sin_family = AF_INET,
+				      .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

@@ -12,7 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define MBNET_TIMEOUT_S 10	/* no socket call, and no wait for the peer, blocks longer than this */
+/* No socket call, and no wait for the peer, blocks longer than this. */
+#define MBNET_TIMEOUT_S 10
 
 /* What one side did through its socket calls, counted by the workload itself. */
 struct mbnet_io {
