@@ -646,6 +646,11 @@ MICRO_RUNS.update({
 })
 
 # network
+MICRO_RUNS.update({
+    "tcp-rtt": ["--iters", "200", "--reps", "10", "--warmup", "1"],
+    "tcp-bw": ["--bytes", "4M", "--reps", "5", "--warmup", "1"],
+    "tcp-connect": ["--iters", "20", "--reps", "10", "--warmup", "1"],
+})
 
 # files
 MICRO_RUNS.update({
@@ -938,6 +943,83 @@ def micro_memlat_structure():
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and msg in bad.stderr, bad.stderr
 
 
+def assumption(led, measure, claim_part=""):
+    """The one assumption on @measure whose claim contains @claim_part."""
+    found = [a for a in led["assumptions"] if a["measure"] == measure and claim_part in a["claim"]]
+    assert len(found) == 1, f"{measure} / {claim_part!r}: {[a['claim'] for a in led['assumptions']]}"
+    return found[0]
+
+
+def micro_tcp_rtt_exact():
+    """Every round trip is one sendto and one whole recvfrom per side; the copy sites see exactly
+    the bytes both sides counted, 2 x size x round trips each way."""
+    led = check_micro("tcp-rtt", ["--size", "100", "--iters", "100", "--reps", "10", "--warmup", "2"])
+    wl, n = led["workload"], 12 * 100
+    assert_eq("round trips", wl["round_trips"], n)
+    assert_eq("step sendto", assumption(led, "syscall:sendto")["measured"], 2 * n)
+    assert_eq("step recvfrom", assumption(led, "syscall:recvfrom", "whole")["measured"], 2 * n)
+    assert_eq("phase sendto", led["phase_syscalls"]["sendto"], 2 * n)
+    assert_eq("phase recvfrom", led["phase_syscalls"]["recvfrom"], 2 * n)
+    assert_eq("workload bytes sent", wl["bytes"], 2 * n * 100)
+    assert_eq("workload bytes received", wl["bytes_received"], 2 * n * 100)
+    assert_eq("send_copy", site_bytes(led, "send_copy"), 2 * n * 100)
+    assert_eq("recv_copy", site_bytes(led, "recv_copy"), 2 * n * 100)
+
+
+def micro_tcp_rtt_short_reads_fail():
+    """A message larger than the most a receive queue may hold cannot arrive in one recv(): the
+    'arrived whole' claim must fail with the kernel's larger count, which equals the workload's own."""
+    rmem_max = int(open("/proc/sys/net/ipv4/tcp_rmem").read().split()[2])
+    size = 64 << 20
+    if size <= rmem_max:
+        raise Skip(f"tcp_rmem max {rmem_max} is not below the largest --size")
+    p, led = traced("tcp-rtt", "--size", "64M", "--iters", "1", "--reps", "2", "--warmup", "0")
+    assert p.returncode == 1 and not led["ok"], f"exit {p.returncode}"
+    whole = assumption(led, "syscall:recvfrom", "whole")
+    own = assumption(led, "syscall:recvfrom", "counted")
+    assert not whole["holds"] and whole["measured"] > whole["expected"] == 4, whole
+    assert own["holds"] and own["measured"] == led["workload"]["recv_calls"], own
+    assert_eq("send_copy", site_bytes(led, "send_copy"), 4 * size)
+    assert_eq("recv_copy", site_bytes(led, "recv_copy"), 4 * size)
+    assert re.search(r"arrived whole in one recv\(\) \(no short reads\) — FAILS \(\d+ of 4,", p.stdout), \
+        p.stdout[-1500:]
+
+
+def micro_tcp_bw_exact():
+    """Each write is one sendto, each counted read one recvfrom; the bytes per sample round up to
+    whole writes, and the copy sites see exactly the bytes moved."""
+    led = check_micro("tcp-bw", ["--size", "16K", "--bytes", "1000K", "--reps", "4", "--warmup", "1"])
+    wl = led["workload"]
+    per_sample = 63 * 16384  # 1000K rounded up to whole 16K writes
+    assert_eq("bytes per sample", wl["bytes_per_sample"], per_sample)
+    assert_eq("step sendto", assumption(led, "syscall:sendto")["measured"], 5 * 63)
+    assert_eq("phase sendto", led["phase_syscalls"]["sendto"], 5 * 63)
+    assert_eq("step recvfrom", assumption(led, "syscall:recvfrom")["measured"], wl["recv_calls"])
+    assert_eq("phase recvfrom", led["phase_syscalls"]["recvfrom"], wl["recv_calls"])
+    assert_eq("bytes sent", wl["bytes"], 5 * per_sample)
+    assert_eq("bytes received", wl["bytes_received"], 5 * per_sample)
+    assert_eq("send_copy", site_bytes(led, "send_copy"), 5 * per_sample)
+    assert_eq("recv_copy", site_bytes(led, "recv_copy"), 5 * per_sample)
+
+
+def micro_tcp_connect_exact():
+    """N connections are N socket, connect, accept4 and end-of-stream reads, 2N closes, no copies;
+    with a FIN close and with SO_LINGER 0 (RST). Too many connections for one run are refused."""
+    for how in ("fin", "rst"):
+        led = check_micro("tcp-connect", ["--iters", "25", "--reps", "3", "--warmup", "1", "--close", how])
+        n = 4 * 25
+        assert_eq(f"{how}: connections", led["workload"]["connections"], n)
+        for call, want in (("socket", n), ("connect", n), ("accept4", n), ("recvfrom", n), ("close", 2 * n)):
+            assert_eq(f"{how}: step {call}", assumption(led, f"syscall:{call}")["measured"], want)
+            assert_eq(f"{how}: phase {call}", led["phase_syscalls"][call], want)
+        for site in ("send_copy", "recv_copy"):
+            assert_eq(f"{how}: {site}", site_bytes(led, site), 0)
+    bad = subprocess.run([os.path.join(WORKLOADS, "tcp-connect"), "--iters", "20000", "--reps", "2",
+                          "--warmup", "0"], capture_output=True, text=True, timeout=10)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "40000 connections" in bad.stderr, \
+        f"{bad.returncode} {bad.stderr!r}"
+
+
 # Tests beyond the small run, by group.
 MICRO_TESTS = [micro_syscall_counts_exact, micro_assumption_can_fail, micro_options_documented]
 # CPU and clock, memory
@@ -949,6 +1031,7 @@ MICRO_TESTS += [micro_proc_create_counts_exact, micro_thread_create_counts_exact
                 micro_pagefault_counts_exact, micro_pagefault_readahead_breaks_claim]
 
 # network
+MICRO_TESTS += [micro_tcp_rtt_exact, micro_tcp_rtt_short_reads_fail, micro_tcp_bw_exact, micro_tcp_connect_exact]
 
 # files
 MICRO_TESTS += [micro_fileread_pages_exact, micro_fileread_warm_and_direct_add_no_page,

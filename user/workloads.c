@@ -143,6 +143,34 @@ const struct workload_def workload_defs[] = {
 	  .options = "--file-size BYTES, --dir PATH, --advice random|normal, --cpu CPU" },
 
 	/* microbenchmarks: network */
+	{ "tcp-rtt",
+	  "round trip of a --size message (default 32 bytes) echoed over loopback TCP, TCP_NODELAY",
+	  "sendto = recvfrom = 2 x round trips (one send and one whole recv per side); "
+	  "send_copy = recv_copy = bytes both sides moved",
+	  { NO_FILE_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_SENT,
+	    [SITE_ZC_PIN] = EXP_ZERO, [SITE_SPLICE_REF] = EXP_ZERO, [SITE_DEFERRED_COPY] = EXP_ZERO,
+	    [SITE_RECV_COPY] = EXP_RECEIVED },
+	  .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--size BYTES, --iters N, --reps N, --warmup N, --cpu CPU, --server-cpu CPU" },
+	{ "tcp-bw",
+	  "bulk transfer over loopback TCP: a server thread writes --size (64K), the client reads "
+	  "and times --bytes (32M) per sample",
+	  "sendto = writes made (each accepted whole); recvfrom = reads the client counted; "
+	  "send_copy = recv_copy = bytes moved",
+	  { NO_FILE_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_SENT,
+	    [SITE_ZC_PIN] = EXP_ZERO, [SITE_SPLICE_REF] = EXP_ZERO, [SITE_DEFERRED_COPY] = EXP_ZERO,
+	    [SITE_RECV_COPY] = EXP_RECEIVED },
+	  .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--size BYTES, --bytes BYTES, --reps N, --warmup N, --sockbuf BYTES, "
+		     "--cpu CPU, --server-cpu CPU" },
+	{ "tcp-connect",
+	  "connect() and close() of loopback TCP connections timed apart; a server thread "
+	  "accepts each",
+	  "socket = connect = accept4 = connections, recvfrom = connections (the client's close "
+	  "reached the server), close = 2 x connections; no payload, no copies",
+	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .options = "--iters N, --reps N, --warmup N, --close fin|rst, --cpu CPU, "
+		     "--server-cpu CPU" },
 
 	/* microbenchmarks: files */
 	{ "contention",

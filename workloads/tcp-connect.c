@@ -1,0 +1,192 @@
+/*
+ * tcp-connect: the cost of setting up and tearing down a loopback TCP connection (lmbench
+ * lat_connect; the 2013 report's setup 0.04 ms and teardown 0.01 ms). connect() and close() are
+ * timed apart; a server thread accepts each connection, reads until the client's close reaches it,
+ * and closes its end, as lat_connect's server does. The kernel counts both sides: one connect() and
+ * one accept() per connection, one close() on each side.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "mb.h"
+#include "mbnet.h"
+
+/*
+ * Each connection the client closes first stays in TIME_WAIT on its side for 60 s, holding its
+ * ephemeral port for this listener (ports 32768-60999 by default): a run stays well below that.
+ */
+#define MAX_CONNECTIONS 20000
+
+struct conn_bench {
+	int lfd;
+	struct sockaddr_in addr;
+	bool reset;			/* close with SO_LINGER {1, 0}: RST, no TIME_WAIT */
+};
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "tcp-connect: %s: %s\n", what, strerror(-err));
+	exit(1);	/* the kernel closes the sockets; the server thread ends with the process */
+}
+
+/* The server: accepts each connection, waits for the client's FIN (or RST), closes its end. */
+static int serve(struct mbnet_peer *p, uint64_t connections)
+{
+	struct conn_bench *cb = p->state;
+	char c;
+
+	for (uint64_t i = 0; i < connections; i++) {
+		int fd = accept4(cb->lfd, NULL, NULL, SOCK_CLOEXEC);
+		ssize_t n;
+
+		if (fd < 0) {
+			p->err_what = "server accept";
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		}
+		/* the accepted socket inherits the listener's receive timeout */
+		n = recv(fd, &c, 1, 0);
+		p->io.recv_calls++;
+		if (n != 0 && !(n < 0 && cb->reset && errno == ECONNRESET)) {
+			int err = n > 0 ? -EPROTO : errno == EAGAIN ? -ETIMEDOUT : -errno;
+
+			close(fd);
+			p->err_what = "server read of the client's close";
+			return err;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+/* One sample: @iters connections made and closed; adds the mean connect() and close() in us. */
+static void sample(struct conn_bench *cb, uint64_t iters, struct mb_samples *conn_s,
+		   struct mb_samples *close_s)
+{
+	static const struct linger rst = { .l_onoff = 1, .l_linger = 0 };
+	uint64_t conn_ns = 0, close_ns = 0;
+	int err;
+
+	for (uint64_t i = 0; i < iters; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		uint64_t t0, t1, t2;
+
+		if (fd < 0)
+			die("socket", -errno);
+		/* SO_SNDTIMEO bounds connect() too */
+		if ((err = mbnet_timeouts(fd)))
+			die("timeouts", err);
+		if (cb->reset && setsockopt(fd, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst)))
+			die("SO_LINGER", -errno);
+		t0 = mb_now_ns();
+		if (connect(fd, (struct sockaddr *)&cb->addr, sizeof(cb->addr)))
+			die("connect", errno == EINPROGRESS ? -ETIMEDOUT : -errno);
+		t1 = mb_now_ns();
+		close(fd);
+		t2 = mb_now_ns();
+		conn_ns += t1 - t0;
+		close_ns += t2 - t1;
+	}
+	if (conn_s) {
+		mb_samples_add(conn_s, (double)conn_ns / iters / 1e3);
+		mb_samples_add(close_s, (double)close_ns / iters / 1e3);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t iters = 50, reps = 38, warmup = 2, n;
+	const char *close_how = "fin";
+	int cpu = 0, server_cpu = 0, step, err;
+	const struct mb_opt opts[] = {
+		{ "iters", MB_COUNT, &iters, "connections per sample (default 50)", 1,
+		  MAX_CONNECTIONS },
+		{ "reps", MB_COUNT, &reps, "samples kept (default 38)", 1, MAX_CONNECTIONS },
+		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 2)", 0,
+		  MAX_CONNECTIONS },
+		{ "close", MB_CHOICE, &close_how, "how the client closes: fin (a normal close, as "
+		  "lat_connect; the client keeps TIME_WAIT) or rst (SO_LINGER 0: a reset, no "
+		  "TIME_WAIT); default fin", .choices = "fin|rst" },
+		{ "cpu", MB_CPU, &cpu, "pin the client to this CPU, -1 for none (default 0)" },
+		{ "server-cpu", MB_CPU, &server_cpu,
+		  "pin the server thread to this CPU, -1 for none (default 0)" },
+		{},
+	};
+	struct conn_bench cb = {};
+	struct mbnet_peer peer = { .work = serve, .state = &cb };
+	struct mb_samples conn_s = {}, close_s = {};
+	struct mb m;
+	char claim[200];
+	json_object *extra;
+
+	if (mb_parse(argc, argv, "tcp-connect", "Times connect() and close() of loopback TCP "
+		     "connections; the kernel counts the connects, accepts and closes of both "
+		     "sides.", opts))
+		return 2;
+	n = (warmup + reps) * iters;
+	if (n > MAX_CONNECTIONS) {
+		fprintf(stderr, "tcp-connect: invalid --iters x (--warmup + --reps) = %" PRIu64
+			" connections (at most %d: each keeps an ephemeral port in TIME_WAIT)\n", n,
+			MAX_CONNECTIONS);
+		return 2;
+	}
+	cb.reset = !strcmp(close_how, "rst");
+	/* a backlog deep enough that no SYN is ever dropped while the server catches up */
+	cb.lfd = mbnet_listen(&cb.addr, 4096);
+	if (cb.lfd < 0)
+		die("listen on 127.0.0.1", cb.lfd);
+	peer.cpu = server_cpu;
+	if ((err = mbnet_peer_start(&peer))) {
+		fprintf(stderr, "tcp-connect: cannot start the server thread on CPU %d: %s\n",
+			server_cpu, strerror(-err));
+		return 1;
+	}
+	if ((err = mb_pin(cpu))) {
+		fprintf(stderr, "tcp-connect: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+		return 1;	/* the server thread ends with the process */
+	}
+
+	mb_init(&m, "tcp-connect", cpu);
+	mb_begin(&m);
+	step = mb_step_begin(&m, "connect() then close()");
+	/* after the marker: the server's first accept() is in the step */
+	mbnet_peer_go(&peer, n);
+	for (uint64_t rep = 0; rep < warmup + reps; rep++)
+		sample(&cb, iters, rep < warmup ? NULL : &conn_s, rep < warmup ? NULL : &close_s);
+	/* the server may still be closing its ends: its calls belong to this step */
+	if ((err = mbnet_peer_wait(&peer)))
+		die(peer.err_what ? peer.err_what : "waiting for the server", err);
+	mb_step_end(&m);
+	mb_result(&m, "connect() over loopback", "us", &conn_s, iters, warmup);
+	mb_result(&m, cb.reset ? "close() with SO_LINGER 0 (RST)" : "close() (FIN)", "us", &close_s,
+		  iters, warmup);
+
+	snprintf(claim, sizeof(claim), "each of the %" PRIu64 " connections was one socket() by "
+		 "the client", n);
+	mb_assume_exact(&m, step, claim, "syscall:socket", n);
+	mb_assume_exact(&m, step, "each connection was one connect() by the client (no retry)",
+			"syscall:connect", n);
+	mb_assume_exact(&m, step, "the server accepted each connection once", "syscall:accept4", n);
+	snprintf(claim, sizeof(claim), "the client's close reached the server as one %s, before "
+		 "the server closed", cb.reset ? "reset read" : "end-of-stream read");
+	mb_assume_exact(&m, step, claim, "syscall:recvfrom", n);
+	mb_assume_exact(&m, step, "each connection was closed once on each side", "syscall:close",
+			2 * n);
+	mb_note(&m, "%" PRIu64 " connections; client on CPU %d, server thread on CPU %d (-1: not "
+		"pinned); the client closes first (%s)", n, cpu, server_cpu,
+		cb.reset ? "RST: no TIME_WAIT" : "FIN: its end keeps TIME_WAIT");
+	mbnet_peer_stop(&peer);
+
+	extra = json_object_new_object();
+	json_object_object_add(extra, "connections", json_object_new_uint64(n));
+	json_object_object_add(extra, "close", json_object_new_string(close_how));
+	json_object_object_add(extra, "server_cpu", json_object_new_int(server_cpu));
+	err = mb_finish(&m, extra);
+	close(cb.lfd);
+	mb_samples_free(&conn_s);
+	mb_samples_free(&close_s);
+	return err;
+}

@@ -1,0 +1,178 @@
+/*
+ * tcp-rtt: the round trip of a small message echoed over loopback TCP with TCP_NODELAY (lmbench
+ * lat_tcp; the 2013 report's 32-byte echo). The server is a thread of the workload, so the kernel
+ * counts both sides: each round trip must have been one send() and one recv() per side, which is
+ * what "one round trip" means to the classic method, and the copy sites must see exactly the bytes
+ * both sides counted.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "mb.h"
+#include "mbnet.h"
+
+struct rtt {
+	int client_fd, server_fd;
+	char *client_buf, *server_buf;
+	size_t size;
+	struct mbnet_io io;		/* the client's calls */
+};
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "tcp-rtt: %s: %s\n", what, strerror(-err));
+	exit(1);	/* the kernel closes the sockets; the peer thread ends with the process */
+}
+
+/* The server: receives each message whole, sends it back. */
+static int echo(struct mbnet_peer *p, uint64_t round_trips)
+{
+	struct rtt *r = p->state;
+	int err;
+
+	for (uint64_t i = 0; i < round_trips; i++) {
+		if ((err = mbnet_recv_all(r->server_fd, r->server_buf, r->size, &p->io))) {
+			p->err_what = "server recv";
+			return err;
+		}
+		if ((err = mbnet_send_all(r->server_fd, r->server_buf, r->size, &p->io))) {
+			p->err_what = "server send";
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Connects the client to the server over loopback, both ends with TCP_NODELAY and timeouts. */
+static void connect_pair(struct rtt *r)
+{
+	struct sockaddr_in addr;
+	int lfd = mbnet_listen(&addr, 1), one = 1, err;
+
+	if (lfd < 0)
+		die("listen on 127.0.0.1", lfd);
+	r->client_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (r->client_fd < 0 || (err = mbnet_timeouts(r->client_fd)) ||
+	    connect(r->client_fd, (struct sockaddr *)&addr, sizeof(addr)))
+		die("connect", -errno);
+	r->server_fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (r->server_fd < 0)
+		die("accept", -errno);
+	close(lfd);
+	/* no Nagle delay: each message leaves at once, as a round trip assumes */
+	if (setsockopt(r->client_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
+	    setsockopt(r->server_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		die("TCP_NODELAY", -errno);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t size = 32, iters = 500, reps = 100, warmup = 10, n, recvs_before, recvs;
+	int cpu = 0, server_cpu = 0, step, err;
+	const struct mb_opt opts[] = {
+		{ "size", MB_SIZE, &size, "bytes of each message, each way (default 32)", 1,
+		  64 << 20 },
+		{ "iters", MB_COUNT, &iters, "round trips per sample (default 500)", 1, 10000000 },
+		{ "reps", MB_COUNT, &reps, "samples kept (default 100)", 1, 1000000 },
+		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 10)", 0,
+		  1000000 },
+		{ "cpu", MB_CPU, &cpu, "pin the client to this CPU, -1 for none (default 0)" },
+		{ "server-cpu", MB_CPU, &server_cpu,
+		  "pin the server thread to this CPU, -1 for none (default 0)" },
+		{},
+	};
+	struct rtt r = {};
+	struct mbnet_peer peer = { .work = echo, .state = &r };
+	struct mb_samples s = {};
+	struct mb m;
+	char claim[200], name[64];
+	json_object *extra;
+
+	if (mb_parse(argc, argv, "tcp-rtt", "Times a message echoed over loopback TCP "
+		     "(TCP_NODELAY); the kernel counts the sends and receives of both sides.",
+		     opts))
+		return 2;
+	r.size = size;
+	r.client_buf = malloc(size);
+	r.server_buf = malloc(size);
+	if (!r.client_buf || !r.server_buf)
+		die("buffers", -ENOMEM);
+	memset(r.client_buf, 'r', size);
+	connect_pair(&r);
+	/* the peer first: it is pinned on its own, not by inheriting the client's CPU */
+	peer.cpu = server_cpu;
+	if ((err = mbnet_peer_start(&peer))) {
+		fprintf(stderr, "tcp-rtt: cannot start the server thread on CPU %d: %s\n",
+			server_cpu, strerror(-err));
+		return 1;
+	}
+	if ((err = mb_pin(cpu))) {
+		fprintf(stderr, "tcp-rtt: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+		return 1;	/* the server thread ends with the process */
+	}
+
+	mb_init(&m, "tcp-rtt", cpu);
+	mb_begin(&m);
+	n = (warmup + reps) * iters;
+	snprintf(name, sizeof(name), "TCP round trip, %" PRIu64 " bytes each way", size);
+	step = mb_step_begin(&m, name);
+	recvs_before = r.io.recv_calls;
+	/* after the marker: the server's first recv() is in the step */
+	mbnet_peer_go(&peer, n);
+	for (uint64_t rep = 0; rep < warmup + reps; rep++) {
+		uint64_t t0 = mb_now_ns();
+
+		for (uint64_t i = 0; i < iters; i++) {
+			if ((err = mbnet_send_all(r.client_fd, r.client_buf, size, &r.io)))
+				die("client send", err);
+			if ((err = mbnet_recv_all(r.client_fd, r.client_buf, size, &r.io)))
+				die("client recv", err);
+		}
+		if (rep >= warmup)
+			mb_samples_add(&s, (double)(mb_now_ns() - t0) / iters / 1e3);
+	}
+	/* the server's last send() returned before the client's recv() did; wait for its counts */
+	if ((err = mbnet_peer_wait(&peer)))
+		die(peer.err_what ? peer.err_what : "waiting for the server", err);
+	mb_step_end(&m);
+	mb_result(&m, name, "us", &s, iters, warmup);
+	recvs = r.io.recv_calls - recvs_before + peer.io.recv_calls;
+
+	snprintf(claim, sizeof(claim), "each round trip was one send() per side (%" PRIu64
+		 " round trips, no short writes)", n);
+	mb_assume_exact(&m, step, claim, "syscall:sendto", 2 * n);
+	snprintf(claim, sizeof(claim), "each %" PRIu64 "-byte message arrived whole in one recv() "
+		 "(no short reads)", size);
+	mb_assume_exact(&m, step, claim, "syscall:recvfrom", 2 * n);
+	snprintf(claim, sizeof(claim), "the kernel saw exactly the recv() calls both sides counted "
+		 "(%" PRIu64 ")", recvs);
+	mb_assume_exact(&m, step, claim, "syscall:recvfrom", recvs);
+	mb_note(&m, "client on CPU %d, server thread on CPU %d (-1: not pinned); %" PRIu64
+		" recv() calls for %" PRIu64 " messages", cpu, server_cpu, recvs, 2 * n);
+	mbnet_peer_stop(&peer);
+
+	extra = json_object_new_object();
+	json_object_object_add(extra, "size", json_object_new_uint64(size));
+	json_object_object_add(extra, "round_trips", json_object_new_uint64(n));
+	json_object_object_add(extra, "server_cpu", json_object_new_int(server_cpu));
+	json_object_object_add(extra, "send_calls",
+			       json_object_new_uint64(r.io.send_calls + peer.io.send_calls));
+	json_object_object_add(extra, "recv_calls",
+			       json_object_new_uint64(r.io.recv_calls + peer.io.recv_calls));
+	/* both directions: what the copy sites must have seen in the measured phase */
+	json_object_object_add(extra, "bytes", json_object_new_uint64(r.io.sent + peer.io.sent));
+	json_object_object_add(extra, "bytes_received",
+			       json_object_new_uint64(r.io.received + peer.io.received));
+	err = mb_finish(&m, extra);
+	close(r.client_fd);
+	close(r.server_fd);
+	free(r.client_buf);
+	free(r.server_buf);
+	mb_samples_free(&s);
+	return err;
+}
