@@ -11,6 +11,8 @@ enum expect {
 	EXP_SENT,	/* exactly the payload bytes the workload sent */
 	EXP_RECEIVED,	/* exactly the payload bytes the workload received */
 	EXP_COPIED_OR_CLONED,	/* the payload, unless the filesystem cloned it (reflink): then 0 */
+	EXP_SENT_AND_REQUESTS,	/* the payload sent plus the requests the receiver sent for it */
+	EXP_RECEIVED_AND_REQUESTS,	/* the payload received plus those requests */
 };
 
 struct workload_def {
@@ -22,6 +24,7 @@ struct workload_def {
 	bool file;			/* works on a file: cache state, syscalls per chunk, copy verified */
 	bool no_threads;		/* takes no --threads: one copy at a time */
 	bool no_amount;			/* takes no --messages/--bytes/--duration: the file is the amount */
+	bool net;			/* a sender and a receiver: takes --peer, --netns, --rate, --delay */
 };
 
 extern const struct workload_def workload_defs[];

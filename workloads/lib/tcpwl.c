@@ -306,7 +306,8 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 	uint64_t t0, t1;
 	json_object *result, *verified;
 
-	if (wl_parse_opts(argc, argv, w->name, w->options ? w->options : WL_OPT_TCP, &o))
+	if (wl_parse_opts(argc, argv, w->name, w->options ? w->options : WL_OPT_TCP, &o) ||
+	    wl_check_netns(w->name, &o))
 		return 2;
 	workload = w;
 	remote_rx = o.peer != WL_PEER_THREAD;

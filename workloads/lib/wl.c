@@ -297,12 +297,17 @@ int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, stru
 			name, o->rate ? "rate" : "delay");
 		return -1;
 	}
+	if ((accept & WL_OPT_AMOUNT) && !o->duration && !o->bytes && !o->messages)
+		o->messages = 5000;
+	return 0;
+}
+
+int wl_check_netns(const char *name, const struct wl_opts *o)
+{
 	if (o->peer == WL_PEER_NETNS && !getenv(WL_NETNS_FD_ENV)) {
 		fprintf(stderr, "%s: --netns: the namespaces are made by 'zctrace run' (run it there)\n", name);
 		return -1;
 	}
-	if ((accept & WL_OPT_AMOUNT) && !o->duration && !o->bytes && !o->messages)
-		o->messages = 5000;
 	return 0;
 }
 

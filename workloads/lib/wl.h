@@ -67,6 +67,8 @@ int wl_parse_delay(const char *s, uint64_t *ns);
 int wl_parse_size(const char *s, uint64_t *out);
 /* Parses the options of the groups in @accept (WL_OPT_*); the others are refused by name. */
 int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, struct wl_opts *o);
+/* --netns outside zctrace: the namespaces are not there. */
+int wl_check_netns(const char *name, const struct wl_opts *o);
 uint64_t wl_now_ns(void);
 
 /* Log-linear latency histogram: 16 sub-buckets per power of two (about 6% resolution). */
