@@ -763,6 +763,18 @@ static void print_file_workload(FILE *f, const struct ledger *l)
 	const char *method = json_str(l->workload, "method", NULL);
 	char b1[32], b2[32], b3[32];
 
+	if (json_str(l->workload, "pattern", NULL)) {
+		fprintf(f, "workload: a %s file read from a TCP file server (%s), %s blocks in %s order; %s "
+			"cache, %s", human_bytes(json_u64(l->workload, "file_size", NULL), b1, sizeof(b1)),
+			json_str(l->workload, "path", "?"), human_bytes(size, b2, sizeof(b2)),
+			json_str(l->workload, "pattern", "?"), json_str(l->workload, "cache", "?"),
+			json_str(l->workload, "fs", "?"));
+		if (el > 0 && moved > 0)
+			fprintf(f, "; %.3f s = %.3f ms per MiB", el, el * 1e3 / (moved / (1 << 20)));
+		fprintf(f, "\n");
+		print_latency(f, l, "request");
+		return;
+	}
 	if (method)
 		fprintf(f, "workload: a %s file duplicated with %s", human_bytes(json_u64(l->workload, "file_size", NULL),
 			b1, sizeof(b1)), method);

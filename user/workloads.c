@@ -69,6 +69,16 @@ const struct workload_def workload_defs[] = {
 	  { NO_FILE_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_ZERO, [SITE_ZC_PIN] = EXP_ZERO,
 	    [SITE_SPLICE_REF] = EXP_SENT, [SITE_DEFERRED_COPY] = EXP_ZERO, [SITE_RECV_COPY] = EXP_RECEIVED },
 	  .file = true, .no_threads = true, .no_amount = true, .net = true },
+	{ "remote-fileread",
+	  "read a file block by block (--size, default 64K; --pattern seq|random) from a TCP file server "
+	  "that answers each request with pread() + send()",
+	  "file_read_copy = bytes served; send_copy = recv_copy = bytes served + requests (the client's "
+	  "16-byte requests go the other way); no pins, no page references",
+	  { [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_SENT, [SITE_FILE_WRITE_COPY] = EXP_ZERO,
+	    [SITE_KERNEL_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_SENT_AND_REQUESTS, [SITE_ZC_PIN] = EXP_ZERO,
+	    [SITE_SPLICE_REF] = EXP_ZERO, [SITE_DEFERRED_COPY] = EXP_ZERO,
+	    [SITE_RECV_COPY] = EXP_RECEIVED_AND_REQUESTS },
+	  .file = true, .no_threads = true, .no_amount = true, .net = true },
 };
 const int nr_workload_defs = sizeof(workload_defs) / sizeof(workload_defs[0]);
 
