@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ledger.h"
+#include "wl.h"
 #include "zctrace.skel.h"
 
 static const char *const site_names[NR_SITES] = {
@@ -856,6 +857,19 @@ static void print_zc_path(FILE *f, const struct ledger *l)
 			dont_orphan += v->dont_orphan;
 		}
 	}
+	{
+		__u64 rx = 0;
+		bool have;
+		double sent = json_u64(l->workload, "bytes", &have);
+
+		for (int i = 0; i < l->nzp; i++)
+			if (l->zp_key[i].stage == ZC_STAGE_RECEIVE)
+				rx += l->zp[i].bytes;
+		if (have && rx > sent)
+			fprintf(f, "  %s more than the payload reached delivery: TCP sent some segments again, and "
+				"every delivery of a zerocopy skb copies it; the notices count each send call once.\n",
+				human_bytes(rx - sent, b1, sizeof(b1)));
+	}
 	if (crossed)
 		fprintf(f, "  %s arrived in the receiver's namespace still in the sender's pinned pages (%" PRIu64
 			" of %" PRIu64 " skbs marked SKBFL_DONT_ORPHAN): crossing the veth pair did not copy them;"
@@ -1020,6 +1034,97 @@ static json_object *hist_json(const __u64 *vals, int nslots)
 	return a;
 }
 
+/* The path the bytes took: loopback, or veth between the namespaces zctrace made. */
+static json_object *network_json(const struct ledger *l)
+{
+	json_object *o, *link;
+	const char *path = json_str(l->workload, "path", NULL);
+
+	if (!path)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "path", json_object_new_string(path));
+	json_object_object_add(o, "peer", json_object_new_string(json_str(l->workload, "peer", "?")));
+	if (on_veth(l)) {
+		json_object *ns = json_object_new_object(), *dev = json_object_new_object();
+
+		json_object_object_add(ns, "sender", json_object_new_string(l->net->sender));
+		json_object_object_add(ns, "receiver", json_object_new_string(l->net->receiver));
+		json_object_object_add(ns, "sender_inode", json_object_new_uint64(l->net->sender_ino));
+		json_object_object_add(ns, "receiver_inode", json_object_new_uint64(l->net->receiver_ino));
+		json_object_object_add(o, "namespaces", ns);
+		json_object_object_add(dev, "sender", json_object_new_string(l->net->sender_dev));
+		json_object_object_add(dev, "receiver", json_object_new_string(l->net->receiver_dev));
+		json_object_object_add(o, "veth", dev);
+		json_object_object_add(o, "sender_addr", json_object_new_string(WL_NETNS_SENDER_ADDR));
+		json_object_object_add(o, "receiver_addr", json_object_new_string(WL_NETNS_RECEIVER_ADDR));
+	} else {
+		json_object_object_add(o, "namespaces", NULL);
+		json_object_object_add(o, "veth", NULL);
+	}
+	link = json_object_new_object();
+	json_object_object_add(link, "rate", on_veth(l) && l->net->rate ? json_object_new_string(l->net->rate) : NULL);
+	json_object_object_add(link, "delay", on_veth(l) && l->net->delay ? json_object_new_string(l->net->delay) : NULL);
+	json_object_object_add(o, "link", link);
+	return o;
+}
+
+static json_object *by_process_json(const struct ledger *l)
+{
+	json_object *a = json_object_new_array();
+
+	for (int i = 0; i < l->nproc_sites; i++) {
+		const struct proc_sites *p = &l->procs[i];
+		const char *role = proc_role(l, p->tgid);
+		json_object *o = json_object_new_object(), *sites = json_object_new_object();
+
+		json_object_object_add(o, "pid", json_object_new_int(p->tgid));
+		json_object_object_add(o, "role", json_object_new_string(role));
+		json_object_object_add(o, "netns", json_object_new_string(role_netns(l, role)));
+		for (int s = 0; s < NR_SITES; s++) {
+			json_object *st;
+
+			if (l->method[s] == METHOD_NONE)
+				continue;
+			st = json_object_new_object();
+			json_object_object_add(st, "count", json_object_new_uint64(p->count[s]));
+			json_object_object_add(st, "bytes", json_object_new_uint64(p->bytes[s]));
+			json_object_object_add(sites, site_names[s], st);
+		}
+		json_object_object_add(o, "sites", sites);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static json_object *zc_path_json(const struct ledger *l)
+{
+	json_object *a;
+	char ns[48];
+
+	if (!attached(l, "zc_path"))
+		return NULL;
+	a = json_object_new_array();
+	for (int i = 0; i < l->nzp; i++) {
+		const struct zc_path_key *k = &l->zp_key[i];
+		const struct zc_path_stats *v = &l->zp[i];
+		const char *role = netns_role(l->net, k->netns);
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "stage", json_object_new_string(k->stage == ZC_STAGE_XMIT ? "xmit" : "receive"));
+		json_object_object_add(o, "sender_pid", json_object_new_int(k->tgid));
+		json_object_object_add(o, "dev", json_object_new_string(v->dev));
+		json_object_object_add(o, "ifindex", json_object_new_int(k->ifindex));
+		json_object_object_add(o, "netns", json_object_new_string(netns_label(l, k->netns, ns, sizeof(ns))));
+		json_object_object_add(o, "netns_role", role ? json_object_new_string(role) : NULL);
+		json_object_object_add(o, "skbs", json_object_new_uint64(v->skbs));
+		json_object_object_add(o, "bytes", json_object_new_uint64(v->bytes));
+		json_object_object_add(o, "dont_orphan", json_object_new_uint64(v->dont_orphan));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 json_object *ledger_json(const struct ledger *l)
 {
 	json_object *root = json_object_new_object(), *sites = json_object_new_object();
@@ -1140,6 +1245,10 @@ json_object *ledger_json(const struct ledger *l)
 	json_object_object_add(zc, "bytes_copied_notice",
 			       json_object_new_uint64(l->misc.zc_bytes_copied_notice));
 	json_object_object_add(root, "zerocopy_notices", l->notices_attached ? zc : (json_object_put(zc), NULL));
+
+	json_object_object_add(root, "network", network_json(l));
+	json_object_object_add(root, "by_process", by_process_json(l));
+	json_object_object_add(root, "zerocopy_path", zc_path_json(l));
 
 	for (int i = 0; l->perf && i < NR_PERF_COUNTERS; i++) {
 		const struct perf_counter *c = &l->perf->c[i];
