@@ -287,10 +287,11 @@ static json_object *read_result(int fd)
 }
 
 /*
- * The network options of a built-in workload (--peer, --netns, --rate, --delay), parsed with the
- * workloads' own parser on a copy of its arguments; a bad value is the workload's usage error.
+ * The arguments of a network workload, parsed with the workloads' own parser on a copy, before
+ * anything is made: zctrace needs --peer, --netns, --rate and --delay, and a bad option is a usage
+ * error here, not a failed run with namespaces made for nothing.
  */
-static int scan_peer_options(int argc, char **argv, const char *name, struct wl_opts *o)
+static int scan_peer_options(int argc, char **argv, const struct workload_def *def, struct wl_opts *o)
 {
 	char **copy = calloc(argc + 1, sizeof(*copy));
 	int err;
@@ -299,7 +300,7 @@ static int scan_peer_options(int argc, char **argv, const char *name, struct wl_
 		return -ENOMEM;
 	memcpy(copy, argv, argc * sizeof(*copy));
 	optind = 0;	/* a fresh getopt scan */
-	err = wl_parse_opts(argc, copy, name, WL_OPT_TCP | WL_OPT_FILE | WL_OPT_PATTERN, o);
+	err = wl_parse_opts(argc, copy, def->name, def->options, o);
 	optind = 0;
 	free(copy);
 	return err;
@@ -385,7 +386,7 @@ static int cmd_run(int argc, char **argv)
 					return 1;
 				}
 			}
-			if (a.def->net && scan_peer_options(a.ncmd, a.cmd, a.def->name, &wo))
+			if (a.def->net && scan_peer_options(a.ncmd, a.cmd, a.def, &wo))
 				return EXIT_USAGE;
 		}
 	}

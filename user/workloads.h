@@ -25,6 +25,7 @@ struct workload_def {
 	bool no_threads;		/* takes no --threads: one copy at a time */
 	bool no_amount;			/* takes no --messages/--bytes/--duration: the file is the amount */
 	bool net;			/* a sender and a receiver: takes --peer, --netns, --rate, --delay */
+	unsigned options;		/* net: the WL_OPT_* groups it takes, for zctrace to check first */
 };
 
 extern const struct workload_def workload_defs[];

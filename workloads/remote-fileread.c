@@ -309,10 +309,12 @@ int main(int argc, char **argv)
 	err = serve(fd, buf, &st);
 	close(fd);	/* the client waits for this EOF */
 	fd = -1;
-	if ((ret = peer_join(&peer, 2 * IO_TIMEOUT_S * 1000)) && !cres.err)
-		client_fail("client", -ret);
+	/* the phase ends when the client has the file; its figures are read after */
+	ret = peer_wait_done(&peer, 2 * IO_TIMEOUT_S * 1000);
 	t1 = wl_now_ns();
 	WL_PHASE_END();
+	if ((ret = ret ? ret : peer_join(&peer, 2 * IO_TIMEOUT_S * 1000)) && !cres.err)
+		client_fail("client", -ret);
 
 	ret = 0;
 	if (err) {

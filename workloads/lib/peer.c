@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include "peer.h"
 
@@ -153,6 +154,32 @@ static int read_full(int fd, void *buf, size_t n, int timeout_ms)
 	return 0;
 }
 
+int peer_wait_done(struct peer_run *p, int timeout_ms)
+{
+	siginfo_t si;
+	int pidfd, n;
+
+	if (!p->started)
+		return -ESRCH;
+	if (p->mode == WL_PEER_THREAD) {
+		if (!p->joined)
+			pthread_join(p->tid, NULL);
+		p->joined = true;
+		return 0;
+	}
+	/* a pidfd turns readable when the child exits: one poll, bounded */
+	pidfd = syscall(SYS_pidfd_open, p->pid, 0);
+	if (pidfd < 0)
+		return waitid(P_PID, p->pid, &si, WEXITED | WNOWAIT) ? -errno : 0;
+	do {
+		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+		n = poll(&pfd, 1, timeout_ms);
+	} while (n < 0 && errno == EINTR);
+	close(pidfd);
+	return n < 0 ? -errno : n == 0 ? -ETIMEDOUT : 0;
+}
+
 int peer_join(struct peer_run *p, int timeout_ms)
 {
 	int status, err, child_ret = 0;
@@ -161,7 +188,9 @@ int peer_join(struct peer_run *p, int timeout_ms)
 		return -ESRCH;
 	p->started = false;
 	if (p->mode == WL_PEER_THREAD) {
-		pthread_join(p->tid, NULL);
+		if (!p->joined)
+			pthread_join(p->tid, NULL);
+		p->joined = true;
 		return p->ret;
 	}
 	err = read_full(p->result_fd, &child_ret, sizeof(child_ret), timeout_ms);

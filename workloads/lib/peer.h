@@ -20,6 +20,7 @@ struct peer_run {
 	int result_fd;			/* read end: the child's result, then EOF */
 	int ret;
 	bool started;
+	bool joined;			/* the thread is joined */
 };
 
 /* Where the sender listens and the receiver connects: 127.0.0.1, or the sender's veth address. */
@@ -29,7 +30,12 @@ int peer_start(struct peer_run *p, const struct wl_opts *o, int (*fn)(void *arg)
 	       void *out, size_t size);
 /* Polls @fd for POLLIN while watching the peer: -ECHILD if it ended first, -ETIMEDOUT. */
 int peer_wait_readable(struct peer_run *p, int fd, int timeout_ms);
-/* Waits for the receiving side (at most @timeout_ms) and returns its result: 0 or -errno. */
+/*
+ * Waits until the receiving side has finished (at most @timeout_ms), without read(): inside the
+ * measured phase the workload's own syscall counts stay its own. 0 or -errno.
+ */
+int peer_wait_done(struct peer_run *p, int timeout_ms);
+/* Collects the receiving side's result (at most @timeout_ms) and reaps it: 0 or -errno. */
 int peer_join(struct peer_run *p, int timeout_ms);
 /* The process that runs the receiving side. */
 pid_t peer_pid(const struct peer_run *p);

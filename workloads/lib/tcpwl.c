@@ -379,20 +379,23 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 	pthread_barrier_wait(&start_line);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(tids[i], NULL);
+	/* the phase ends when the receiver has everything; its figures are read after */
+	if (remote_rx)
+		err = peer_wait_done(&peer, PEER_TIMEOUT_MS);
+	t1 = wl_now_ns();
+	WL_PHASE_END();
 	if (remote_rx) {
-		/* the phase ends when the receiver has everything */
-		err = peer_join(&peer, PEER_TIMEOUT_MS);
+		int jerr = peer_join(&peer, PEER_TIMEOUT_MS);
+
 		for (int i = 0; i < o.threads; i++) {
 			conns[i].received = rx_out[i].received;
 			conns[i].rx_digest = rx_out[i].rx_digest;
 			if (rx_out[i].err)
 				fail(&conns[i], rx_out[i].err_what, rx_out[i].err);
 		}
-		if (err < 0)
-			fail(&conns[0], "receiver process", -err);
+		if (err || jerr)
+			fail(&conns[0], "receiver process", err ? -err : -jerr);
 	}
-	t1 = wl_now_ns();
-	WL_PHASE_END();
 
 	ret = 0;
 	for (int i = 0; i < o.threads; i++) {
