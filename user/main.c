@@ -92,6 +92,8 @@ static const char run_doc[] =
 	"    zctrace run -- python3 -m http.server        # any command and its children\n"
 	"    zctrace run -p 1234 -d 5                     # a running process, for 5 seconds\n"
 	"    zctrace run -i 1 tcp-onecopy --duration 10   # live rates and histograms every second\n"
+	"    zctrace run tcp-zerocopy --netns             # receiver on a second host: veth, namespaces\n"
+	"    zctrace run remote-fileread --netns --pattern random --file-size 256M\n"
 	"\n"
 	"Exit status: 0 when the traced program succeeded and every check held, 1 when a check\n"
 	"failed, 2 on a usage error.";
@@ -612,6 +614,12 @@ static int cmd_list(void)
 	       " call\n"
 	       "serve-* options: --file-size N, --cache cold|warm, --dir DIR, --chunk BYTES (= --size)"
 	       " (default 64K), --threads N, --port P\n"
+	       "remote-fileread options: --file-size N, --cache cold|warm, --dir DIR, --size BYTES per block"
+	       " (default 64K), --pattern seq|random\n"
+	       "tcp-*, serve-*, remote-fileread: --peer thread|process|netns (where the receiver runs; default"
+	       " thread), --netns (= --peer netns: two network namespaces joined by veth, 198.18.0.1/30 and"
+	       " .2/30, made and removed by zctrace; needs CAP_SYS_ADMIN and CAP_NET_ADMIN), --rate RATE"
+	       " (tc tbf on the veth link, e.g. 1gbit), --delay TIME (tc netem, e.g. 1ms)\n"
 	       "'zctrace run WORKLOAD --help' lists a workload's options.\n");
 	return 0;
 }
