@@ -153,6 +153,14 @@ struct {
 	__type(value, __u32);	/* tgid */
 } target_socks SEC(".maps");
 
+/* Where the targets' zerocopy skbs went: device, namespace, stage. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, struct zc_path_key);
+	__type(value, struct zc_path_stats);
+} zc_path SEC(".maps");
+
 /* Threads inside tcp_sendmsg_locked(), for the fentry/kprobe send_copy flavours. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -1008,6 +1016,68 @@ SEC("kprobe/skb_copy_ubufs")
 int BPF_KPROBE(skb_copy_ubufs_kprobe, struct sk_buff *skb)
 {
 	on_copy_ubufs(skb);
+	return 0;
+}
+
+/*
+ * The path of a zerocopy skb. Delivery runs in softirq, often on another task, so the sender is
+ * found as skb_copy_ubufs() finds it: through the notification skb holding the ubuf_info.
+ */
+static __always_inline void on_zc_path(const struct sk_buff *skb, const struct net_device *dev,
+				       __u32 stage)
+{
+	static const struct zc_path_stats zero;
+	struct skb_shared_info *shinfo;
+	struct zc_path_stats *st;
+	struct zc_path_key key = { .stage = stage };
+	void *uarg, *notify_skb;
+	__u64 sk;
+	__u32 *tgid;
+	__u8 flags;
+
+	if (!counting() || !dev)
+		return;
+	/* the SKBFL_* enum is anonymous, so CO-RE cannot relocate it; its values have not moved */
+	shinfo = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
+	flags = BPF_CORE_READ(shinfo, flags);
+	if (!(flags & SKBFL_ZEROCOPY_ENABLE))
+		return;
+	uarg = BPF_CORE_READ(shinfo, destructor_arg);
+	if (!uarg)
+		return;
+	notify_skb = uarg - bpf_core_field_offset(struct sk_buff, cb);
+	sk = (__u64)BPF_CORE_READ((struct sk_buff *)notify_skb, sk);
+	tgid = bpf_map_lookup_elem(&target_socks, &sk);
+	if (!tgid)
+		return;
+	key.tgid = *tgid;
+	key.netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
+	key.ifindex = BPF_CORE_READ(dev, ifindex);
+	st = bpf_map_lookup_elem(&zc_path, &key);
+	if (!st) {
+		bpf_map_update_elem(&zc_path, &key, &zero, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&zc_path, &key);
+		if (!st)
+			return;
+		bpf_probe_read_kernel_str(st->dev, sizeof(st->dev), dev->name);
+	}
+	__sync_fetch_and_add(&st->skbs, 1);
+	__sync_fetch_and_add(&st->bytes, BPF_CORE_READ(skb, data_len));
+	if (flags & SKBFL_DONT_ORPHAN)
+		__sync_fetch_and_add(&st->dont_orphan, 1);
+}
+
+SEC("tp_btf/net_dev_start_xmit")
+int BPF_PROG(net_dev_start_xmit_btf, const struct sk_buff *skb, const struct net_device *dev)
+{
+	on_zc_path(skb, dev, ZC_STAGE_XMIT);
+	return 0;
+}
+
+SEC("tp_btf/netif_receive_skb")
+int BPF_PROG(netif_receive_skb_btf, struct sk_buff *skb)
+{
+	on_zc_path(skb, BPF_CORE_READ(skb, dev), ZC_STAGE_RECEIVE);
 	return 0;
 }
 

@@ -87,6 +87,30 @@ struct site_stats {
 	__u64 hist[MAX_SLOTS];
 };
 
+/*
+ * A MSG_ZEROCOPY skb of a traced sender seen on a device: leaving it (xmit) or arriving at it
+ * (receive), by network namespace. Still zerocopy on arrival means nothing on the way copied it.
+ */
+enum zc_stage {
+	ZC_STAGE_XMIT,		/* net_dev_start_xmit: handed to the device */
+	ZC_STAGE_RECEIVE,	/* netif_receive_skb: delivery starts; the copy follows there */
+	NR_ZC_STAGES,
+};
+
+struct zc_path_key {
+	__u32 tgid;		/* the sending process */
+	__u32 netns;		/* inode number of the device's network namespace */
+	__u32 ifindex;
+	__u32 stage;
+};
+
+struct zc_path_stats {
+	__u64 skbs;
+	__u64 bytes;		/* paged bytes (skb->data_len): the pinned user pages */
+	__u64 dont_orphan;	/* skbs marked SKBFL_DONT_ORPHAN: forwarding keeps the pages */
+	char dev[16];
+};
+
 struct sched_stats {
 	__u64 voluntary;
 	__u64 involuntary;

@@ -101,8 +101,8 @@ EXPECT = {
 }
 
 
-def check_tcp_ledger(workload, size, threads):
-    p, led = traced(workload, "--size", size, "--threads", str(threads), "--messages", MESSAGES[size])
+def check_tcp_ledger(workload, size, threads, peer=()):
+    p, led = traced(workload, "--size", size, "--threads", str(threads), "--messages", MESSAGES[size], *peer)
     assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-1500:]} {p.stderr[-300:]}"
     wl = led["workload"]
     n = int(MESSAGES[size]) * threads
@@ -125,6 +125,7 @@ def check_tcp_ledger(workload, size, threads):
         assert_eq("completed calls == sends", zc["completed"], zc["sends"])
         assert zc["gaps"] == 0, f"completion gaps: {zc['gaps']}"
     assert all(c["ok"] for c in led["checks"]), [c for c in led["checks"] if not c["ok"]]
+    return led
 
 
 def make_tcp_test(workload, size, threads):
@@ -1234,6 +1235,250 @@ def plot_partial_file():
     assert "skipped latency_vs_threads" in plot.stderr, plot.stderr
 
 
+# ---- two hosts: network namespaces joined by veth ----
+
+NS_PREFIX, DEV_PREFIX = "zctrace-", "zct-"
+
+
+def our_net_objects():
+    """Namespaces and links with zctrace's prefixes: what a run may make, and must remove."""
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n")
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.split("\n")
+    named = os.listdir("/run/netns") if os.path.isdir("/run/netns") else []
+    return (sorted(l for l in ns if l.startswith(NS_PREFIX)),
+            sorted(l.split(":")[1].strip() for l in links if f" {DEV_PREFIX}" in l),
+            sorted(n for n in named if n.startswith(NS_PREFIX)))
+
+
+def netns_holders(ino):
+    """Processes still in, or holding, the network namespace with this inode."""
+    want, found = f"net:[{ino}]", []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/ns/net") == want:
+                found.append(pid)
+                continue
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == want:
+                    found.append(pid)
+                    break
+        except OSError:
+            pass
+    return found
+
+
+def check_sides(led, requests=0):
+    """The sender's and the receiver's own ledgers, by pid, reconcile exactly."""
+    wl = led["workload"]
+    procs = {p["role"]: p for p in led["by_process"]}
+    assert "sender" in procs and "receiver" in procs, [p["role"] for p in led["by_process"]]
+    snd, rcv = procs["sender"], procs["receiver"]
+    assert_eq("sender pid", snd["pid"], wl["sender_pid"])
+    assert_eq("receiver pid", rcv["pid"], wl["receiver_pid"])
+    out = lambda p: sum(p["sites"][s]["bytes"] for s in ("send_copy", "zc_pin", "splice_ref"))
+    assert_eq("sender's send sites", out(snd), wl["bytes"])
+    assert_eq("receiver's recv_copy", rcv["sites"]["recv_copy"]["bytes"], wl["bytes_received"])
+    assert_eq("receiver's send sites (requests)", out(rcv), requests)
+    assert_eq("sender's recv_copy (requests)", snd["sites"]["recv_copy"]["bytes"], requests)
+    return snd, rcv
+
+
+def check_veth(led):
+    net = led["network"]
+    assert net and net["path"] == "veth" and net["peer"] == "netns", net
+    assert net["namespaces"]["sender"].startswith(NS_PREFIX), net
+    assert net["sender_addr"] == "198.18.0.1" and net["receiver_addr"] == "198.18.0.2", net
+    snd, rcv = check_sides(led, led["workload"].get("request_bytes", 0))
+    assert snd["netns"] == net["namespaces"]["sender"] and rcv["netns"] == net["namespaces"]["receiver"], \
+        (snd["netns"], rcv["netns"], net)
+
+
+def make_netns_tcp_test(workload, size, threads):
+    def t():
+        before = our_net_objects()
+        led = check_tcp_ledger(workload, size, threads, ("--netns",))
+        check_veth(led)
+        assert_eq("namespaces and links left", our_net_objects(), before)
+    t.__name__ = f"netns_ledger_{workload}_{size}_{threads}thr"
+    return t
+
+
+def make_peer_process_test(workload):
+    def t():
+        led = check_tcp_ledger(workload, "64K", 2, ("--peer", "process"))
+        assert led["network"]["path"] == "loopback" and led["network"]["namespaces"] is None, led["network"]
+        snd, rcv = check_sides(led)
+        assert snd["netns"] == rcv["netns"] == "host", (snd, rcv)
+    t.__name__ = f"peer_process_ledger_{workload}"
+    return t
+
+
+def netns_zerocopy_path():
+    """On veth the zerocopy skbs leave the sender's end and reach the receiver's still holding the
+    pinned pages (SKBFL_DONT_ORPHAN); the copy comes on delivery there, and the notices say COPIED."""
+    led = check_tcp_ledger("tcp-zerocopy", "64K", 1, ("--netns",))
+    net = led["network"]
+    path = {(e["stage"], e["dev"]): e for e in led["zerocopy_path"]}
+    tx = path.get(("xmit", net["veth"]["sender"]))
+    rx = path.get(("receive", net["veth"]["receiver"]))
+    assert tx and rx, led["zerocopy_path"]
+    assert tx["netns_role"] == "sender" and rx["netns_role"] == "receiver", (tx, rx)
+    for e in (tx, rx):
+        assert e["skbs"] > 0 and e["dont_orphan"] == e["skbs"], e
+        assert e["bytes"] >= led["workload"]["bytes"], (e, led["workload"]["bytes"])
+    # nothing on loopback: every zerocopy skb took the veth pair
+    assert all(e["dev"] != "lo" for e in led["zerocopy_path"]), led["zerocopy_path"]
+    zc = led["workload"]["zerocopy"]
+    assert_eq("COPIED notices", zc["notices_copied"], zc["notices"])
+
+
+def netns_serve_ledgers():
+    for w in ("serve-readsend", "serve-sendfile"):
+        before = our_net_objects()
+        p, led = traced(w, "--file-size", "32M", "--chunk", "64K", "--threads", "2", "--netns")
+        assert p.returncode == 0, f"{w}: exit {p.returncode}: {p.stdout[-1500:]} {p.stderr[-300:]}"
+        assert all(c["ok"] for c in led["checks"]), [c for c in led["checks"] if not c["ok"]]
+        assert_eq(f"{w} bytes", led["workload"]["bytes"], 2 * (32 << 20))
+        assert led["workload"]["verified"], led["workload"]
+        check_veth(led)
+        assert_eq("namespaces and links left", our_net_objects(), before)
+
+
+def check_remote_fileread(pattern, peer, cache="warm", size="64K"):
+    before = our_net_objects()
+    p, led = traced("remote-fileread", "--file-size", "32M", "--size", size, "--pattern", pattern,
+                    "--cache", cache, *peer)
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-1500:]} {p.stderr[-300:]}"
+    assert all(c["ok"] for c in led["checks"]), [c for c in led["checks"] if not c["ok"]]
+    wl = led["workload"]
+    blocks = (32 << 20) // SIZES.get(size, 4096)
+    assert_eq("bytes served", wl["bytes"], 32 << 20)
+    assert_eq("bytes received", wl["bytes_received"], 32 << 20)
+    assert_eq("requests", wl["messages"], blocks)
+    assert_eq("request bytes", wl["request_bytes"], 16 * blocks)
+    assert wl["verified"] and wl["pattern"] == pattern, wl
+    assert_eq("file_read_copy", site_bytes(led, "file_read_copy"), wl["bytes"])
+    assert_eq("send_copy", site_bytes(led, "send_copy"), wl["bytes"] + wl["request_bytes"])
+    assert_eq("recv_copy", site_bytes(led, "recv_copy"), wl["bytes_received"] + wl["request_bytes"])
+    assert_eq("pread64 calls", led["phase_syscalls"]["pread64"], wl["calls"]["pread64"])
+    assert wl["ms_per_mib"] > 0, wl
+    if peer:
+        check_veth(led) if "--netns" in peer else check_sides(led, wl["request_bytes"])
+    assert_eq("namespaces and links left", our_net_objects(), before)
+    return led
+
+
+def make_remote_fileread_test(pattern, peer, cache="warm"):
+    def t():
+        check_remote_fileread(pattern, peer, cache)
+    where = "netns" if "--netns" in peer else peer[1] if peer else "thread"
+    t.__name__ = f"remote_fileread_{pattern}_{where}_{cache}"
+    return t
+
+
+def workload_pids(zpid):
+    """The workload processes under a zctrace run: its children and theirs."""
+    out, todo = [], [zpid]
+    while todo:
+        pid = todo.pop()
+        for tid in os.listdir(f"/proc/{pid}/task") if os.path.isdir(f"/proc/{pid}/task") else []:
+            try:
+                kids = open(f"/proc/{pid}/task/{tid}/children").read().split()
+            except OSError:
+                kids = []
+            out += kids
+            todo += kids
+    return [int(k) for k in out]
+
+
+def make_netns_signal_test(sig):
+    def t():
+        before = our_net_objects()
+        z = subprocess.Popen([ZCTRACE, "run", "--no-hist", "tcp-onecopy", "--netns", "--size", "16K",
+                              "--duration", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        ours = os.readlink("/proc/self/ns/net")
+        deadline, inside = time.monotonic() + 20, []
+        while time.monotonic() < deadline and len(inside) < 2:
+            time.sleep(0.2)
+            inside = []
+            for pid in workload_pids(z.pid):
+                try:
+                    ns = os.readlink(f"/proc/{pid}/ns/net")
+                except OSError:
+                    continue
+                if ns != ours:
+                    inside.append((pid, ns))
+        try:
+            assert len({ns for _, ns in inside}) == 2, f"sender and receiver not in two namespaces: {inside}"
+            # mid-run: the namespaces are held by descriptor, their names already gone
+            assert_eq("names during the run", our_net_objects(), before)
+        finally:
+            z.send_signal(sig)
+            out, err = z.communicate(timeout=60)
+        assert "copy ledger" in out, out[-500:]
+        assert "stopped by signal" in err, err
+        for pid, _ in inside:
+            assert not os.path.exists(f"/proc/{pid}"), f"workload process {pid} left running"
+        for ino in {ns[5:-1] for _, ns in inside}:
+            holders = netns_holders(ino)
+            assert holders == [], f"namespace net:[{ino}] still held by {holders}"
+        assert_eq("namespaces and links left", our_net_objects(), before)
+    t.__name__ = f"netns_{signal.Signals(sig).name.lower()}_leaves_nothing"
+    return t
+
+
+def netns_refused_without_rights():
+    """Without CAP_SYS_ADMIN/CAP_NET_ADMIN: one line, a non-zero exit, nothing made."""
+    if not shutil.which("setpriv"):
+        raise Skip("setpriv (util-linux) not installed")
+    before = our_net_objects()
+    p = subprocess.run(["setpriv", "--inh-caps=-all", "--bounding-set=-all", ZCTRACE, "run", "tcp-zerocopy",
+                        "--netns", "--messages", "10"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "CAP_SYS_ADMIN" in lines[0] and "--netns" in lines[0], p.stderr
+    assert p.stdout == "", p.stdout
+    assert_eq("namespaces and links left", our_net_objects(), before)
+
+
+def netns_usage_errors():
+    before = our_net_objects()
+    for args, what in ((["tcp-onecopy", "--rate", "1gbit"], "needs --netns"),
+                       (["tcp-onecopy", "--netns", "--rate", "fast"], "invalid --rate"),
+                       (["tcp-onecopy", "--netns", "--delay", "-1ms"], "invalid --delay"),
+                       (["tcp-onecopy", "--peer", "router"], "invalid --peer"),
+                       (["remote-fileread", "--pattern", "zigzag"], "invalid --pattern"),
+                       (["remote-fileread", "--threads", "2"], "not an option")):
+        p = zctrace("run", *args)
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and what in lines[0], (args, p.stderr)
+    # a workload without a receiver refuses --netns itself, as it refuses any option not its own
+    p = zctrace("run", "--no-hist", "file-readwrite", "--netns")
+    assert p.returncode == 1 and "--netns is not an option" in p.stderr, (p.returncode, p.stderr)
+    # the workload alone cannot make the namespaces
+    p = subprocess.run([os.path.join(WORKLOADS, "tcp-onecopy"), "--netns"], capture_output=True, text=True,
+                       timeout=30)
+    assert p.returncode == 2 and "zctrace run" in p.stderr, (p.returncode, p.stderr)
+    assert_eq("namespaces and links left", our_net_objects(), before)
+
+
+def netns_link_shaping():
+    """--rate shapes the sender's veth end (tbf); --delay needs netem, refused clearly without it."""
+    led = check_tcp_ledger("tcp-onecopy", "64K", 1, ("--netns", "--rate", "500mbit"))
+    gbit = led["workload"]["throughput_gbit_s"]
+    assert gbit < 0.55, f"shaped to 500 Mbit/s, measured {gbit:.2f} Gbit/s"
+    assert led["network"]["link"] == {"rate": "500mbit", "delay": None}, led["network"]
+    before = our_net_objects()
+    p = zctrace("run", "--no-hist", "tcp-onecopy", "--netns", "--delay", "1ms", "--messages", "200")
+    if p.returncode == 1 and "netem" in p.stderr:
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and "CONFIG_NET_SCH_NETEM" in lines[0], p.stderr
+    else:
+        assert p.returncode == 0, p.stdout[-800:] + p.stderr
+    assert_eq("namespaces and links left", our_net_objects(), before)
+
+
 def main():
     if os.geteuid() != 0:
         print("tests need root (BPF, perf counters)", file=sys.stderr)
@@ -1251,6 +1496,14 @@ def main():
               failing_command_fails_run, check_can_fail,
               sweep_csv_reconciles, sweep_json_rows, sweep_failed_run_recorded, sweep_usage_errors,
               plot_writes_figures, plot_partial_file]
+    tests += [make_netns_tcp_test(w, "64K", t) for w in EXPECT for t in (1, 2)]
+    tests += [make_peer_process_test(w) for w in ("tcp-zerocopy", "tcp-sendfile")]
+    tests += [netns_zerocopy_path, netns_serve_ledgers]
+    tests += [make_remote_fileread_test(pat, peer) for pat in ("seq", "random")
+              for peer in ((), ("--peer", "process"), ("--netns",))]
+    tests += [make_remote_fileread_test("random", ("--netns",), "cold")]
+    tests += [make_netns_signal_test(signal.SIGINT), make_netns_signal_test(signal.SIGTERM),
+              netns_refused_without_rights, netns_usage_errors, netns_link_shaping]
     only = sys.argv[1:]
     for t in tests:
         if not only or any(o in t.__name__ for o in only):

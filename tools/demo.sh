@@ -18,6 +18,12 @@ done
 ./zctrace run --no-hist serve-readsend --file-size 64M --size 4K || rc=1
 ./zctrace run --no-hist serve-sendfile --file-size 64M --size 64K || rc=1
 
+# two hosts on one machine: the receiver in its own network namespace, joined by veth; each side's
+# ledger and where the zerocopy skbs were delivered, then loopback against veth in one table
+./zctrace run --no-hist tcp-zerocopy --netns --size 64K --messages 2000 || rc=1
+./zctrace run --no-hist remote-fileread --netns --file-size 64M --pattern random || rc=1
+tools/paths.py --reps 1 || rc=1
+
 echo
 mkdir -p demo-out
 ./zctrace sweep tcp-twocopy,tcp-onecopy,tcp-zerocopy --sizes 4K,64K --threads 1,2 --reps 1 \

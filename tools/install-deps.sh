@@ -18,6 +18,7 @@ needs=(
 	"python3:/usr/bin/python3"
 	"python3-matplotlib:/usr/lib/python3/dist-packages/matplotlib/__init__.py"
 	"procps:/usr/bin/pgrep"
+	"iproute2:/bin/ip"
 )
 
 missing=()

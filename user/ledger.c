@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include "ledger.h"
 #include "micro.h"
+#include "wl.h"
 #include "zctrace.skel.h"
 
 static const char *const site_names[NR_SITES] = {
@@ -83,6 +84,66 @@ const char *json_str(json_object *o, const char *key, const char *dflt)
 	return json_object_get_string(v);
 }
 
+/* The role of a traced process, from the pids the workload reported. */
+static const char *proc_role(const struct ledger *l, __u32 tgid)
+{
+	bool fs = false, fr = false;
+	__u64 snd = l->workload ? json_u64(l->workload, "sender_pid", &fs) : 0;
+	__u64 rcv = l->workload ? json_u64(l->workload, "receiver_pid", &fr) : 0;
+
+	if (fs && fr && snd == rcv && tgid == snd)
+		return "sender+receiver";
+	if (fs && tgid == snd)
+		return "sender";
+	if (fr && tgid == rcv)
+		return "receiver";
+	return "other";
+}
+
+/* Sender and receiver are separate processes: each has its own ledger. */
+static bool two_sides(const struct ledger *l)
+{
+	bool fs = false, fr = false;
+	__u64 snd = l->workload ? json_u64(l->workload, "sender_pid", &fs) : 0;
+	__u64 rcv = l->workload ? json_u64(l->workload, "receiver_pid", &fr) : 0;
+
+	return fs && fr && snd != rcv;
+}
+
+static bool on_veth(const struct ledger *l)
+{
+	return l->net && l->net->sender_ino;
+}
+
+/* The namespace a role ran in: the sender's and receiver's with --netns, else the host's. */
+static const char *role_netns(const struct ledger *l, const char *role)
+{
+	if (on_veth(l) && !strcmp(role, "sender"))
+		return l->net->sender;
+	if (on_veth(l) && !strcmp(role, "receiver"))
+		return l->net->receiver;
+	return strcmp(role, "other") ? "host" : "?";
+}
+
+static const char *netns_label(const struct ledger *l, __u32 ino, char *buf, size_t n)
+{
+	const char *role = netns_role(l->net, ino);
+
+	if (!role)
+		snprintf(buf, n, "net:[%u]", ino);
+	else
+		snprintf(buf, n, "%s", role_netns(l, role));
+	return buf;
+}
+
+static const struct proc_sites *proc_of(const struct ledger *l, const char *role)
+{
+	for (int i = 0; i < l->nproc_sites; i++)
+		if (!strcmp(proc_role(l, l->procs[i].tgid), role))
+			return &l->procs[i];
+	return NULL;
+}
+
 static int probe_index(const char *name)
 {
 	for (int s = 0; s < nr_probe_sites; s++)
@@ -96,6 +157,58 @@ static bool attached(const struct ledger *l, const char *name)
 	int s = probe_index(name);
 
 	return s >= 0 && l->choice[s].chosen >= 0;
+}
+
+static void add_proc_site(struct ledger *l, __u32 tgid, __u32 site, const struct site_stats *st)
+{
+	int i;
+
+	if (!st->count && !st->bytes)
+		return;
+	for (i = 0; i < l->nproc_sites && l->procs[i].tgid != tgid; i++)
+		;
+	if (i == l->nproc_sites) {
+		if (i == MAX_PROC_SITES)
+			return;
+		l->procs[l->nproc_sites++] = (struct proc_sites){ .tgid = tgid };
+	}
+	l->procs[i].count[site] += st->count;
+	l->procs[i].bytes[site] += st->bytes;
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct proc_sites *x = a, *y = b;
+
+	return (x->tgid > y->tgid) - (x->tgid < y->tgid);
+}
+
+/* Transmit before receive, then by process and device: the order a skb meets them. */
+static int cmp_zc_path(const void *a, const void *b)
+{
+	const struct zc_path_key *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return (x->tgid > y->tgid) - (x->tgid < y->tgid);
+	if (x->stage != y->stage)
+		return (x->stage > y->stage) - (x->stage < y->stage);
+	return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
+}
+
+static void qsort_zc_paths(struct ledger *l)
+{
+	/* sorted as pairs: a simple insertion sort keeps key and value together */
+	for (int i = 1; i < l->nzp; i++) {
+		for (int j = i; j > 0 && cmp_zc_path(&l->zp_key[j - 1], &l->zp_key[j]) > 0; j--) {
+			struct zc_path_key k = l->zp_key[j];
+			struct zc_path_stats v = l->zp[j];
+
+			l->zp_key[j] = l->zp_key[j - 1];
+			l->zp[j] = l->zp[j - 1];
+			l->zp_key[j - 1] = k;
+			l->zp[j - 1] = v;
+		}
+	}
 }
 
 void ledger_collect(struct ledger *l, struct zctrace_bpf *obj)
@@ -124,6 +237,21 @@ void ledger_collect(struct ledger *l, struct zctrace_bpf *obj)
 		l->site[key.site].bytes += st.bytes;
 		for (int i = 0; i < MAX_SLOTS; i++)
 			l->site[key.site].hist[i] += st.hist[i];
+		add_proc_site(l, key.tgid, key.site, &st);
+	}
+
+	{
+		struct zc_path_key zk, *pzk = NULL, nzk;
+
+		fd = bpf_map__fd(obj->maps.zc_path);
+		l->nzp = 0;
+		while (l->nzp < MAX_ZC_PATHS && !bpf_map_get_next_key(fd, pzk, &nzk)) {
+			zk = nzk;
+			pzk = &zk;
+			if (!bpf_map_lookup_elem(fd, &zk, &l->zp[l->nzp]))
+				l->zp_key[l->nzp++] = zk;
+		}
+		qsort_zc_paths(l);
 	}
 
 	fd = bpf_map__fd(obj->maps.sched);
@@ -170,6 +298,7 @@ void ledger_collect(struct ledger *l, struct zctrace_bpf *obj)
 	l->misc = obj->bss->misc;
 	if (l->def && l->def->micro)
 		micro_collect(l, obj);
+	qsort(l->procs, l->nproc_sites, sizeof(l->procs[0]), cmp_proc);
 }
 
 /* ---- checks ---- */
@@ -207,6 +336,13 @@ static void check_site(struct ledger *l, int site, enum expect exp)
 	} else if (exp == EXP_RECEIVED) {
 		want = json_u64(l->workload, "bytes_received", &found);
 		what = "bytes received";
+	} else if (exp == EXP_SENT_AND_REQUESTS || exp == EXP_RECEIVED_AND_REQUESTS) {
+		bool req_found;
+
+		want = json_u64(l->workload, exp == EXP_SENT_AND_REQUESTS ? "bytes" : "bytes_received", &found)
+		       + json_u64(l->workload, "request_bytes", &req_found);
+		found = found && req_found;
+		what = exp == EXP_SENT_AND_REQUESTS ? "bytes sent + requests" : "bytes received + requests";
 	}
 	snprintf(name, sizeof(name), "%s bytes == %s", site_names[site], what);
 	if (l->method[site] == METHOD_NONE) {
@@ -399,6 +535,37 @@ static void check_sched(struct ledger *l)
 		  " (before exec, 2 per exited task, 2, 1%%)", (uint64_t)bpf, before, pc->value, diff, lo, hi);
 }
 
+/*
+ * With the receiver in its own process, each side's ledger is checked on its own: everything the
+ * sender put on the wire, and everything the receiver copied out, is under the right pid. The
+ * receiver's requests (remote-fileread) are the only bytes going the other way.
+ */
+static void check_sides(struct ledger *l)
+{
+	static const int send_sites[] = { SITE_SEND_COPY, SITE_ZC_PIN, SITE_SPLICE_REF };
+	const struct proc_sites *snd = proc_of(l, "sender"), *rcv = proc_of(l, "receiver");
+	__u64 sent = json_u64(l->workload, "bytes", NULL), recvd = json_u64(l->workload, "bytes_received", NULL);
+	__u64 req = json_u64(l->workload, "request_bytes", NULL);
+	__u64 s_out = 0, r_out = 0, s_in = snd ? snd->bytes[SITE_RECV_COPY] : 0;
+	__u64 r_in = rcv ? rcv->bytes[SITE_RECV_COPY] : 0;
+
+	if (l->method[SITE_SEND_COPY] == METHOD_NONE || l->method[SITE_RECV_COPY] == METHOD_NONE)
+		return;
+	for (unsigned i = 0; i < sizeof(send_sites) / sizeof(send_sites[0]); i++) {
+		s_out += snd ? snd->bytes[send_sites[i]] : 0;
+		r_out += rcv ? rcv->bytes[send_sites[i]] : 0;
+	}
+	add_check(l, s_out == sent, "sender's send sites == bytes sent",
+		  "sender (pid %" PRIu64 ") send_copy + zc_pin + splice_ref %" PRIu64 ", sent %" PRIu64,
+		  (uint64_t)json_u64(l->workload, "sender_pid", NULL), (uint64_t)s_out, (uint64_t)sent);
+	add_check(l, r_in == recvd, "receiver's recv_copy == bytes received",
+		  "receiver (pid %" PRIu64 ") recv_copy %" PRIu64 ", received %" PRIu64,
+		  (uint64_t)json_u64(l->workload, "receiver_pid", NULL), (uint64_t)r_in, (uint64_t)recvd);
+	add_check(l, r_out == req && s_in == req, "the other way: requests only",
+		  "receiver sent %" PRIu64 ", sender received %" PRIu64 ", requests %" PRIu64,
+		  (uint64_t)r_out, (uint64_t)s_in, (uint64_t)req);
+}
+
 void ledger_check(struct ledger *l)
 {
 	l->nchecks = 0;
@@ -416,6 +583,8 @@ void ledger_check(struct ledger *l)
 				check_file(l);
 			if (l->def->micro)
 				micro_check(l);
+			if (two_sides(l))
+				check_sides(l);
 		}
 		if (l->phase_gated)
 			add_check(l, l->misc.phase_begins == 1 && l->misc.phase_ends == 1,
@@ -528,7 +697,7 @@ static void print_findings(FILE *f, const struct ledger *l, double payload)
 			"filesystem has no per-folio copy event on this kernel.\n",
 			human_bytes(l->misc.write_bytes_by_return, b1, sizeof(b1)));
 	if (s[SITE_SEND_COPY].bytes || s[SITE_RECV_COPY].bytes)
-		fprintf(f, "  A NIC's DMA is not a CPU copy and is not counted; on loopback there is none.\n");
+		fprintf(f, "  A NIC's DMA is not a CPU copy and is not counted; on loopback and veth there is none.\n");
 	if (l->def && l->def->file && !strcmp(json_str(l->workload, "cache", ""), "cold"))
 		fprintf(f, "  Reading the cold file in was disk DMA into the page cache: not a CPU copy, not "
 			"counted.\n");
@@ -598,6 +767,18 @@ static void print_file_workload(FILE *f, const struct ledger *l)
 	const char *method = json_str(l->workload, "method", NULL);
 	char b1[32], b2[32], b3[32];
 
+	if (json_str(l->workload, "pattern", NULL)) {
+		fprintf(f, "workload: a %s file read from a TCP file server (%s), %s blocks in %s order; %s "
+			"cache, %s", human_bytes(json_u64(l->workload, "file_size", NULL), b1, sizeof(b1)),
+			json_str(l->workload, "path", "?"), human_bytes(size, b2, sizeof(b2)),
+			json_str(l->workload, "pattern", "?"), json_str(l->workload, "cache", "?"),
+			json_str(l->workload, "fs", "?"));
+		if (el > 0 && moved > 0)
+			fprintf(f, "; %.3f s = %.3f ms per MiB", el, el * 1e3 / (moved / (1 << 20)));
+		fprintf(f, "\n");
+		print_latency(f, l, "request");
+		return;
+	}
 	if (method)
 		fprintf(f, "workload: a %s file duplicated with %s", human_bytes(json_u64(l->workload, "file_size", NULL),
 			b1, sizeof(b1)), method);
@@ -615,6 +796,88 @@ static void print_file_workload(FILE *f, const struct ledger *l)
 	fprintf(f, "\n");
 	if (!method)
 		print_latency(f, l, "chunk");
+}
+
+/* Each process's own ledger: with the receiver in its own process, the two sides apart. */
+static void print_sides(FILE *f, const struct ledger *l, double payload)
+{
+	if (!two_sides(l) && l->nproc_sites < 2)
+		return;
+	fprintf(f, "\nby process (%s)\n", l->phase_gated ? "measured phase" : "whole run");
+	fprintf(f, "  %-16s %8s  %-16s %-15s %12s %16s %10s\n", "PROCESS", "PID", "NETNS", "SITE", "COPIES",
+		"BYTES", "PER BYTE");
+	for (int i = 0; i < l->nproc_sites; i++) {
+		const struct proc_sites *p = &l->procs[i];
+		const char *role = proc_role(l, p->tgid);
+		bool first = true;
+
+		for (int k = 0; k < NR_SITES; k++) {
+			int s = site_order[k];
+
+			if (!p->bytes[s] && !p->count[s])
+				continue;
+			if (first)
+				fprintf(f, "  %-16s %8u  %-16s ", role, p->tgid, role_netns(l, role));
+			else
+				fprintf(f, "  %-16s %8s  %-16s ", "", "", "");
+			fprintf(f, "%-15s %12" PRIu64 " %16" PRIu64, site_names[s], (uint64_t)p->count[s],
+				(uint64_t)p->bytes[s]);
+			if (payload > 0)
+				fprintf(f, " %10.3f", p->bytes[s] / payload);
+			if (s == SITE_DEFERRED_COPY && l->method[s] == METHOD_TP_BTF)
+				fprintf(f, "  (where its COPIED notices are read; the copy itself is below)");
+			fprintf(f, "\n");
+			first = false;
+		}
+	}
+}
+
+/* The zerocopy skbs' path: which device, in which namespace, still holding the pinned pages. */
+static void print_zc_path(FILE *f, const struct ledger *l)
+{
+	char ns[48], b1[32];
+	__u64 crossed = 0, dont_orphan = 0, skbs = 0;
+
+	if (!l->nzp)
+		return;
+	fprintf(f, "\nzerocopy skbs on their way (%s; still holding the sender's pinned pages)\n",
+		l->phase_gated ? "measured phase" : "whole run");
+	fprintf(f, "  %-8s %-16s %-22s %10s %16s %12s\n", "STAGE", "DEVICE", "NETNS", "SKBS", "BYTES",
+		"DONT_ORPHAN");
+	for (int i = 0; i < l->nzp; i++) {
+		const struct zc_path_key *k = &l->zp_key[i];
+		const struct zc_path_stats *v = &l->zp[i];
+		const char *role = netns_role(l->net, k->netns);
+
+		fprintf(f, "  %-8s %-16s %-22s %10" PRIu64 " %16" PRIu64 " %12" PRIu64 "%s\n",
+			k->stage == ZC_STAGE_XMIT ? "xmit" : "receive", v->dev,
+			netns_label(l, k->netns, ns, sizeof(ns)), (uint64_t)v->skbs, (uint64_t)v->bytes,
+			(uint64_t)v->dont_orphan,
+			k->stage == ZC_STAGE_RECEIVE ? "  -> copied here on delivery if the notices say COPIED" : "");
+		if (k->stage == ZC_STAGE_RECEIVE && role && !strcmp(role, "receiver")) {
+			crossed += v->bytes;
+			skbs += v->skbs;
+			dont_orphan += v->dont_orphan;
+		}
+	}
+	{
+		__u64 rx = 0;
+		bool have;
+		double sent = json_u64(l->workload, "bytes", &have);
+
+		for (int i = 0; i < l->nzp; i++)
+			if (l->zp_key[i].stage == ZC_STAGE_RECEIVE)
+				rx += l->zp[i].bytes;
+		if (have && rx > sent)
+			fprintf(f, "  %s more than the payload reached delivery: TCP sent some segments again, and "
+				"every delivery of a zerocopy skb copies it; the notices count each send call once.\n",
+				human_bytes(rx - sent, b1, sizeof(b1)));
+	}
+	if (crossed)
+		fprintf(f, "  %s arrived in the receiver's namespace still in the sender's pinned pages (%" PRIu64
+			" of %" PRIu64 " skbs marked SKBFL_DONT_ORPHAN): crossing the veth pair did not copy them;"
+			" local delivery there (skb_orphan_frags_rx) does.\n",
+			human_bytes(crossed, b1, sizeof(b1)), (uint64_t)dont_orphan, (uint64_t)skbs);
 }
 
 void ledger_print(FILE *f, const struct ledger *l, bool histograms)
@@ -659,6 +922,8 @@ void ledger_print(FILE *f, const struct ledger *l, bool histograms)
 		fprintf(f, "  CPU copies per payload byte: %.3f (all sites but pins and page references, which "
 			"are not copies)\n", cpu_bytes / payload);
 	print_findings(f, l, have_payload ? payload : 0);
+	print_sides(f, l, have_payload ? payload : 0);
+	print_zc_path(f, l);
 
 	if (histograms) {
 		for (int i = 0; i < NR_SITES; i++) {
@@ -770,6 +1035,97 @@ static json_object *hist_json(const __u64 *vals, int nslots)
 		json_object_object_add(b, "hi", json_object_new_uint64((1ULL << (i + 1)) - 1));
 		json_object_object_add(b, "count", json_object_new_uint64(vals[i]));
 		json_object_array_add(a, b);
+	}
+	return a;
+}
+
+/* The path the bytes took: loopback, or veth between the namespaces zctrace made. */
+static json_object *network_json(const struct ledger *l)
+{
+	json_object *o, *link;
+	const char *path = json_str(l->workload, "path", NULL);
+
+	if (!path)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "path", json_object_new_string(path));
+	json_object_object_add(o, "peer", json_object_new_string(json_str(l->workload, "peer", "?")));
+	if (on_veth(l)) {
+		json_object *ns = json_object_new_object(), *dev = json_object_new_object();
+
+		json_object_object_add(ns, "sender", json_object_new_string(l->net->sender));
+		json_object_object_add(ns, "receiver", json_object_new_string(l->net->receiver));
+		json_object_object_add(ns, "sender_inode", json_object_new_uint64(l->net->sender_ino));
+		json_object_object_add(ns, "receiver_inode", json_object_new_uint64(l->net->receiver_ino));
+		json_object_object_add(o, "namespaces", ns);
+		json_object_object_add(dev, "sender", json_object_new_string(l->net->sender_dev));
+		json_object_object_add(dev, "receiver", json_object_new_string(l->net->receiver_dev));
+		json_object_object_add(o, "veth", dev);
+		json_object_object_add(o, "sender_addr", json_object_new_string(WL_NETNS_SENDER_ADDR));
+		json_object_object_add(o, "receiver_addr", json_object_new_string(WL_NETNS_RECEIVER_ADDR));
+	} else {
+		json_object_object_add(o, "namespaces", NULL);
+		json_object_object_add(o, "veth", NULL);
+	}
+	link = json_object_new_object();
+	json_object_object_add(link, "rate", on_veth(l) && l->net->rate ? json_object_new_string(l->net->rate) : NULL);
+	json_object_object_add(link, "delay", on_veth(l) && l->net->delay ? json_object_new_string(l->net->delay) : NULL);
+	json_object_object_add(o, "link", link);
+	return o;
+}
+
+static json_object *by_process_json(const struct ledger *l)
+{
+	json_object *a = json_object_new_array();
+
+	for (int i = 0; i < l->nproc_sites; i++) {
+		const struct proc_sites *p = &l->procs[i];
+		const char *role = proc_role(l, p->tgid);
+		json_object *o = json_object_new_object(), *sites = json_object_new_object();
+
+		json_object_object_add(o, "pid", json_object_new_int(p->tgid));
+		json_object_object_add(o, "role", json_object_new_string(role));
+		json_object_object_add(o, "netns", json_object_new_string(role_netns(l, role)));
+		for (int s = 0; s < NR_SITES; s++) {
+			json_object *st;
+
+			if (l->method[s] == METHOD_NONE)
+				continue;
+			st = json_object_new_object();
+			json_object_object_add(st, "count", json_object_new_uint64(p->count[s]));
+			json_object_object_add(st, "bytes", json_object_new_uint64(p->bytes[s]));
+			json_object_object_add(sites, site_names[s], st);
+		}
+		json_object_object_add(o, "sites", sites);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static json_object *zc_path_json(const struct ledger *l)
+{
+	json_object *a;
+	char ns[48];
+
+	if (!attached(l, "zc_path"))
+		return NULL;
+	a = json_object_new_array();
+	for (int i = 0; i < l->nzp; i++) {
+		const struct zc_path_key *k = &l->zp_key[i];
+		const struct zc_path_stats *v = &l->zp[i];
+		const char *role = netns_role(l->net, k->netns);
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "stage", json_object_new_string(k->stage == ZC_STAGE_XMIT ? "xmit" : "receive"));
+		json_object_object_add(o, "sender_pid", json_object_new_int(k->tgid));
+		json_object_object_add(o, "dev", json_object_new_string(v->dev));
+		json_object_object_add(o, "ifindex", json_object_new_int(k->ifindex));
+		json_object_object_add(o, "netns", json_object_new_string(netns_label(l, k->netns, ns, sizeof(ns))));
+		json_object_object_add(o, "netns_role", role ? json_object_new_string(role) : NULL);
+		json_object_object_add(o, "skbs", json_object_new_uint64(v->skbs));
+		json_object_object_add(o, "bytes", json_object_new_uint64(v->bytes));
+		json_object_object_add(o, "dont_orphan", json_object_new_uint64(v->dont_orphan));
+		json_object_array_add(a, o);
 	}
 	return a;
 }
@@ -894,6 +1250,10 @@ json_object *ledger_json(const struct ledger *l)
 	json_object_object_add(zc, "bytes_copied_notice",
 			       json_object_new_uint64(l->misc.zc_bytes_copied_notice));
 	json_object_object_add(root, "zerocopy_notices", l->notices_attached ? zc : (json_object_put(zc), NULL));
+
+	json_object_object_add(root, "network", network_json(l));
+	json_object_object_add(root, "by_process", by_process_json(l));
+	json_object_object_add(root, "zerocopy_path", zc_path_json(l));
 
 	for (int i = 0; l->perf && i < NR_PERF_COUNTERS; i++) {
 		const struct perf_counter *c = &l->perf->c[i];

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <json-c/json.h>
 #include "zctrace.h"
+#include "netns.h"
 #include "perfcnt.h"
 #include "probes.h"
 #include "workloads.h"
@@ -28,6 +29,16 @@ struct assumption {
 	char why[96];		/* when not known */
 };
 
+#define MAX_PROC_SITES 16	/* processes shown side by side */
+#define MAX_ZC_PATHS 32
+
+/* One traced process's sites: the sender's and the receiver's ledgers. */
+struct proc_sites {
+	__u32 tgid;
+	__u64 count[NR_SITES];
+	__u64 bytes[NR_SITES];
+};
+
 struct check {
 	char name[80];
 	bool ok;
@@ -48,6 +59,12 @@ struct ledger {
 	int npc;
 	struct misc_stats misc;
 	int nprocs;				/* traced processes (tgids) */
+	struct proc_sites procs[MAX_PROC_SITES];	/* by process, those with any site counted */
+	int nproc_sites;
+	struct zc_path_key zp_key[MAX_ZC_PATHS];	/* where the zerocopy skbs went */
+	struct zc_path_stats zp[MAX_ZC_PATHS];
+	int nzp;
+	const struct netns_pair *net;		/* the namespaces of a --netns run; host's inode always */
 	bool phase_gated;			/* sites counted between the workload's phase markers */
 	json_object *workload;			/* the workload's own figures, or NULL */
 	int exit_status;			/* of the traced command, -1 if not ours */

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,9 +23,11 @@
 #include "cli.h"
 #include "ledger.h"
 #include "live.h"
+#include "netns.h"
 #include "perfcnt.h"
 #include "probes.h"
 #include "sweep.h"
+#include "wl.h"
 #include "workloads.h"
 #include "zctrace.skel.h"
 
@@ -89,6 +92,8 @@ static const char run_doc[] =
 	"    zctrace run -- python3 -m http.server        # any command and its children\n"
 	"    zctrace run -p 1234 -d 5                     # a running process, for 5 seconds\n"
 	"    zctrace run -i 1 tcp-onecopy --duration 10   # live rates and histograms every second\n"
+	"    zctrace run tcp-zerocopy --netns             # receiver on a second host: veth, namespaces\n"
+	"    zctrace run remote-fileread --netns --pattern random --file-size 256M\n"
 	"\n"
 	"Exit status: 0 when the traced program succeeded and every check held, 1 when a check\n"
 	"failed, 2 on a usage error.";
@@ -286,6 +291,26 @@ static json_object *read_result(int fd)
 	return len ? json_tokener_parse(buf) : NULL;
 }
 
+/*
+ * The arguments of a network workload, parsed with the workloads' own parser on a copy, before
+ * anything is made: zctrace needs --peer, --netns, --rate and --delay, and a bad option is a usage
+ * error here, not a failed run with namespaces made for nothing.
+ */
+static int scan_peer_options(int argc, char **argv, const struct workload_def *def, struct wl_opts *o)
+{
+	char **copy = calloc(argc + 1, sizeof(*copy));
+	int err;
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, argv, argc * sizeof(*copy));
+	optind = 0;	/* a fresh getopt scan */
+	err = wl_parse_opts(argc, copy, def->name, def->opt_groups, o);
+	optind = 0;
+	free(copy);
+	return err;
+}
+
 static int write_json(const char *path, json_object *root)
 {
 	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
@@ -315,6 +340,8 @@ static int cmd_run(int argc, char **argv)
 	struct zctrace_bpf *obj = NULL;
 	struct live *lv = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct netns_pair np;
+	struct wl_opts wo = { .peer = WL_PEER_THREAD };
 	char binary[PATH_MAX] = "", target[256];
 	int result_pipe[2] = { -1, -1 }, sync_pipe[2] = { -1, -1 };
 	int status = 0, err = 0, ret = 1;
@@ -322,6 +349,7 @@ static int cmd_run(int argc, char **argv)
 	pid_t child = -1;
 	json_object *result = NULL;
 
+	netns_init(&np);
 	argp_err_exit_status = EXIT_USAGE;
 	argv[0] = "zctrace run";
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
@@ -363,7 +391,28 @@ static int cmd_run(int argc, char **argv)
 					return 1;
 				}
 			}
+			if (a.def->net && scan_peer_options(a.ncmd, a.cmd, a.def, &wo))
+				return EXIT_USAGE;
 		}
+	}
+	if (wo.peer == WL_PEER_NETNS) {
+		const char *missing = netns_missing_rights();
+
+		if (missing) {
+			fprintf(stderr, "zctrace: --netns makes network namespaces and a veth pair: it needs "
+				"CAP_SYS_ADMIN and CAP_NET_ADMIN, and %s is missing (run as root)\n", missing);
+			return 1;
+		}
+	}
+	/* from here a signal stops the run and still cleans up */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (wo.peer == WL_PEER_NETNS) {
+		np.rate = wo.rate;
+		np.delay = wo.delay;
+		if (netns_setup(&np, &stop_signal))
+			return 1;
 	}
 
 	libbpf_set_print(libbpf_print);
@@ -391,9 +440,6 @@ static int cmd_run(int argc, char **argv)
 		goto cleanup;
 	}
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 	if (a.interval && !(lv = live_new(a.interval, stdout, a.def ? a.def->name : a.pid ? "pid" : a.cmd[0],
 					   choice))) {
 		fprintf(stderr, "zctrace: out of memory\n");
@@ -445,6 +491,18 @@ static int cmd_run(int argc, char **argv)
 				snprintf(fdstr, sizeof(fdstr), "%d", fd);
 				setenv("ZCTRACE_RESULT_FD", fdstr, 1);
 				a.cmd[0] = binary;
+			}
+			if (np.sender_fd >= 0) {
+				/* the workload runs as the sender host; its receiver enters the other */
+				int fd = dup(np.receiver_fd);
+
+				if (setns(np.sender_fd, CLONE_NEWNET) || fd < 0) {
+					fprintf(stderr, "zctrace: cannot enter the sender's network namespace: %s\n",
+						strerror(errno));
+					_exit(127);
+				}
+				snprintf(fdstr, sizeof(fdstr), "%d", fd);
+				setenv(WL_NETNS_FD_ENV, fdstr, 1);
 			}
 			execvp(a.cmd[0], a.cmd);
 			fprintf(stderr, "zctrace: cannot run '%s': %s\n", a.cmd[0], strerror(errno));
@@ -508,6 +566,7 @@ static int cmd_run(int argc, char **argv)
 	l->perf = perf;
 	l->workload = result;
 	l->phase_gated = obj->rodata->gate_on_phase;
+	l->net = &np;
 	ledger_collect(l, obj);
 	ledger_check(l);
 	ledger_print(stdout, l, a.histograms);
@@ -541,6 +600,8 @@ cleanup:
 	json_object_put(result);
 	free(l);
 	free(perf);
+	/* after the target is reaped: nothing is left in the namespaces */
+	netns_teardown(&np);
 	return ret;
 }
 
@@ -564,6 +625,12 @@ static int cmd_list(void)
 	       " call\n"
 	       "serve-* options: --file-size N, --cache cold|warm, --dir DIR, --chunk BYTES (= --size)"
 	       " (default 64K), --threads N, --port P\n"
+	       "remote-fileread options: --file-size N, --cache cold|warm, --dir DIR, --size BYTES per block"
+	       " (default 64K), --pattern seq|random\n"
+	       "tcp-*, serve-*, remote-fileread: --peer thread|process|netns (where the receiver runs; default"
+	       " thread), --netns (= --peer netns: two network namespaces joined by veth, 198.18.0.1/30 and"
+	       " .2/30, made and removed by zctrace; needs CAP_SYS_ADMIN and CAP_NET_ADMIN), --rate RATE"
+	       " (tc tbf on the veth link, e.g. 1gbit), --delay TIME (tc netem, e.g. 1ms)\n"
 	       "'zctrace run WORKLOAD --help' lists a workload's options.\n");
 	return 0;
 }

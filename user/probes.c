@@ -112,6 +112,11 @@ const struct probe_site probe_sites[] = {
 		  { "skb_copy_datagram_iovec_btf", TP_SEND_PROGS },
 		  { "tp_btf:skb_copy_datagram_iovec", TP_SEND } },
 	} },
+	{ "zc_path", -1, false, {
+		{ METHOD_TP_BTF, "tp_btf net_dev_start_xmit + netif_receive_skb (zerocopy skbs by device)",
+		  { "net_dev_start_xmit_btf", "netif_receive_skb_btf", TP_SEND_PROGS },
+		  { "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb", TP_SEND } },
+	} },
 	{ "sched", -1, false, {
 		{ METHOD_TP_BTF, "tp_btf sched_switch + sched_process_exec", { "switch_btf", "exec_btf" },
 		  { "tp_btf:sched_switch", "tp_btf:sched_process_exec" } },

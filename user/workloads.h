@@ -11,6 +11,8 @@ enum expect {
 	EXP_SENT,	/* exactly the payload bytes the workload sent */
 	EXP_RECEIVED,	/* exactly the payload bytes the workload received */
 	EXP_COPIED_OR_CLONED,	/* the payload, unless the filesystem cloned it (reflink): then 0 */
+	EXP_SENT_AND_REQUESTS,	/* the payload sent plus the requests the receiver sent for it */
+	EXP_RECEIVED_AND_REQUESTS,	/* the payload received plus those requests */
 };
 
 struct workload_def {
@@ -24,6 +26,8 @@ struct workload_def {
 	bool no_amount;			/* takes no --messages/--bytes/--duration: the file is the amount */
 	bool micro;			/* a microbenchmark: distributions, and assumptions per step */
 	const char *options;		/* a microbenchmark's options, as its --help lists them */
+	bool net;			/* a sender and a receiver: takes --peer, --netns, --rate, --delay */
+	unsigned opt_groups;		/* net: the WL_OPT_* groups it takes, for zctrace to check first */
 };
 
 extern const struct workload_def workload_defs[];

@@ -32,7 +32,7 @@ static void report(json_object *r, struct tcp_conn *conns, int n)
 int main(int argc, char **argv)
 {
 	static const struct tcp_workload w = {
-		.name = "serve-sendfile", .options = WL_OPT_CONN | WL_OPT_FILE, .prepare = serve_prepare,
+		.name = "serve-sendfile", .options = WL_OPT_CONN | WL_OPT_FILE | WL_OPT_PEER, .prepare = serve_prepare,
 		.setup = serve_setup, .send_one = send_one, .teardown = serve_teardown,
 		.on_recv = serve_on_recv, .report = report,
 	};

@@ -1,4 +1,4 @@
-/* Serving one file over loopback TCP to every connection: the serve-* workloads. */
+/* Serving one file over TCP to every connection: the serve-* workloads. */
 #ifndef SERVEWL_H
 #define SERVEWL_H
 
@@ -9,7 +9,6 @@ struct serve_conn {
 	int fd;			/* the connection's own open file description */
 	uint64_t off;		/* next byte to serve */
 	uint64_t calls[2];	/* syscalls made, by the workload's call names */
-	uint32_t rx_crc;	/* CRC-32 of what the receiver got */
 	char *buf;		/* read()+send(): the user buffer */
 };
 

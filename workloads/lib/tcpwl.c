@@ -1,7 +1,8 @@
 /*
- * TCP harness for the tcp-* workloads: a loopback server sends messages to N client connections,
- * one sender and one receiver thread per connection. Setup happens before the USDT phase marker,
- * so the ledger covers the transfer alone.
+ * TCP harness for the tcp-* and serve-* workloads: a server sends messages to N client
+ * connections, one sender and one receiver thread per connection. The receivers are threads of
+ * this process, or of a child process (--peer process), in the receiver's network namespace with
+ * --netns. Setup happens before the USDT phase marker, so the ledger covers the transfer alone.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,6 +18,8 @@
 
 #define RECV_BUF (256 << 10)
 #define IO_TIMEOUT_S 30		/* no socket call may block longer than this */
+
+#define PEER_TIMEOUT_MS (2 * IO_TIMEOUT_S * 1000)
 
 static pthread_barrier_t start_line;
 static uint64_t deadline_ns;
@@ -181,8 +184,78 @@ static int connect_pair(int lfd, const struct sockaddr_in *addr, struct tcp_conn
 	return 0;
 }
 
+/* What a receiver in another process hands back, per connection. */
+struct rx_result {
+	uint64_t received;
+	uint64_t rx_digest;
+	int err;
+	const char *err_what;	/* a string literal: the same address in both processes */
+};
+
+struct rx_side {
+	struct tcp_conn *conns;
+	int n;
+	struct sockaddr_in addr;
+	struct rx_result *out;
+};
+
+/* The receiving side as its own process: connect every client, then receive until each EOF. */
+static int rx_side_main(void *arg)
+{
+	struct rx_side *rx = arg;
+	pthread_t *tids = calloc(rx->n, sizeof(*tids));
+	int started = 0, err = 0;
+
+	if (!tids)
+		return -ENOMEM;
+	for (int i = 0; i < rx->n; i++) {
+		struct tcp_conn *c = &rx->conns[i];
+
+		c->recv_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (c->recv_fd < 0 || connect(c->recv_fd, (struct sockaddr *)&rx->addr, sizeof(rx->addr)) ||
+		    set_timeouts(c->recv_fd)) {
+			err = fail(c, "connect", errno);
+			break;
+		}
+	}
+	pthread_barrier_init(&start_line, NULL, rx->n + 1);
+	for (int i = 0; !err && i < rx->n; i++) {
+		if (pthread_create(&tids[i], NULL, receiver_main, &rx->conns[i])) {
+			/* the barrier cannot be met */
+			fprintf(stderr, "receiver: cannot start threads\n");
+			_exit(1);
+		}
+		started++;
+	}
+	if (!err)
+		pthread_barrier_wait(&start_line);
+	for (int i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	for (int i = 0; i < rx->n; i++) {
+		struct tcp_conn *c = &rx->conns[i];
+
+		rx->out[i] = (struct rx_result){ .received = c->received, .rx_digest = c->rx_digest,
+						 .err = c->err, .err_what = c->err_what };
+	}
+	free(tids);
+	return err;
+}
+
+/* Accepts the receiver process's connections in the order it made them, watching it meanwhile. */
+static int accept_peer(int lfd, struct peer_run *peer, struct tcp_conn *c)
+{
+	int err = peer_wait_readable(peer, lfd, IO_TIMEOUT_S * 1000);
+
+	if (err)
+		return err == -ECHILD ? -ECONNREFUSED : err;
+	c->send_fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (c->send_fd < 0)
+		return -errno;
+	return set_timeouts(c->send_fd);
+}
+
 static json_object *result_json(const struct tcp_workload *w, const struct wl_opts *o,
-				 struct tcp_conn *conns, uint64_t elapsed_ns)
+				 struct tcp_conn *conns, uint64_t elapsed_ns, const struct peer_run *peer)
 {
 	json_object *r = json_object_new_object();
 	struct lat_hist *lat = calloc(1, sizeof(*lat));
@@ -210,6 +283,7 @@ static json_object *result_json(const struct tcp_workload *w, const struct wl_op
 	if (lat)
 		json_object_object_add(r, "latency_ns", lat_json(lat));
 	free(lat);
+	peer_report(r, o, peer);
 	if (w->report)
 		w->report(r, conns, o->threads);
 	return r;
@@ -217,26 +291,34 @@ static json_object *result_json(const struct tcp_workload *w, const struct wl_op
 
 int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 {
-	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in addr;
+	struct peer_run peer = { .mode = WL_PEER_THREAD, .result_fd = -1, .pid = -1 };
+	struct rx_result *rx_out = NULL;
+	struct rx_side rx;
 	struct sigaction sa = { .sa_handler = on_stop };
 	socklen_t alen = sizeof(addr);
 	struct tcp_conn *conns = NULL;
 	pthread_t *tids = NULL;
 	struct wl_opts o;
 	int lfd = -1, one = 1, nthreads = 0, err = 0, ret = 1;
+	bool remote_rx;
+	char where[INET_ADDRSTRLEN] = "?";
 	uint64_t t0, t1;
 	json_object *result, *verified;
 
-	if (wl_parse_opts(argc, argv, w->name, w->options ? w->options : WL_OPT_TCP, &o))
+	if (wl_parse_opts(argc, argv, w->name, w->options ? w->options : WL_OPT_TCP, &o) ||
+	    wl_check_netns(w->name, &o))
 		return 2;
 	workload = w;
+	remote_rx = o.peer != WL_PEER_THREAD;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	conns = calloc(o.threads, sizeof(*conns));
 	tids = calloc(2 * o.threads, sizeof(*tids));
-	if (!conns || !tids) {
+	rx_out = calloc(o.threads, sizeof(*rx_out));
+	if (!conns || !tids || !rx_out) {
 		fprintf(stderr, "%s: out of memory\n", w->name);
 		goto out;
 	}
@@ -247,18 +329,26 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 	for (int i = 0; i < o.threads; i++)
 		conns[i] = (struct tcp_conn){ .index = i, .send_fd = -1, .recv_fd = -1, .opts = &o };
 
-	addr.sin_port = htons(o.port);
+	peer_server_addr(&o, &addr);
+	inet_ntop(AF_INET, &addr.sin_addr, where, sizeof(where));
 	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) || listen(lfd, o.threads) ||
 	    getsockname(lfd, (struct sockaddr *)&addr, &alen)) {
-		fprintf(stderr, "%s: cannot listen on 127.0.0.1:%d: %s\n", w->name, o.port, strerror(errno));
+		fprintf(stderr, "%s: cannot listen on %s:%d: %s\n", w->name, where, o.port, strerror(errno));
 		goto out;
+	}
+	if (remote_rx) {
+		rx = (struct rx_side){ .conns = conns, .n = o.threads, .addr = addr, .out = rx_out };
+		if ((err = peer_start(&peer, &o, rx_side_main, &rx, rx_out, o.threads * sizeof(*rx_out)))) {
+			fprintf(stderr, "%s: cannot start the receiver: %s\n", w->name, strerror(-err));
+			goto out;
+		}
 	}
 	for (int i = 0; i < o.threads; i++) {
 		struct tcp_conn *c = &conns[i];
 
-		if ((err = connect_pair(lfd, &addr, c))) {
+		if ((err = remote_rx ? accept_peer(lfd, &peer, c) : connect_pair(lfd, &addr, c))) {
 			fprintf(stderr, "%s: connection %d: %s\n", w->name, i, strerror(-err));
 			goto out;
 		}
@@ -268,16 +358,15 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 		}
 	}
 
-	pthread_barrier_init(&start_line, NULL, 2 * o.threads + 1);
+	pthread_barrier_init(&start_line, NULL, (remote_rx ? 1 : 2) * o.threads + 1);
 	for (int i = 0; i < o.threads; i++) {
-		if (pthread_create(&tids[nthreads], NULL, receiver_main, &conns[i]))
+		if (!remote_rx && pthread_create(&tids[nthreads++], NULL, receiver_main, &conns[i]))
 			break;
-		nthreads++;
 		if (pthread_create(&tids[nthreads], NULL, sender_main, &conns[i]))
 			break;
 		nthreads++;
 	}
-	if (nthreads != 2 * o.threads) {
+	if (nthreads != (remote_rx ? 1 : 2) * o.threads) {
 		/* the barrier cannot be met: leave without waiting for the started threads */
 		fprintf(stderr, "%s: cannot start threads\n", w->name);
 		_exit(1);
@@ -290,8 +379,23 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 	pthread_barrier_wait(&start_line);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(tids[i], NULL);
+	/* the phase ends when the receiver has everything; its figures are read after */
+	if (remote_rx)
+		err = peer_wait_done(&peer, PEER_TIMEOUT_MS);
 	t1 = wl_now_ns();
 	WL_PHASE_END();
+	if (remote_rx) {
+		int jerr = peer_join(&peer, PEER_TIMEOUT_MS);
+
+		for (int i = 0; i < o.threads; i++) {
+			conns[i].received = rx_out[i].received;
+			conns[i].rx_digest = rx_out[i].rx_digest;
+			if (rx_out[i].err)
+				fail(&conns[i], rx_out[i].err_what, rx_out[i].err);
+		}
+		if (err || jerr)
+			fail(&conns[0], "receiver process", err ? -err : -jerr);
+	}
 
 	ret = 0;
 	for (int i = 0; i < o.threads; i++) {
@@ -301,7 +405,7 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 			ret = 1;
 		}
 	}
-	result = result_json(w, &o, conns, t1 - t0);
+	result = result_json(w, &o, conns, t1 - t0, &peer);
 	if (json_object_object_get_ex(result, "verified", &verified) && !json_object_get_boolean(verified))
 		ret = 1;
 	if (ret && !json_object_object_get_ex(result, "error", NULL))
@@ -310,6 +414,10 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 		ret = 1;
 	json_object_put(result);
 out:
+	if (peer.started) {
+		kill(peer.pid, SIGKILL);
+		peer_join(&peer, 1000);
+	}
 	for (int i = 0; conns && i < o.threads; i++) {
 		if (w->teardown)
 			w->teardown(&conns[i]);
@@ -323,5 +431,6 @@ out:
 		close(lfd);
 	free(conns);
 	free(tids);
+	free(rx_out);
 	return ret;
 }

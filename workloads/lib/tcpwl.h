@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <sys/uio.h>
+#include "peer.h"
 #include "wl.h"
 
 #define MSG_FIELDS 8	/* a message is a struct of 8 separately allocated fields */
@@ -31,6 +32,7 @@ struct tcp_conn {
 	struct message msg;
 	void *priv;			/* the workload's per-connection state */
 	uint64_t sent, received, messages;
+	uint64_t rx_digest;		/* what on_recv keeps of the stream (serve-*: its CRC-32) */
 	struct lat_hist lat;
 	struct zc_stats zc;
 	int err;			/* first errno seen, 0 if none */

@@ -35,6 +35,64 @@ int wl_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+const char *wl_peer_name(enum wl_peer p)
+{
+	return p == WL_PEER_NETNS ? "netns" : p == WL_PEER_PROCESS ? "process" : "thread";
+}
+
+int wl_parse_peer(const char *s, enum wl_peer *p)
+{
+	for (enum wl_peer i = WL_PEER_THREAD; i <= WL_PEER_NETNS; i++) {
+		if (!strcmp(s, wl_peer_name(i))) {
+			*p = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* NUMBER followed by one of @units (name, multiplier); the result must be > 0 and < 2^63. */
+static int parse_unit(const char *s, const char *const names[], const uint64_t mults[], uint64_t *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v <= 0)
+		return -EINVAL;
+	for (int i = 0; names[i]; i++) {
+		if (!strcmp(end, names[i])) {
+			double r = v * mults[i];
+
+			if (r < 1 || r > 9.2e18)
+				return -EINVAL;
+			*out = (uint64_t)r;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int wl_parse_rate(const char *s, uint64_t *bits_per_s)
+{
+	static const char *const names[] = { "bit", "kbit", "mbit", "gbit", "tbit", NULL };
+	static const uint64_t mults[] = { 1, 1000, 1000000, 1000000000, 1000000000000ULL };
+
+	return parse_unit(s, names, mults, bits_per_s);
+}
+
+int wl_parse_delay(const char *s, uint64_t *ns)
+{
+	static const char *const names[] = { "us", "ms", "s", NULL };
+	static const uint64_t mults[] = { 1000, 1000000, 1000000000 };
+
+	/* at most a minute: a longer delay stalls every bounded loop */
+	return parse_unit(s, names, mults, ns) || *ns > 60000000000ULL ? -EINVAL : 0;
+}
+
 static int parse_double(const char *s, double *out)
 {
 	char *end;
@@ -63,6 +121,16 @@ static void usage(FILE *f, const char *name, unsigned accept)
 			"  --messages N     messages per connection (default 5000 when nothing else bounds the run)\n"
 			"  --bytes N        payload per connection, suffixes K, M, G\n"
 			"  --duration SECS  run time\n");
+	if (accept & WL_OPT_PEER)
+		fprintf(f,
+			"  --peer MODE      where the receiver runs: thread (default: threads of this process,\n"
+			"                   loopback), process (a child process, loopback), netns (a child\n"
+			"                   process in its own network namespace, joined by veth; under zctrace)\n"
+			"  --netns          the same as --peer netns\n"
+			"  --rate RATE      with --netns: shape the veth link (tc tbf), e.g. 1gbit, 100mbit\n"
+			"  --delay TIME     with --netns: add one-way delay (tc netem), e.g. 1ms\n");
+	if (accept & WL_OPT_PATTERN)
+		fprintf(f, "  --pattern P      seq (default) or random: the order the blocks are read in\n");
 	if (accept & WL_OPT_FILE)
 		fprintf(f,
 			"  --file-size N    size of the file (default 1G)\n"
@@ -84,6 +152,11 @@ int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, stru
 		{ "bytes", required_argument, NULL, 'b' },
 		{ "messages", required_argument, NULL, 'n' },
 		{ "port", required_argument, NULL, 'p' },
+		{ "peer", required_argument, NULL, 'P' },
+		{ "netns", no_argument, NULL, 'N' },
+		{ "rate", required_argument, NULL, 'R' },
+		{ "delay", required_argument, NULL, 'L' },
+		{ "pattern", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -101,7 +174,8 @@ int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, stru
 			if (l->val == c)
 				lo = l;
 		if (lo && c != 'h' && c != 's' &&
-		    !(accept & (strchr("FCD", c) ? WL_OPT_FILE : strchr("tp", c) ? WL_OPT_CONN : WL_OPT_AMOUNT))) {
+		    !(accept & (strchr("FCD", c) ? WL_OPT_FILE : strchr("tp", c) ? WL_OPT_CONN :
+				strchr("PNRL", c) ? WL_OPT_PEER : c == 'A' ? WL_OPT_PATTERN : WL_OPT_AMOUNT))) {
 			fprintf(stderr, "%s: --%s is not an option of this workload (try --help)\n", name,
 				lo->name);
 			return -1;
@@ -172,6 +246,40 @@ int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, stru
 			}
 			o->port = v;
 			break;
+		case 'P':
+			if (wl_parse_peer(optarg, &o->peer)) {
+				fprintf(stderr, "%s: invalid --peer '%s' (thread, process or netns)\n", name, optarg);
+				return -1;
+			}
+			break;
+		case 'N':
+			o->peer = WL_PEER_NETNS;
+			break;
+		case 'R':
+			if (wl_parse_rate(optarg, &v)) {
+				fprintf(stderr, "%s: invalid --rate '%s' (e.g. 1gbit, 100mbit)\n", name, optarg);
+				return -1;
+			}
+			o->rate = optarg;
+			break;
+		case 'L':
+			if (wl_parse_delay(optarg, &v)) {
+				fprintf(stderr, "%s: invalid --delay '%s' (e.g. 1ms, 250us; at most 60s)\n", name,
+					optarg);
+				return -1;
+			}
+			o->delay = optarg;
+			break;
+		case 'A':
+			if (!strcmp(optarg, "seq")) {
+				o->pattern = WL_PATTERN_SEQ;
+			} else if (!strcmp(optarg, "random")) {
+				o->pattern = WL_PATTERN_RANDOM;
+			} else {
+				fprintf(stderr, "%s: invalid --pattern '%s' (seq or random)\n", name, optarg);
+				return -1;
+			}
+			break;
 		case 'h':
 			usage(stdout, name, accept);
 			exit(0);
@@ -184,8 +292,22 @@ int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, stru
 		fprintf(stderr, "%s: unexpected argument '%s' (try --help)\n", name, argv[optind]);
 		return -1;
 	}
+	if ((o->rate || o->delay) && o->peer != WL_PEER_NETNS) {
+		fprintf(stderr, "%s: --%s shapes the veth link between the namespaces: it needs --netns\n",
+			name, o->rate ? "rate" : "delay");
+		return -1;
+	}
 	if ((accept & WL_OPT_AMOUNT) && !o->duration && !o->bytes && !o->messages)
 		o->messages = 5000;
+	return 0;
+}
+
+int wl_check_netns(const char *name, const struct wl_opts *o)
+{
+	if (o->peer == WL_PEER_NETNS && !getenv(WL_NETNS_FD_ENV)) {
+		fprintf(stderr, "%s: --netns: the namespaces are made by 'zctrace run' (run it there)\n", name);
+		return -1;
+	}
 	return 0;
 }
 

@@ -19,7 +19,27 @@ enum wl_cache { WL_CACHE_WARM, WL_CACHE_COLD };
 #define WL_OPT_CONN	0x1	/* --threads, --port */
 #define WL_OPT_AMOUNT	0x2	/* --messages, --bytes, --duration */
 #define WL_OPT_FILE	0x4	/* --file-size, --cache, --dir */
-#define WL_OPT_TCP	(WL_OPT_CONN | WL_OPT_AMOUNT)
+#define WL_OPT_PEER	0x8	/* --peer, --netns, --rate, --delay */
+#define WL_OPT_PATTERN	0x10	/* --pattern */
+#define WL_OPT_TCP	(WL_OPT_CONN | WL_OPT_AMOUNT | WL_OPT_PEER)
+
+/* Where the receiving side runs. */
+enum wl_peer {
+	WL_PEER_THREAD,		/* threads of this process, over loopback */
+	WL_PEER_PROCESS,	/* a child process, over loopback */
+	WL_PEER_NETNS,		/* a child process in its own network namespace, over veth */
+};
+
+/*
+ * Two hosts on one machine: zctrace runs the workload in the sender's namespace and hands it the
+ * receiver's as an open descriptor. Addresses from the benchmarking range (RFC 2544).
+ */
+#define WL_NETNS_SENDER_ADDR	"198.18.0.1"
+#define WL_NETNS_RECEIVER_ADDR	"198.18.0.2"
+#define WL_NETNS_PREFIX		30
+#define WL_NETNS_FD_ENV		"ZCTRACE_NETNS_RX_FD"
+
+enum wl_pattern { WL_PATTERN_SEQ, WL_PATTERN_RANDOM };
 
 struct wl_opts {
 	uint64_t size;		/* message size, or bytes per call of the file workloads */
@@ -32,11 +52,23 @@ struct wl_opts {
 	uint64_t file_size;	/* bytes of the file the file workloads copy or serve */
 	enum wl_cache cache;	/* page-cache state of that file when the measured phase starts */
 	const char *dir;	/* where the files are made (they are unlinked at once) */
+	enum wl_peer peer;
+	const char *rate;	/* --rate, --delay: the veth link's shaping, done by zctrace */
+	const char *delay;
+	enum wl_pattern pattern;
 };
+
+const char *wl_peer_name(enum wl_peer p);
+int wl_parse_peer(const char *s, enum wl_peer *p);
+/* tc rates ("1gbit", "100mbit", "500kbit") and delays ("1ms", "250us"): -EINVAL if not one. */
+int wl_parse_rate(const char *s, uint64_t *bits_per_s);
+int wl_parse_delay(const char *s, uint64_t *ns);
 
 int wl_parse_size(const char *s, uint64_t *out);
 /* Parses the options of the groups in @accept (WL_OPT_*); the others are refused by name. */
 int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, struct wl_opts *o);
+/* --netns outside zctrace: the namespaces are not there. */
+int wl_check_netns(const char *name, const struct wl_opts *o);
 uint64_t wl_now_ns(void);
 
 /* Log-linear latency histogram: 16 sub-buckets per power of two (about 6% resolution). */

@@ -1,0 +1,226 @@
+/*
+ * The receiving side of a network workload. As a thread it shares the process with the sender;
+ * as a child process its copies land under its own pid in the ledger, and in the receiver's
+ * network namespace (zctrace hands its descriptor over) the bytes cross a veth pair.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "peer.h"
+
+void peer_server_addr(const struct wl_opts *o, struct sockaddr_in *addr)
+{
+	*addr = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(o->port) };
+	if (o->peer == WL_PEER_NETNS)
+		inet_pton(AF_INET, WL_NETNS_SENDER_ADDR, &addr->sin_addr);
+	else
+		addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+}
+
+static void *thread_main(void *arg)
+{
+	struct peer_run *p = arg;
+
+	p->ret = p->fn(p->arg);
+	return NULL;
+}
+
+static int enter_receiver_netns(void)
+{
+	const char *s = getenv(WL_NETNS_FD_ENV);
+	char *end;
+	long fd;
+
+	if (!s)
+		return -ENOENT;
+	fd = strtol(s, &end, 10);
+	if (*end || fd < 0 || setns(fd, CLONE_NEWNET))
+		return *end || fd < 0 ? -EBADF : -errno;
+	close(fd);
+	return 0;
+}
+
+static void write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= w;
+	}
+}
+
+int peer_start(struct peer_run *p, const struct wl_opts *o, int (*fn)(void *arg), void *arg,
+	       void *out, size_t size)
+{
+	pid_t parent = getpid();
+	int pfd[2];
+
+	*p = (struct peer_run){ .mode = o->peer, .fn = fn, .arg = arg, .out = out, .size = size,
+				.pid = -1, .result_fd = -1 };
+	if (o->peer == WL_PEER_THREAD) {
+		if (pthread_create(&p->tid, NULL, thread_main, p))
+			return -EAGAIN;
+		p->started = true;
+		return 0;
+	}
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	p->pid = fork();
+	if (p->pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -errno;
+	}
+	if (p->pid == 0) {
+		int err;
+
+		/* never outlive the sender: a killed run leaves no receiver behind */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		close(pfd[0]);
+		err = o->peer == WL_PEER_NETNS ? enter_receiver_netns() : 0;
+		if (err) {
+			fprintf(stderr, "receiver: cannot enter the receiver's network namespace: %s\n",
+				strerror(-err));
+			_exit(1);
+		}
+		err = fn(arg);
+		write_all(pfd[1], &err, sizeof(err));
+		write_all(pfd[1], out, size);
+		_exit(err ? 1 : 0);
+	}
+	close(pfd[1]);
+	p->result_fd = pfd[0];
+	p->started = true;
+	return 0;
+}
+
+int peer_wait_readable(struct peer_run *p, int fd, int timeout_ms)
+{
+	struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN }, { .fd = p->result_fd, .events = POLLIN } };
+	int n;
+
+	do
+		n = poll(pfd, p->result_fd >= 0 ? 2 : 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -ETIMEDOUT;
+	if (pfd[0].revents)
+		return 0;
+	return -ECHILD;
+}
+
+static int read_full(int fd, void *buf, size_t n, int timeout_ms)
+{
+	char *b = buf;
+
+	while (n) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int k = poll(&pfd, 1, timeout_ms);
+		ssize_t r;
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -ETIMEDOUT;
+		r = read(fd, b, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -EPIPE;
+		b += r;
+		n -= r;
+	}
+	return 0;
+}
+
+int peer_wait_done(struct peer_run *p, int timeout_ms)
+{
+	siginfo_t si;
+	int pidfd, n;
+
+	if (!p->started)
+		return -ESRCH;
+	if (p->mode == WL_PEER_THREAD) {
+		if (!p->joined)
+			pthread_join(p->tid, NULL);
+		p->joined = true;
+		return 0;
+	}
+	/* a pidfd turns readable when the child exits: one poll, bounded */
+	pidfd = syscall(SYS_pidfd_open, p->pid, 0);
+	if (pidfd < 0)
+		return waitid(P_PID, p->pid, &si, WEXITED | WNOWAIT) ? -errno : 0;
+	do {
+		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+		n = poll(&pfd, 1, timeout_ms);
+	} while (n < 0 && errno == EINTR);
+	close(pidfd);
+	return n < 0 ? -errno : n == 0 ? -ETIMEDOUT : 0;
+}
+
+int peer_join(struct peer_run *p, int timeout_ms)
+{
+	int status, err, child_ret = 0;
+
+	if (!p->started)
+		return -ESRCH;
+	p->started = false;
+	if (p->mode == WL_PEER_THREAD) {
+		if (!p->joined)
+			pthread_join(p->tid, NULL);
+		p->joined = true;
+		return p->ret;
+	}
+	err = read_full(p->result_fd, &child_ret, sizeof(child_ret), timeout_ms);
+	if (!err)
+		err = read_full(p->result_fd, p->out, p->size, timeout_ms);
+	close(p->result_fd);
+	p->result_fd = -1;
+	if (err)
+		kill(p->pid, SIGKILL);
+	while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (err)
+		return err == -EPIPE ? -ECHILD : err;
+	return child_ret;
+}
+
+pid_t peer_pid(const struct peer_run *p)
+{
+	return p->mode == WL_PEER_THREAD ? getpid() : p->pid;
+}
+
+void peer_report(json_object *r, const struct wl_opts *o, const struct peer_run *p)
+{
+	json_object *link = json_object_new_object();
+
+	json_object_object_add(r, "peer", json_object_new_string(wl_peer_name(o->peer)));
+	json_object_object_add(r, "path", json_object_new_string(o->peer == WL_PEER_NETNS ? "veth" : "loopback"));
+	json_object_object_add(r, "sender_pid", json_object_new_int(getpid()));
+	json_object_object_add(r, "receiver_pid", json_object_new_int(peer_pid(p)));
+	json_object_object_add(link, "rate", o->rate ? json_object_new_string(o->rate) : NULL);
+	json_object_object_add(link, "delay", o->delay ? json_object_new_string(o->delay) : NULL);
+	json_object_object_add(r, "link", link);
+}

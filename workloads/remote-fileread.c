@@ -1,0 +1,354 @@
+/*
+ * remote-fileread: read a file from a small TCP file server on the other host, block by block, in
+ * sequence or at random, as the classic remote file read measurement does. The server (the
+ * sending side: it holds the file) answers each request with pread() + send(); the client (the
+ * receiving side) checks the CRC-32 of the file it put together. Time per MiB and copies per byte.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <zlib.h>
+#include "filewl.h"
+#include "peer.h"
+
+#define IO_TIMEOUT_S 30
+#define NAME "remote-fileread"
+
+struct request {
+	uint64_t off;
+	uint64_t len;
+};
+
+struct client_result {
+	uint64_t received;		/* file bytes */
+	uint64_t requests;
+	uint64_t request_bytes;
+	uint64_t sends;			/* send() calls for the requests */
+	uint32_t crc;			/* of the file, put together in order */
+	int err;
+	const char *err_what;		/* a string literal: the same address in both processes */
+	struct lat_hist lat;		/* request to last byte of the answer */
+};
+
+static struct wl_opts opts;
+static struct wl_file file = { .fd = -1 };
+static uint64_t nblocks;
+static uint64_t *order;			/* the blocks, in the order they are read */
+static struct sockaddr_in addr;
+static int go_pipe[2] = { -1, -1 };	/* the client starts when the measured phase has */
+static struct client_result cres;
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	stop_requested = 1;
+}
+
+static uint64_t block_len(uint64_t b)
+{
+	uint64_t off = b * opts.size;
+
+	return file.size - off < opts.size ? file.size - off : opts.size;
+}
+
+static int set_timeouts(int fd)
+{
+	struct timeval tv = { .tv_sec = IO_TIMEOUT_S };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		return -errno;
+	return 0;
+}
+
+static int send_all(int fd, const void *buf, size_t n, uint64_t *calls)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t w = send(fd, p, n, 0);
+
+		(*calls)++;
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		p += w;
+		n -= w;
+	}
+	return 0;
+}
+
+/* Receives exactly @n bytes; 0 at a clean EOF before the first byte (returns 1). */
+static int recv_all(int fd, void *buf, size_t n)
+{
+	char *p = buf;
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = recv(fd, p + got, n - got, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return got ? -EPIPE : 1;
+		got += r;
+	}
+	return 0;
+}
+
+static int client_fail(const char *what, int err)
+{
+	cres.err = err;
+	cres.err_what = what;
+	return -err;
+}
+
+/* The receiving side: one request per block, the file put together from the answers' CRCs. */
+static int client_main(void *arg)
+{
+	uint32_t *crcs = calloc(nblocks, sizeof(*crcs));
+	char *buf = malloc(opts.size), c;
+	int fd, err = 0;
+
+	if (!crcs || !buf)
+		return client_fail("malloc", ENOMEM);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) || set_timeouts(fd))
+		return client_fail("connect", errno);
+	if (read(go_pipe[0], &c, 1) != 1)
+		return client_fail("start", EPIPE);
+	for (uint64_t i = 0; i < nblocks && !stop_requested; i++) {
+		uint64_t b = order[i], t0 = wl_now_ns();
+		struct request rq = { .off = b * opts.size, .len = block_len(b) };
+
+		if ((err = send_all(fd, &rq, sizeof(rq), &cres.sends)))
+			return client_fail("request", -err);
+		cres.requests++;
+		cres.request_bytes += sizeof(rq);
+		if ((err = recv_all(fd, buf, rq.len)))
+			return client_fail("answer", err > 0 ? EPIPE : -err);
+		lat_record(&cres.lat, wl_now_ns() - t0);
+		cres.received += rq.len;
+		crcs[b] = crc32(0L, (const Bytef *)buf, rq.len);
+	}
+	if (shutdown(fd, SHUT_WR) || recv_all(fd, &c, 1) != 1)
+		return client_fail("close", errno ? errno : EPROTO);
+	cres.crc = crc32(0L, Z_NULL, 0);
+	for (uint64_t b = 0; b < nblocks; b++)
+		cres.crc = crc32_combine(cres.crc, crcs[b], block_len(b));
+	close(fd);
+	free(crcs);
+	free(buf);
+	return 0;
+}
+
+/* Seq: 0, 1, 2, ...; random: a permutation (fixed seed, every block once: the file's size). */
+static int make_order(void)
+{
+	uint64_t x = 0x9E3779B97F4A7C15ULL;
+
+	nblocks = (file.size + opts.size - 1) / opts.size;
+	order = malloc(nblocks * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < nblocks; i++)
+		order[i] = i;
+	for (uint64_t i = nblocks - 1; opts.pattern == WL_PATTERN_RANDOM && i > 0; i--) {
+		uint64_t j, t;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		j = x % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	return 0;
+}
+
+struct server_stats {
+	uint64_t sent, preads, sends, requests_seen;
+};
+
+/* The sending side: answers requests until the client closes. */
+static int serve(int fd, char *buf, struct server_stats *st)
+{
+	for (;;) {
+		struct request rq;
+		uint64_t done = 0;
+		int err = recv_all(fd, &rq, sizeof(rq));
+
+		if (err > 0)
+			return 0;
+		if (err)
+			return err;
+		st->requests_seen++;
+		if (rq.len > opts.size || rq.off > file.size || rq.len > file.size - rq.off)
+			return -EPROTO;
+		while (done < rq.len) {
+			ssize_t n = pread(file.fd, buf + done, rq.len - done, rq.off + done);
+
+			st->preads++;
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return n < 0 ? -errno : -EIO;
+			done += n;
+		}
+		if ((err = send_all(fd, buf, rq.len, &st->sends)))
+			return err;
+		st->sent += rq.len;
+	}
+}
+
+static json_object *report(const struct server_stats *st, const struct peer_run *peer, uint64_t ns)
+{
+	json_object *r = json_object_new_object(), *calls = json_object_new_object();
+	json_object *per = json_object_new_object();
+	double secs = ns / 1e9, mib = (double)st->sent / (1 << 20);
+	bool verified = cres.received == file.size && cres.crc == file.crc && !cres.err;
+
+	json_object_object_add(r, "workload", json_object_new_string(NAME));
+	json_object_object_add(r, "size", json_object_new_uint64(opts.size));
+	json_object_object_add(r, "threads", json_object_new_int(1));
+	json_object_object_add(r, "pattern", json_object_new_string(opts.pattern == WL_PATTERN_RANDOM ? "random" : "seq"));
+	json_object_object_add(r, "blocks", json_object_new_uint64(nblocks));
+	json_object_object_add(r, "messages", json_object_new_uint64(cres.requests));
+	json_object_object_add(r, "bytes", json_object_new_uint64(st->sent));
+	json_object_object_add(r, "bytes_received", json_object_new_uint64(cres.received));
+	json_object_object_add(r, "request_bytes", json_object_new_uint64(cres.request_bytes));
+	json_object_object_add(r, "elapsed_s", json_object_new_double(secs));
+	json_object_object_add(r, "throughput_gbit_s", json_object_new_double(secs > 0 ? st->sent * 8 / secs / 1e9 : 0));
+	json_object_object_add(r, "ms_per_mib", mib > 0 ? json_object_new_double(secs * 1e3 / mib) : NULL);
+	json_object_object_add(r, "latency_ns", lat_json(&cres.lat));
+	peer_report(r, &opts, peer);
+	wl_file_report(r, &opts, &file);
+	/* per block: one pread64 and one send for the answer, one send for the request */
+	json_object_object_add(calls, "pread64", json_object_new_uint64(st->preads));
+	json_object_object_add(calls, "sendto", json_object_new_uint64(st->sends + cres.sends));
+	json_object_object_add(per, "pread64", json_object_new_int(1));
+	json_object_object_add(per, "sendto", json_object_new_int(2));
+	json_object_object_add(r, "calls", calls);
+	json_object_object_add(r, "per_chunk", per);
+	json_object_object_add(r, "chunks", json_object_new_uint64(nblocks));
+	json_object_object_add(r, "crc32", json_object_new_uint64(file.crc));
+	json_object_object_add(r, "verified", json_object_new_boolean(verified));
+	if (!verified)
+		json_object_object_add(r, "error", json_object_new_string("the client did not get the file"));
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+	struct peer_run peer = { .mode = WL_PEER_THREAD, .pid = -1, .result_fd = -1 };
+	struct server_stats st = {};
+	socklen_t alen = sizeof(addr);
+	int lfd = -1, fd = -1, one = 1, err, ret = 1;
+	char *buf = NULL, where[INET_ADDRSTRLEN] = "?";
+	uint64_t t0, t1;
+	json_object *result;
+
+	if (wl_parse_opts(argc, argv, NAME, WL_OPT_FILE | WL_OPT_PEER | WL_OPT_PATTERN, &opts) ||
+	    wl_check_netns(NAME, &opts))
+		return 2;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (!opts.size_set)
+		opts.size = 64 << 10;
+	if ((err = wl_file_create(&opts, "remote", true, &file)) || (err = wl_file_set_cache(&file, opts.cache)) ||
+	    (err = make_order())) {
+		fprintf(stderr, "%s: the file: %s\n", NAME, strerror(-err));
+		goto out;
+	}
+	buf = malloc(opts.size);
+	if (!buf || pipe2(go_pipe, O_CLOEXEC)) {
+		fprintf(stderr, "%s: %s\n", NAME, strerror(buf ? errno : ENOMEM));
+		goto out;
+	}
+	peer_server_addr(&opts, &addr);
+	inet_ntop(AF_INET, &addr.sin_addr, where, sizeof(where));
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) || listen(lfd, 1) ||
+	    getsockname(lfd, (struct sockaddr *)&addr, &alen)) {
+		fprintf(stderr, "%s: cannot listen on %s: %s\n", NAME, where, strerror(errno));
+		goto out;
+	}
+	if ((err = peer_start(&peer, &opts, client_main, NULL, &cres, sizeof(cres)))) {
+		fprintf(stderr, "%s: cannot start the client: %s\n", NAME, strerror(-err));
+		goto out;
+	}
+	if (opts.peer != WL_PEER_THREAD) {
+		close(go_pipe[0]);	/* the child's end; a thread shares this one */
+		go_pipe[0] = -1;
+	}
+	if ((err = peer_wait_readable(&peer, lfd, IO_TIMEOUT_S * 1000)) ||
+	    (fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0 || set_timeouts(fd)) {
+		fprintf(stderr, "%s: the client did not connect: %s\n", NAME, strerror(err ? -err : errno));
+		goto out;
+	}
+
+	WL_PHASE_BEGIN();
+	t0 = wl_now_ns();
+	if (write(go_pipe[1], "g", 1) != 1) {
+		fprintf(stderr, "%s: cannot start the client: %s\n", NAME, strerror(errno));
+		goto out;
+	}
+	err = serve(fd, buf, &st);
+	close(fd);	/* the client waits for this EOF */
+	fd = -1;
+	/* the phase ends when the client has the file; its figures are read after */
+	ret = peer_wait_done(&peer, 2 * IO_TIMEOUT_S * 1000);
+	t1 = wl_now_ns();
+	WL_PHASE_END();
+	if ((ret = ret ? ret : peer_join(&peer, 2 * IO_TIMEOUT_S * 1000)) && !cres.err)
+		client_fail("client", -ret);
+
+	ret = 0;
+	if (err) {
+		fprintf(stderr, "%s: server: %s\n", NAME, strerror(-err));
+		ret = 1;
+	}
+	if (cres.err) {
+		fprintf(stderr, "%s: client: %s: %s\n", NAME, cres.err_what, strerror(cres.err));
+		ret = 1;
+	}
+	result = report(&st, &peer, t1 - t0);
+	if (!json_object_get_boolean(json_object_object_get(result, "verified")))
+		ret = 1;
+	if (wl_emit(result))
+		ret = 1;
+	json_object_put(result);
+out:
+	if (peer.started) {
+		if (peer.pid > 0)
+			kill(peer.pid, SIGKILL);
+		else
+			close(go_pipe[1]), go_pipe[1] = -1;	/* the thread's read of "go" ends */
+		peer_join(&peer, 1000);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (lfd >= 0)
+		close(lfd);
+	for (int i = 0; i < 2; i++)
+		if (go_pipe[i] >= 0)
+			close(go_pipe[i]);
+	if (file.fd >= 0)
+		close(file.fd);
+	free(buf);
+	free(order);
+	return ret;
+}
