@@ -14,6 +14,7 @@ const volatile __u8 gate_on_phase = 0;	/* count sites only between the USDT phas
 const volatile __u8 track_io = 0;	/* follow file syscalls for the file sites */
 const volatile __u8 io_kind_of[MAX_SYSCALLS] = {};	/* enum io_kind by syscall number */
 const volatile __u32 o_direct_flag = 0;	/* O_DIRECT of this architecture */
+const volatile __u32 execve_nr = ~0U;	/* execve's number on this architecture */
 
 /* Set by user space: the process zctrace started, whose exec starts the perf counters. */
 __u32 root_tgid = 0;
@@ -475,11 +476,17 @@ static __always_inline void enter_io(struct pt_regs *regs, __u32 kind)
 
 static __always_inline void on_syscall(struct pt_regs *regs, long id)
 {
-	__u32 nr = id, seg = segment, key;
+	__u32 nr = id, seg = segment, key, tgid = current_tgid();
 	__u64 *cnt;
 
-	if (id < 0 || id >= MAX_SYSCALLS || !is_target(current_tgid()))
+	if (id < 0 || id >= MAX_SYSCALLS || !is_target(tgid))
 		return;
+	if (nr == execve_nr && tgid == root_tgid && !misc.execve_seen) {
+		struct sched_stats *st = bpf_map_lookup_elem(&sched, &tgid);
+
+		misc.switches_at_execve = st ? st->voluntary + st->involuntary : 0;
+		misc.execve_seen = 1;
+	}
 	cnt = bpf_map_lookup_elem(&syscalls, &nr);
 	if (cnt)
 		__sync_fetch_and_add(cnt, 1);

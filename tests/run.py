@@ -460,7 +460,7 @@ def failing_command_fails_run():
     p = zctrace("run", "--no-hist", "--json", "/nonexistent-dir/x.json", "tcp-onecopy", "--messages", "10")
     assert p.returncode == 1 and "cannot write /nonexistent-dir/x.json" in p.stderr, (p.returncode, p.stderr)
     p = zctrace("run", "--no-hist", "tcp-onecopy", "--size", "0")
-    assert p.returncode == 1, p.returncode
+    assert p.returncode == 2, p.returncode
     assert "invalid --size" in p.stderr, p.stderr
 
 

@@ -607,17 +607,17 @@ cleanup:
 
 static int cmd_list(void)
 {
-	printf("%-14s %s\n", "WORKLOAD", "WHAT IT DOES / EXPECTED LEDGER");
+	printf("%-16s %s\n", "WORKLOAD", "WHAT IT DOES / EXPECTED LEDGER");
 	for (int i = 0; i < nr_workload_defs; i++) {
 		const struct workload_def *d = &workload_defs[i];
 
 		if (d->micro && (i == 0 || !workload_defs[i - 1].micro))
 			printf("\nMICROBENCHMARKS (a distribution per measurement; each assumption checked by "
 			       "the kernel)\n");
-		printf("%-14s %s\n%-14s %s: %s\n", d->name, d->summary, "", d->micro ? "checked" : "expected",
+		printf("%-16s %s\n%-16s %s: %s\n", d->name, d->summary, "", d->micro ? "checked" : "expected",
 		       d->expected);
 		if (d->options)
-			printf("%-14s options: %s\n", "", d->options);
+			printf("%-16s options: %s\n", "", d->options);
 	}
 	printf("\nTCP workload options: --size BYTES (1K, 64K, 1M), --threads N, --messages N | --bytes N |"
 	       " --duration SECS, --port P\n"

@@ -353,6 +353,7 @@ static void set_io_table(struct zctrace_bpf *obj)
 		any |= obj->rodata->site_method[s] != METHOD_NONE;
 	obj->rodata->track_io = any;
 	obj->rodata->o_direct_flag = O_DIRECT;
+	obj->rodata->execve_nr = SYS_execve;	/* where perf's enable_on_exec starts counting */
 	for (unsigned i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (calls[i].nr >= 0 && calls[i].nr < MAX_SYSCALLS)
 			obj->rodata->io_kind_of[calls[i].nr] = calls[i].kind;
