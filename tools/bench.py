@@ -6,15 +6,22 @@ that drift and noise fall on all of them alike, and prints every variant's media
 the section's baseline. One extra traced run per variant adds the kernel's explanation: CPU copies
 per payload byte and syscalls per MiB, from the copy ledger.
 
-Usage: tools/bench.py [SECTION ...]   (sections: files, serve; default: all)
-Environment: BENCH_REPS (default 5), BENCH_FILE_SIZE (default 256M).
+The micro section runs every OS microbenchmark once untraced (the figures) and once traced (the
+same figures under the tracer, and the verdicts on its assumptions), and sets lmbench's figure for
+the same quantity beside ours where $LMBENCH names a directory of lmbench binaries (built outside
+this tree, e.g. with tools/build-lmbench.sh).
+
+Usage: tools/bench.py [SECTION ...]   (sections: micro, files, serve; default: all)
+Environment: BENCH_REPS (default 5), BENCH_FILE_SIZE (default 256M), LMBENCH (a directory).
 """
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOADS = os.path.join(ROOT, ".output", "workloads")
@@ -90,7 +97,141 @@ def bench_serve():
     ], "read+send 4K")
 
 
-SECTIONS = {"files": bench_files, "serve": bench_serve}
+# ---- OS microbenchmarks beside lmbench ----
+
+# Each workload with its bench options: short runs, the whole suite well under 5 minutes.
+MICRO = [
+    ("timer", []), ("loop", []), ("call", []), ("syscall", []),
+    ("proc-create", []), ("thread-create", []), ("ctxswitch", []),
+    ("memlat", ["--max-size", "64M"]), ("membw", ["--reps", "20"]), ("pagefault", ["--file-size", "16M"]),
+    ("tcp-rtt", []), ("tcp-bw", ["--reps", "20"]), ("tcp-connect", []),
+    ("filecache", ["--max-size", "64M"]), ("fileread", []), ("contention", []),
+]
+
+
+def size_bytes(text):
+    """'16K' -> 16384."""
+    m = re.fullmatch(r"(\d+)([KMG]?)", text)
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
+
+
+def derived_rows(figures):
+    """Figures a workload derives in its notes, as rows: the context switch less the pipe."""
+    rows = {}
+    for note in figures.get("notes", []):
+        m = re.match(r"(process|thread): switch = .* = ([\d.]+) ns", note)
+        if m:
+            rows[f"switch, {m.group(1)} pair (derived)"] = ("ns", float(m.group(2)))
+    return rows
+
+
+class Lmbench:
+    """lmbench's figures for the quantities zctrace measures too, each in zctrace's unit."""
+
+    def __init__(self, bindir):
+        self.bindir = bindir
+        self.env = dict(os.environ, ENOUGH="20000")  # 20 ms per timing: seconds, not minutes
+
+    def run(self, *args, cpu=None):
+        cmd = ([] if cpu is None else ["taskset", "-c", str(cpu)]) + [os.path.join(self.bindir, args[0]), *args[1:]]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=self.env)
+        return p.stdout + p.stderr
+
+    def served(self, prog, client_args):
+        """Runs an lmbench client against its own server, both on CPU 0 as zctrace's are."""
+        # the server daemonises: it must not hold our pipes, or run() would wait for it
+        subprocess.run(["taskset", "-c", "0", os.path.join(self.bindir, prog), "-s"], env=self.env,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+        time.sleep(0.2)
+        try:
+            return self.run(prog, *client_args, "127.0.0.1", cpu=0)
+        finally:
+            self.run(prog, "-S", "127.0.0.1")
+
+    @staticmethod
+    def number(pattern, text):
+        m = re.search(pattern, text)
+        if not m:
+            raise RuntimeError(f"unexpected lmbench output: {text.strip()[-200:]!r}")
+        return float(m.group(1))
+
+    def figures(self):
+        """{(workload, measurement): (value, what lmbench ran)}"""
+        f, num = {}, self.number
+        f[("syscall", "syscall(SYS_getpid)")] = (
+            1000 * num(r"Simple syscall: ([\d.]+)", self.run("lat_syscall", "-N", "5", "null")), "lat_syscall null")
+        ctx = self.run("lat_ctx", "-N", "5", "-s", "0", "2", cpu=0)
+        f[("ctxswitch", "switch, process pair (derived)")] = (1000 * num(r"(?m)^2 ([\d.]+)", ctx), "lat_ctx -s 0 2")
+        f[("proc-create", "fork+_exit+waitpid")] = (
+            num(r"fork\+exit: ([\d.]+)", self.run("lat_proc", "-N", "5", "fork")), "lat_proc fork")
+        mem = self.run("lat_mem_rd", "-N", "1", "-t", "64", cpu=0)
+        for mb, ns in re.findall(r"(?m)^([\d.]+) ([\d.]+)$", mem):
+            size = round(float(mb) * (1 << 20))
+            if size >= 4096 and size & (size - 1) == 0:
+                label = f"{size >> 20}M" if size >= 1 << 20 else f"{size >> 10}K"
+                f[("memlat", f"chase over {label}")] = (float(ns), "lat_mem_rd -t (random list)")
+        for kind, name in (("bcopy", "memcpy"), ("rd", "sequential read (sum of words)"),
+                           ("wr", "sequential write (store every word)")):
+            out = self.run("bw_mem", "-N", "3", "256m", kind, cpu=0)
+            f[("membw", name)] = (num(r"(?m)^[\d.]+ ([\d.]+)$", out), f"bw_mem 256m {kind}")
+        with tempfile.NamedTemporaryFile(dir="/var/tmp") as tmp:
+            tmp.write(os.urandom(16 << 20))
+            tmp.flush()
+            out = self.run("lat_pagefault", "-N", "3", tmp.name, cpu=0)
+        f[("pagefault", "warm touch (page cached, new mapping)")] = (
+            1000 * num(r"Pagefaults on .*: ([\d.]+)", out), "lat_pagefault (cached file)")
+        f[("tcp-rtt", "TCP round trip, 32 bytes each way")] = (
+            num(r"latency using .*: ([\d.]+)", self.served("lat_tcp", ["-N", "5", "-m", "32"])), "lat_tcp -m 32")
+        f[("tcp-bw", "TCP bandwidth, 65536-byte writes")] = (
+            num(r"([\d.]+) MB/sec", self.served("bw_tcp", ["-N", "5", "-m", "64k", "-M", "32m"])),
+            "bw_tcp -m 64k -M 32m")
+        f[("tcp-connect", "connect() over loopback")] = (
+            num(r"connection cost to .*: ([\d.]+)", self.served("lat_connect", ["-N", "5"])), "lat_connect")
+        return f
+
+
+def bench_micro():
+    print("\n== OS microbenchmarks: untraced median (the figure), traced median, kernel-checked assumptions ==",
+          flush=True)
+    lm_dir = os.environ.get("LMBENCH")
+    rows = []
+    for name, args in MICRO:
+        start = time.monotonic()
+        own = run_workload(name, args)
+        led, rc = run_traced(name, args)
+        held = sum(a["holds"] for a in led.get("assumptions", []))
+        verdict = f"{held}/{len(led.get('assumptions', []))}" + ("" if rc == 0 else " FAILED")
+        traced = {r["name"]: r for r in led["workload"]["results"]}
+        for r in own["results"]:
+            t = traced.get(r["name"])
+            rows.append((name, r["name"], r["unit"], r["median"], r["p99"], t["median"] if t else None, verdict))
+            verdict = ""
+        tder = derived_rows(led["workload"])
+        for label, (unit, v) in derived_rows(own).items():
+            rows.append((name, label, unit, v, None, tder.get(label, (None, None))[1], ""))
+        print(f"  {name}: {time.monotonic() - start:.1f}s", file=sys.stderr, flush=True)
+    lm = {}
+    if lm_dir:
+        start = time.monotonic()
+        lm = Lmbench(lm_dir).figures()
+        print(f"  lmbench: {time.monotonic() - start:.1f}s", file=sys.stderr, flush=True)
+    print(f"  {'workload':<13} {'measurement':<38} {'unit':<6} {'median':>10} {'p99':>10} {'traced':>10} "
+          f"{'x':>5}  {'assumed':<9} {'lmbench':>10}  lmbench run")
+    for name, what, unit, med, p99, tmed, verdict in rows:
+        fmt = lambda v: "-" if v is None else f"{v:10.4g}"
+        ratio = f"{tmed / med:5.2f}" if tmed and med else "    -"
+        lv = lm.get((name, what))
+        print(f"  {name:<13} {what[:38]:<38} {unit:<6} {fmt(med):>10} {fmt(p99):>10} {fmt(tmed):>10} {ratio}  "
+              f"{verdict:<9} {fmt(lv[0] if lv else None):>10}  {lv[1] if lv else ''}", flush=True)
+    if not lm_dir:
+        print("  lmbench: not compared (set LMBENCH to a directory of lmbench binaries; "
+              "tools/build-lmbench.sh builds them)")
+    failed = [r for r in rows if "FAILED" in r[6]]
+    if failed:
+        raise RuntimeError(f"assumptions failed in {', '.join(r[0] for r in failed)}")
+
+
+SECTIONS = {"micro": bench_micro, "files": bench_files, "serve": bench_serve}
 
 
 def main():
