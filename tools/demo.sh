@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The demo: show the chosen probe methods, trace the TCP and file workloads and print each ledger,
-# then sweep the three socket workloads over sizes and threads and plot the sweep into demo-out/.
+# run three kernel-checked microbenchmarks, then sweep the three socket workloads over sizes and threads and plot the sweep into demo-out/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +23,12 @@ done
 ./zctrace run --no-hist tcp-zerocopy --netns --size 64K --messages 2000 || rc=1
 ./zctrace run --no-hist remote-fileread --netns --file-size 64M --pattern random || rc=1
 tools/paths.py --reps 1 || rc=1
+
+# microbenchmarks whose assumptions the kernel checks: every getpid entered the kernel, the vDSO
+# clock never did; the ping-pong handed the CPU over twice per round trip; a cold fault read one page
+./zctrace run --no-hist syscall || rc=1
+./zctrace run --no-hist ctxswitch || rc=1
+./zctrace run --no-hist pagefault --file-size 16M || rc=1
 
 echo
 mkdir -p demo-out
