@@ -15,7 +15,7 @@ struct zctrace_bpf;
 
 #define MAX_CHECKS 32
 #define MAX_PC_FILES 64
-#define MAX_ASSUMPTIONS 64
+#define MAX_ASSUMPTIONS 256
 
 /* A microbenchmark's claim about one of its steps, and what the kernel counted. */
 struct assumption {

@@ -279,16 +279,42 @@ static void stop_group(pid_t pgid, pid_t leader, int *status, bool *reaped)
 		*reaped = true;
 }
 
-static json_object *read_result(int fd)
+/* The workload's figures, read while it runs: a report larger than the pipe must not block it. */
+struct result_buf {
+	char *text;
+	size_t len, cap;
+};
+
+#define MAX_RESULT (16 << 20)
+
+/* Reads what the (non-blocking) pipe holds now; returns -1 once the report is too large. */
+static int drain_result(int fd, struct result_buf *r)
 {
-	char buf[65536];
-	size_t len = 0;
 	ssize_t n;
 
-	while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += n;
-	buf[len] = '\0';
-	return len ? json_tokener_parse(buf) : NULL;
+	for (;;) {
+		if (r->cap - r->len < 4096) {
+			size_t cap = r->cap ? r->cap * 2 : 65536;
+			char *t = cap <= MAX_RESULT ? realloc(r->text, cap) : NULL;
+
+			if (!t)
+				return -1;
+			r->text = t;
+			r->cap = cap;
+		}
+		n = read(fd, r->text + r->len, r->cap - r->len - 1);
+		if (n <= 0)
+			return 0;
+		r->len += n;
+	}
+}
+
+static json_object *parse_result(struct result_buf *r)
+{
+	if (!r->len)
+		return NULL;
+	r->text[r->len] = '\0';
+	return json_tokener_parse(r->text);
 }
 
 /*
@@ -348,6 +374,7 @@ static int cmd_run(int argc, char **argv)
 	bool reaped = false;
 	pid_t child = -1;
 	json_object *result = NULL;
+	struct result_buf report = {};
 
 	netns_init(&np);
 	argp_err_exit_status = EXIT_USAGE;
@@ -531,6 +558,7 @@ static int cmd_run(int argc, char **argv)
 		if (result_pipe[1] >= 0) {
 			close(result_pipe[1]);
 			result_pipe[1] = -1;
+			fcntl(result_pipe[0], F_SETFL, O_NONBLOCK);
 		}
 
 		while (!reaped) {
@@ -549,13 +577,17 @@ static int cmd_run(int argc, char **argv)
 			sleep_ms(10);
 			if (lv)
 				live_tick(lv, obj);
+			if (result_pipe[0] >= 0 && drain_result(result_pipe[0], &report)) {
+				/* closing it fails the workload's write instead of leaving it blocked */
+				fprintf(stderr, "zctrace: the workload's report exceeds %d MiB\n", MAX_RESULT >> 20);
+				close(result_pipe[0]);
+				result_pipe[0] = -1;
+			}
 		}
 		/* nothing the target started outlives the run */
 		kill(-child, SIGKILL);
-		if (result_pipe[0] >= 0) {
-			fcntl(result_pipe[0], F_SETFL, O_NONBLOCK);
-			result = read_result(result_pipe[0]);
-		}
+		if (result_pipe[0] >= 0 && !drain_result(result_pipe[0], &report))
+			result = parse_result(&report);
 		l->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 
@@ -598,6 +630,7 @@ cleanup:
 			close(sync_pipe[i]);
 	}
 	json_object_put(result);
+	free(report.text);
 	free(l);
 	free(perf);
 	/* after the target is reaped: nothing is left in the namespaces */

@@ -106,12 +106,13 @@ static int round_of(struct wl_file *files, int nprocs, char *buf, uint64_t block
 	close(start[0]);
 	close(start[1]);	/* go */
 	for (int i = 0; i < nprocs; i++) {
-		int status;
+		int status = 0;
+		pid_t got;
 
-		while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR)
+		while ((got = waitpid(pids[i], &status, 0)) < 0 && errno == EINTR)
 			;
 		pids[i] = 0;
-		if (!WIFEXITED(status) || WEXITSTATUS(status) || !reps[i].done) {
+		if (got < 0 || !WIFEXITED(status) || WEXITSTATUS(status) || !reps[i].done) {
 			fprintf(stderr, "contention: reader %d failed: %s\n", i,
 				reps[i].err ? strerror(reps[i].err) : "killed");
 			failed = 1;

@@ -84,6 +84,15 @@ static int set_opt(const char *name, const struct mb_opt *o, const char *arg)
 				o->name, arg);
 			return -1;
 		}
+		if (cpu >= 0) {
+			cpu_set_t allowed;
+
+			if (!sched_getaffinity(0, sizeof(allowed), &allowed) && !CPU_ISSET(cpu, &allowed)) {
+				fprintf(stderr, "%s: invalid --%s %ld: not a CPU this process may run on\n", name,
+					o->name, cpu);
+				return -1;
+			}
+		}
 		*(int *)o->dst = cpu;
 		return 0;
 	case MB_SECONDS:
