@@ -221,8 +221,10 @@ static __always_inline void record_n(__u32 tgid, __u32 site, __u64 bytes, __u64 
 	if (!st) {
 		bpf_map_update_elem(&sites, &key, &zero, BPF_NOEXIST);
 		st = bpf_map_lookup_elem(&sites, &key);
-		if (!st)
+		if (!st) {
+			__sync_fetch_and_add(&misc.sites_dropped, 1);
 			return;
+		}
 	}
 	slot = log2_slot(bytes / ncopies);
 	__sync_fetch_and_add(&st->count, ncopies);
@@ -252,7 +254,8 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 	if (!is_target(ptgid))
 		return;
 
-	bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	if (bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY))
+		__sync_fetch_and_add(&misc.targets_dropped, 1);
 	__sync_fetch_and_add(&misc.forks, 1);
 	seg = cur_seg();
 	if (seg)
@@ -325,6 +328,8 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 				__sync_fetch_and_add(&st->voluntary, 1);
 			else
 				__sync_fetch_and_add(&st->involuntary, 1);
+		} else {
+			__sync_fetch_and_add(&misc.sched_dropped, 1);
 		}
 		if (seg) {
 			if (voluntary) {
@@ -336,7 +341,8 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 			}
 		}
 		tid = BPF_CORE_READ(prev, pid);
-		bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY);
+		if (bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY))
+			__sync_fetch_and_add(&misc.offcpu_dropped, 1);
 	}
 
 	tgid = BPF_CORE_READ(next, tgid);
@@ -471,7 +477,8 @@ static __always_inline void enter_io(struct pt_regs *regs, __u32 kind)
 		call.out = fd_class(PT_REGS_PARM3_CORE_SYSCALL(regs));
 		break;
 	}
-	bpf_map_update_elem(&io_calls, &tid, &call, BPF_ANY);
+	if (bpf_map_update_elem(&io_calls, &tid, &call, BPF_ANY))
+		__sync_fetch_and_add(&misc.io_calls_dropped, 1);
 }
 
 static __always_inline void on_syscall(struct pt_regs *regs, long id)
@@ -645,7 +652,14 @@ int BPF_PROG(filemap_add_btf, struct folio *folio)
 	if (cnt) {
 		__sync_fetch_and_add(cnt, pages);
 	} else {
-		bpf_map_update_elem(&pc_adds, &key, &pages, BPF_NOEXIST);
+		/* EEXIST: another CPU made the entry first; add to it */
+		if (bpf_map_update_elem(&pc_adds, &key, &pages, BPF_NOEXIST)) {
+			cnt = bpf_map_lookup_elem(&pc_adds, &key);
+			if (cnt)
+				__sync_fetch_and_add(cnt, pages);
+			else
+				__sync_fetch_and_add(&misc.pc_adds_dropped, 1);
+		}
 	}
 	return 0;
 }
@@ -749,7 +763,8 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 
 		if (fresh.mode == SEND_MODE_ZEROCOPY)
 			fresh.zc_id = BPF_CORE_READ(sk, sk_zckey.counter) - 1;
-		bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY);
+		if (bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY))
+			__sync_fetch_and_add(&misc.send_calls_dropped, 1);
 		note_sock(sk, tgid);
 		return 0;
 	}
@@ -884,7 +899,8 @@ static __always_inline void enter_sendmsg(struct sock *sk)
 
 	if (!is_target(pid_tgid >> 32))
 		return;
-	bpf_map_update_elem(&in_sendmsg, &tid, &key, BPF_ANY);
+	if (bpf_map_update_elem(&in_sendmsg, &tid, &key, BPF_ANY))
+		__sync_fetch_and_add(&misc.in_sendmsg_dropped, 1);
 	note_sock(sk, pid_tgid >> 32);
 }
 
@@ -1064,8 +1080,10 @@ static __always_inline void on_zc_path(const struct sk_buff *skb, const struct n
 	if (!st) {
 		bpf_map_update_elem(&zc_path, &key, &zero, BPF_NOEXIST);
 		st = bpf_map_lookup_elem(&zc_path, &key);
-		if (!st)
+		if (!st) {
+			__sync_fetch_and_add(&misc.zc_path_dropped, 1);
 			return;
+		}
 		bpf_probe_read_kernel_str(st->dev, sizeof(st->dev), dev->name);
 	}
 	__sync_fetch_and_add(&st->skbs, 1);

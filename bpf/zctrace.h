@@ -139,6 +139,19 @@ struct misc_stats {
 	__u64 write_bytes_by_return;	/* file writes counted from the syscall's return: no copy event seen */
 	__u64 file_bytes_unseen;	/* bytes copy_file_range/sendfile/splice put in a file with no copy seen */
 	__u64 segment_marks;		/* USDT zctrace:segment markers seen */
+	/*
+	 * Map updates that failed (a hash map full): each is a figure lost, so the ledger prints them
+	 * and fails a check. Counted only on the failure branch, off the hot path.
+	 */
+	__u64 targets_dropped;		/* forked processes not followed */
+	__u64 sites_dropped;		/* copies of a (process, site) with no entry */
+	__u64 sched_dropped;		/* context switches of a process with no entry */
+	__u64 offcpu_dropped;		/* switch-outs whose off-CPU time was not timed */
+	__u64 io_calls_dropped;		/* file syscalls not followed to their exit */
+	__u64 pc_adds_dropped;		/* page-cache insertions of a file with no entry */
+	__u64 send_calls_dropped;	/* send calls not followed through their loop */
+	__u64 in_sendmsg_dropped;	/* tcp_sendmsg_locked() entries not noted (fentry/kprobe path) */
+	__u64 zc_path_dropped;		/* zerocopy skbs on a (device, stage) with no entry */
 };
 
 /*

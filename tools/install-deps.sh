@@ -19,6 +19,7 @@ needs=(
 	"python3-matplotlib:/usr/lib/python3/dist-packages/matplotlib/__init__.py"
 	"procps:/usr/bin/pgrep"
 	"iproute2:/bin/ip"
+	"util-linux:/usr/bin/setpriv"
 )
 
 missing=()

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -570,6 +571,21 @@ static void check_sides(struct ledger *l)
 		  (uint64_t)r_out, (uint64_t)s_in, (uint64_t)req);
 }
 
+static __u64 dropped_summary(const struct ledger *l, char *buf, size_t n);
+
+/* The kernel side aggregates in maps: a full map loses figures, and says so here. */
+static void check_dropped(struct ledger *l)
+{
+	char what[160];
+	__u64 total = dropped_summary(l, what, sizeof(what));
+
+	if (total)
+		add_check(l, false, "kernel maps kept up", "%" PRIu64 " updates failed (map full): %s",
+			  (uint64_t)total, what);
+	else
+		add_check(l, true, "kernel maps kept up", "no map update failed, no figure lost");
+}
+
 void ledger_check(struct ledger *l)
 {
 	l->nchecks = 0;
@@ -596,9 +612,52 @@ void ledger_check(struct ledger *l)
 				  (uint64_t)l->misc.phase_begins, (uint64_t)l->misc.phase_ends);
 	}
 	check_sched(l);
-	if (l->misc.zc_calls_dropped)
-		add_check(l, false, "zerocopy send table kept up", "%" PRIu64 " sends did not fit",
-			  (uint64_t)l->misc.zc_calls_dropped);
+	check_dropped(l);
+}
+
+/* Kernel map updates that failed, by map: each one a figure lost. */
+static const struct {
+	const char *map;
+	size_t off;
+} dropped_counters[] = {
+	{ "targets", offsetof(struct misc_stats, targets_dropped) },
+	{ "sites", offsetof(struct misc_stats, sites_dropped) },
+	{ "sched", offsetof(struct misc_stats, sched_dropped) },
+	{ "offcpu_start", offsetof(struct misc_stats, offcpu_dropped) },
+	{ "io_calls", offsetof(struct misc_stats, io_calls_dropped) },
+	{ "pc_adds", offsetof(struct misc_stats, pc_adds_dropped) },
+	{ "send_calls", offsetof(struct misc_stats, send_calls_dropped) },
+	{ "in_sendmsg", offsetof(struct misc_stats, in_sendmsg_dropped) },
+	{ "zc_calls", offsetof(struct misc_stats, zc_calls_dropped) },
+	{ "zc_path", offsetof(struct misc_stats, zc_path_dropped) },
+};
+#define NR_DROPPED_COUNTERS (int)(sizeof(dropped_counters) / sizeof(dropped_counters[0]))
+
+static __u64 dropped_of(const struct ledger *l, int i)
+{
+	return *(const __u64 *)((const char *)&l->misc + dropped_counters[i].off);
+}
+
+/* "sites 3, sched 1", or "none"; returns the total. */
+static __u64 dropped_summary(const struct ledger *l, char *buf, size_t n)
+{
+	__u64 total = 0;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < NR_DROPPED_COUNTERS; i++) {
+		__u64 v = dropped_of(l, i);
+
+		if (!v)
+			continue;
+		total += v;
+		if (len < n)
+			len += snprintf(buf + len, n - len, "%s%s %" PRIu64, len ? ", " : "",
+					dropped_counters[i].map, (uint64_t)v);
+	}
+	if (!total)
+		snprintf(buf, n, "none");
+	return total;
 }
 
 bool ledger_ok(const struct ledger *l)
@@ -884,10 +943,23 @@ static void print_zc_path(FILE *f, const struct ledger *l)
 			human_bytes(crossed, b1, sizeof(b1)), (uint64_t)dont_orphan, (uint64_t)skbs);
 }
 
+/* Why the probe site @name attached nothing, for a "not supported" line. */
+static const char *refusal_of(const struct ledger *l, const char *name)
+{
+	for (int s = 0; l->choice && s < nr_probe_sites; s++) {
+		const char *why = !strcmp(probe_sites[s].name, name) ? probe_refusal(l->choice, s) : NULL;
+
+		if (why)
+			return why;
+	}
+	return "not attached";
+}
+
 void ledger_print(FILE *f, const struct ledger *l, bool histograms)
 {
 	bool have_payload = false;
 	double payload = payload_of(l, &have_payload), cpu_bytes = 0;
+	bool unsupported = false;
 	char b1[32];
 
 	fprintf(f, "\n=== zctrace: %s ===\n", l->target);
@@ -910,6 +982,7 @@ void ledger_print(FILE *f, const struct ledger *l, bool histograms)
 		if (l->method[s] == METHOD_NONE) {
 			fprintf(f, "  %-16s %-7s %12s %16s %10s %11s\n", site_names[s], "-", "not supported",
 				"not supported", "-", "-");
+			unsupported = true;
 			continue;
 		}
 		if (have_payload && payload > 0)
@@ -921,6 +994,12 @@ void ledger_print(FILE *f, const struct ledger *l, bool histograms)
 			st->count ? human_bytes((double)st->bytes / st->count, b1, sizeof(b1)) : "-");
 		if (is_cpu_copy(s))
 			cpu_bytes += st->bytes;
+	}
+	for (int ps = 0; unsupported && l->choice && ps < nr_probe_sites; ps++) {
+		const char *why = probe_sites[ps].site >= 0 ? probe_refusal(l->choice, ps) : NULL;
+
+		if (why)
+			fprintf(f, "  %s not supported: %s\n", probe_sites[ps].name, why);
 	}
 	if (have_payload && payload > 0)
 		fprintf(f, "  CPU copies per payload byte: %.3f (all sites but pins and page references, which "
@@ -951,13 +1030,13 @@ void ledger_print(FILE *f, const struct ledger *l, bool histograms)
 			print_log2_hist(f, l->sched.offcpu_hist, MAX_SLOTS, "usecs");
 		}
 	} else {
-		fprintf(f, "not supported\n");
+		fprintf(f, "not supported (%s)\n", refusal_of(l, "sched"));
 	}
 	if (l->faults_attached)
 		fprintf(f, "page faults (whole run): %" PRIu64 " user, %" PRIu64 " kernel\n",
 			(uint64_t)l->misc.page_faults_user, (uint64_t)l->misc.page_faults_kernel);
 	else
-		fprintf(f, "page faults: not supported\n");
+		fprintf(f, "page faults: not supported (%s)\n", refusal_of(l, "page_faults"));
 	if (l->page_cache_attached && l->npc) {
 		__u64 src = 0, dst = 0, all = 0;
 		bool has_src = l->workload && file_pages_added(l, "source", &src);
@@ -993,7 +1072,7 @@ void ledger_print(FILE *f, const struct ledger *l, bool histograms)
 		fprintf(f, "syscalls (whole run): %" PRIu64 " total;", (uint64_t)total);
 		print_top_syscalls(f, l->syscalls, 0);
 	} else {
-		fprintf(f, "syscalls: not supported\n");
+		fprintf(f, "syscalls: not supported (%s)\n", refusal_of(l, "syscalls"));
 	}
 
 	if (l->perf) {
@@ -1274,6 +1353,19 @@ json_object *ledger_json(const struct ledger *l)
 				       json_object_new_string(c >= 0 ? method_name(ps->cands[c].method) : "none"));
 	}
 	json_object_object_add(root, "probes", probes);
+	/* why each probe site that attached nothing was refused: its last (most likely) candidate's reason */
+	probes = json_object_new_object();
+	for (int s = 0; s < nr_probe_sites; s++) {
+		const char *why = probe_refusal(l->choice, s);
+
+		if (why)
+			json_object_object_add(probes, probe_sites[s].name, json_object_new_string(why));
+	}
+	json_object_object_add(root, "probes_refused", probes);
+	zc = json_object_new_object();
+	for (int i = 0; i < NR_DROPPED_COUNTERS; i++)
+		json_object_object_add(zc, dropped_counters[i].map, json_object_new_uint64(dropped_of(l, i)));
+	json_object_object_add(root, "map_updates_dropped", zc);
 
 	for (int i = 0; i < l->nchecks; i++) {
 		json_object *c = json_object_new_object();

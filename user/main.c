@@ -18,6 +18,7 @@
 #include <linux/errqueue.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <linux/capability.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cli.h"
@@ -337,22 +338,102 @@ static int scan_peer_options(int argc, char **argv, const struct workload_def *d
 	return err;
 }
 
-static int write_json(const char *path, json_object *root)
+/*
+ * The capability a run lacks, said in one line, or NULL. Loading programs and making maps needs
+ * CAP_BPF; tracing programs, uprobes and perf counters need CAP_PERFMON; CAP_SYS_ADMIN covers
+ * both (and is what kernels before 5.8 ask for).
+ */
+static const char *missing_capability(void)
+{
+	unsigned long long eff = 0;
+	bool found = false, admin;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return NULL;	/* cannot tell: let the kernel answer */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			found = true;
+	fclose(f);
+	if (!found)
+		return NULL;
+	admin = eff & (1ULL << CAP_SYS_ADMIN);
+	if (!admin && !(eff & (1ULL << CAP_BPF)))
+		return "loading BPF programs and maps needs CAP_BPF (or CAP_SYS_ADMIN), which this process "
+		       "does not have (run as root)";
+	if (!admin && !(eff & (1ULL << CAP_PERFMON)))
+		return "attaching tracing programs and opening perf counters needs CAP_PERFMON (or "
+		       "CAP_SYS_ADMIN), which this process does not have (run as root)";
+	return NULL;
+}
+
+/*
+ * --json FILE is opened before anything starts, so a path that cannot be written is a usage error,
+ * not a failed run at the end. A file made here and never written is removed on the way out.
+ */
+struct json_out {
+	const char *path;
+	int fd;			/* -1: stdout, or already written */
+	bool created;
+};
+
+static int json_open(struct json_out *jo, const char *path)
+{
+	*jo = (struct json_out){ .path = path, .fd = -1 };
+	if (!path || !strcmp(path, "-"))
+		return 0;
+	jo->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (jo->fd >= 0) {
+		jo->created = true;
+		return 0;
+	}
+	if (errno == EEXIST)
+		jo->fd = open(path, O_WRONLY | O_CLOEXEC);
+	return jo->fd >= 0 ? 0 : -errno;
+}
+
+static int write_json(struct json_out *jo, json_object *root)
 {
 	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 							   JSON_C_TO_STRING_NOSLASHESCAPE);
-	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	FILE *f = stdout;
 
-	if (!f) {
-		fprintf(stderr, "zctrace: cannot write %s: %s\n", path, strerror(errno));
-		return -1;
+	if (jo->fd >= 0) {
+		if (ftruncate(jo->fd, 0) || !(f = fdopen(jo->fd, "w"))) {
+			fprintf(stderr, "zctrace: cannot write %s: %s\n", jo->path, strerror(errno));
+			return -1;
+		}
+		jo->fd = -1;	/* the stream owns it now */
+		jo->created = false;
 	}
 	fprintf(f, "%s\n", text);
-	if (f != stdout && fclose(f)) {
-		fprintf(stderr, "zctrace: cannot write %s: %s\n", path, strerror(errno));
+	if (f != stdout ? fclose(f) : fflush(f)) {
+		fprintf(stderr, "zctrace: cannot write %s: %s\n", jo->path, strerror(errno));
 		return -1;
 	}
 	return 0;
+}
+
+static void json_close(struct json_out *jo)
+{
+	if (jo->fd < 0)
+		return;
+	close(jo->fd);
+	if (jo->created)
+		unlink(jo->path);
+	jo->fd = -1;
+}
+
+/* One line on how the traced program ended, when it did not succeed. */
+static void report_end(const char *what, const char *name, int status)
+{
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "zctrace: %s %s killed by signal %d (SIG%s)%s; the ledger covers the run until then\n",
+			what, name, WTERMSIG(status), sigabbrev_np(WTERMSIG(status)) ?: "?",
+			WCOREDUMP(status) ? ", core dumped" : "");
+	else if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "zctrace: %s %s exited with status %d\n", what, name, WEXITSTATUS(status));
 }
 
 static int cmd_run(int argc, char **argv)
@@ -368,7 +449,9 @@ static int cmd_run(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct netns_pair np;
 	struct wl_opts wo = { .peer = WL_PEER_THREAD };
-	char binary[PATH_MAX] = "", target[256];
+	struct json_out jo = { .fd = -1 };
+	char binary[PATH_MAX] = "", target[256], why[256];
+	const char *missing;
 	int result_pipe[2] = { -1, -1 }, sync_pipe[2] = { -1, -1 };
 	int status = 0, err = 0, ret = 1;
 	bool reaped = false;
@@ -418,16 +501,31 @@ static int cmd_run(int argc, char **argv)
 					return 1;
 				}
 			}
-			if (a.def->net && scan_peer_options(a.ncmd, a.cmd, a.def, &wo))
+			if (a.def->opt_groups && scan_peer_options(a.ncmd, a.cmd, a.def, &wo))
 				return EXIT_USAGE;
 		}
 	}
+	if ((err = json_open(&jo, a.json_path)))
+		return usage_error("cannot write the --json file %s: %s", a.json_path, strerror(-err));
+	if ((missing = missing_capability())) {
+		fprintf(stderr, "zctrace: %s\n", missing);
+		json_close(&jo);
+		return 1;
+	}
+	/* the programs are CO-RE: without the kernel's BTF nothing can be relocated, so nothing runs */
+	if (probes_check_btf(why, sizeof(why))) {
+		fprintf(stderr, "zctrace: %s: zctrace's BPF programs need the kernel's BTF (a kernel built with "
+			"CONFIG_DEBUG_INFO_BTF=y, or ZCTRACE_BTF=FILE)\n", why);
+		json_close(&jo);
+		return 1;
+	}
 	if (wo.peer == WL_PEER_NETNS) {
-		const char *missing = netns_missing_rights();
+		missing = netns_missing_rights();
 
 		if (missing) {
 			fprintf(stderr, "zctrace: --netns makes network namespaces and a veth pair: it needs "
 				"CAP_SYS_ADMIN and CAP_NET_ADMIN, and %s is missing (run as root)\n", missing);
+			json_close(&jo);
 			return 1;
 		}
 	}
@@ -438,8 +536,10 @@ static int cmd_run(int argc, char **argv)
 	if (wo.peer == WL_PEER_NETNS) {
 		np.rate = wo.rate;
 		np.delay = wo.delay;
-		if (netns_setup(&np, &stop_signal))
+		if (netns_setup(&np, &stop_signal)) {
+			json_close(&jo);
 			return 1;
+		}
 	}
 
 	libbpf_set_print(libbpf_print);
@@ -450,7 +550,11 @@ static int cmd_run(int argc, char **argv)
 		goto cleanup;
 	}
 
-	obj = zctrace_bpf__open();
+	{
+		LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = probes_btf_path());
+
+		obj = zctrace_bpf__open_opts(&open_opts);
+	}
 	if (!obj) {
 		fprintf(stderr, "zctrace: cannot open the BPF object: %s\n", strerror(errno));
 		goto cleanup;
@@ -495,6 +599,11 @@ static int cmd_run(int argc, char **argv)
 			snprintf(target + strlen(target), sizeof(target) - strlen(target), " %s", a.cmd[i]);
 		if (pipe2(sync_pipe, O_CLOEXEC) || (a.def && pipe2(result_pipe, O_CLOEXEC))) {
 			fprintf(stderr, "zctrace: pipe: %s\n", strerror(errno));
+			goto cleanup;
+		}
+		if (stop_signal) {
+			fprintf(stderr, "zctrace: stopped by signal %d (SIG%s) before the target started\n",
+				(int)stop_signal, sigabbrev_np(stop_signal) ?: "?");
 			goto cleanup;
 		}
 		child = fork();
@@ -589,6 +698,15 @@ static int cmd_run(int argc, char **argv)
 		if (result_pipe[0] >= 0 && !drain_result(result_pipe[0], &report))
 			result = parse_result(&report);
 		l->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		/*
+		 * A built-in workload exits 2 on a bad option, having said which in one line; one that
+		 * did so before its measured phase began refused its arguments: a usage error, no ledger.
+		 */
+		if (a.def && reaped && !stop_signal && WIFEXITED(status) && WEXITSTATUS(status) == EXIT_USAGE &&
+		    !obj->bss->misc.phase_begins) {
+			ret = EXIT_USAGE;
+			goto cleanup;
+		}
 	}
 
 	perf_read(perf);
@@ -606,12 +724,15 @@ static int cmd_run(int argc, char **argv)
 	if (a.json_path) {
 		json_object *root = ledger_json(l);
 
-		if (write_json(a.json_path, root))
+		if (write_json(&jo, root))
 			ret = 1;
 		json_object_put(root);
 	}
 	if (stop_signal)
-		fprintf(stderr, "zctrace: stopped by signal %d\n", (int)stop_signal);
+		fprintf(stderr, "zctrace: stopped by signal %d (SIG%s); the ledger covers the run until then\n",
+			(int)stop_signal, sigabbrev_np(stop_signal) ?: "?");
+	else if (child > 0 && reaped)
+		report_end(a.def ? "workload" : "command", a.def ? a.def->name : a.cmd[0], status);
 
 cleanup:
 	if (child > 0 && !reaped) {
@@ -631,6 +752,7 @@ cleanup:
 	}
 	json_object_put(result);
 	free(report.text);
+	json_close(&jo);
 	free(l);
 	free(perf);
 	/* after the target is reaped: nothing is left in the namespaces */
@@ -672,6 +794,7 @@ static int cmd_probes(int argc, char **argv)
 {
 	struct probe_choice choice[32];
 	enum method cap = METHOD_NONE;
+	const char *missing;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-v")) {
@@ -682,6 +805,10 @@ static int cmd_probes(int argc, char **argv)
 		} else {
 			return usage_error("probes: unknown argument '%s'", argv[i]);
 		}
+	}
+	if ((missing = missing_capability())) {
+		fprintf(stderr, "zctrace: %s\n", missing);
+		return 1;
 	}
 	libbpf_set_print(libbpf_print);
 	if (choose_probes(NULL, choice, cap))

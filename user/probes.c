@@ -188,17 +188,41 @@ static void set_errno_why(char *why, size_t n, const char *step, int err)
 		 err == EPERM ? " (kernel policy, e.g. lockdown or BPF LSM)" : "");
 }
 
+const char *probes_btf_path(void)
+{
+	const char *path = getenv("ZCTRACE_BTF");
+
+	return path && *path ? path : NULL;
+}
+
+/* The kernel's BTF: ZCTRACE_BTF names a file holding it, else libbpf finds it (/sys/kernel/btf/vmlinux). */
+static struct btf *load_btf(char *why, size_t n)
+{
+	static int err;
+	const char *path = probes_btf_path();
+
+	if (vmlinux_btf || err)
+		goto out;
+	vmlinux_btf = path ? btf__parse(path, NULL) : btf__load_vmlinux_btf();
+	if (!vmlinux_btf)
+		err = errno ? errno : ENOENT;
+out:
+	if (!vmlinux_btf)
+		snprintf(why, n, "no kernel BTF (%s: %s)", path ? path : "/sys/kernel/btf/vmlinux", strerror(err));
+	return vmlinux_btf;
+}
+
+int probes_check_btf(char *why, size_t n)
+{
+	return load_btf(why, n) ? 0 : -ENOENT;
+}
+
 static int btf_id(const char *name, int kind, char *why, size_t n)
 {
 	int id;
 
-	if (!vmlinux_btf) {
-		vmlinux_btf = btf__load_vmlinux_btf();
-		if (!vmlinux_btf) {
-			snprintf(why, n, "no kernel BTF (/sys/kernel/btf/vmlinux)");
-			return -ENOENT;
-		}
-	}
+	if (!load_btf(why, n))
+		return -ENOENT;
 	id = btf__find_by_name_kind(vmlinux_btf, name, kind);
 	if (id < 0)
 		snprintf(why, n, "%s not in kernel BTF", name);
@@ -242,7 +266,8 @@ static int probe_tp_btf(const char *tp, char *why, size_t n)
 	snprintf(name, sizeof(name), "btf_trace_%s", tp);
 	id = btf_id(name, BTF_KIND_TYPEDEF, why, n);
 	if (id < 0) {
-		snprintf(why, n, "tracepoint %s not in this kernel", tp);
+		if (vmlinux_btf)	/* else why says there is no BTF at all */
+			snprintf(why, n, "tracepoint %s not in this kernel", tp);
 		return 0;
 	}
 	return try_tracing(BPF_TRACE_RAW_TP, id, why, n);
@@ -307,6 +332,27 @@ static int probe_usdt(char *why, size_t n)
 	return 1;
 }
 
+/*
+ * ZCTRACE_REFUSE=POINT[,POINT...] refuses those attach points as if this kernel lacked them (e.g.
+ * "tp_btf:tcp_sendmsg_locked,raw_tp:sched_switch"): what zctrace does without a tracepoint, shown
+ * on a kernel that has it.
+ */
+static bool refused_by_env(const char *point)
+{
+	const char *list = getenv("ZCTRACE_REFUSE"), *p = list;
+	size_t n = strlen(point);
+
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len == n && !strncmp(p, point, n))
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
 static const struct probe_result *probe_point(const char *point)
 {
 	struct probe_result *r;
@@ -319,7 +365,10 @@ static const struct probe_result *probe_point(const char *point)
 	snprintf(r->point, sizeof(r->point), "%s", point);
 	r->why[0] = '\0';
 	arg = arg ? arg + 1 : "";
-	if (!strncmp(point, "fentry:", 7))
+	if (refused_by_env(point)) {
+		r->ok = 0;
+		snprintf(r->why, sizeof(r->why), "refused by ZCTRACE_REFUSE (simulated: as if the kernel lacked it)");
+	} else if (!strncmp(point, "fentry:", 7))
 		r->ok = probe_fentry(arg, r->why, sizeof(r->why));
 	else if (!strncmp(point, "kprobe:", 7))
 		r->ok = probe_kprobe(arg, r->why, sizeof(r->why));
@@ -461,4 +510,17 @@ void print_probes(FILE *f, const struct probe_choice *choice)
 				ch->why_not[c]);
 		}
 	}
+}
+
+const char *probe_refusal(const struct probe_choice *choice, int s)
+{
+	const struct probe_site *ps = &probe_sites[s];
+	int last = -1;
+
+	if (choice[s].chosen >= 0)
+		return NULL;
+	for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++)
+		if (choice[s].why_not[c][0])
+			last = c;
+	return last >= 0 ? choice[s].why_not[last] : "no candidate";
 }

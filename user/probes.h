@@ -39,6 +39,12 @@ int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum met
 const char *method_name(enum method m);
 int parse_method(const char *s, enum method *m);
 void print_probes(FILE *f, const struct probe_choice *choice);
+/* ZCTRACE_BTF: a file with the kernel's BTF to use instead of /sys/kernel/btf/vmlinux; NULL if unset. */
+const char *probes_btf_path(void);
+/* 0 when the kernel's BTF loads; else -ENOENT and why (naming BTF and the file). */
+int probes_check_btf(char *why, size_t n);
+/* Why probe site @s (an index into probe_sites) attached nothing: its last candidate's refusal; NULL if attached. */
+const char *probe_refusal(const struct probe_choice *choice, int s);
 /* The method a copy site counts through, or METHOD_NONE. */
 enum method site_method_of(const struct probe_choice *choice, int site, const char **label);
 

@@ -618,9 +618,13 @@ static void output_close(struct sweep_output *out)
 /* ---- running one point ---- */
 
 /* The last non-empty line of a log, on one line of bounded length. */
+/*
+ * The last line of a run's log. When that is zctrace's account of how the program ended ("zctrace:
+ * workload X exited with status 1"), the line before it, usually the program's own reason, leads.
+ */
 static bool log_tail(const char *path, char *buf, size_t n)
 {
-	char tail[4096], *line = NULL, *save;
+	char tail[4096], *line = NULL, *prev = NULL, *save;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	off_t size;
 	ssize_t len;
@@ -636,12 +640,18 @@ static bool log_tail(const char *path, char *buf, size_t n)
 	for (char *p = strtok_r(tail, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
 		while (*p == ' ' || *p == '\t' || *p == '\r')
 			p++;
-		if (*p)
+		if (*p) {
+			prev = line;
 			line = p;
+		}
 	}
 	if (!line)
 		return false;
-	snprintf(buf, n, "%s", line);
+	if (prev && !strncmp(line, "zctrace: ", 9) && (strstr(line, " exited with status ") ||
+						       strstr(line, " killed by signal ")))
+		snprintf(buf, n, "%s (%s)", prev, line + 9);
+	else
+		snprintf(buf, n, "%s", line);
 	for (char *p = buf; *p; p++)
 		if ((unsigned char)*p < ' ')
 			*p = ' ';

@@ -27,7 +27,7 @@ struct workload_def {
 	bool micro;			/* a microbenchmark: distributions, and assumptions per step */
 	const char *options;		/* a microbenchmark's options, as its --help lists them */
 	bool net;			/* a sender and a receiver: takes --peer, --netns, --rate, --delay */
-	unsigned opt_groups;		/* net: the WL_OPT_* groups it takes, for zctrace to check first */
+	unsigned opt_groups;		/* the WL_OPT_* groups it takes, for zctrace to check first; 0: its own parser */
 };
 
 extern const struct workload_def workload_defs[];

@@ -24,9 +24,12 @@ static void test_parse_size(void)
 {
 	static const struct { const char *s; uint64_t v; } ok[] = {
 		{ "1", 1 }, { "1K", 1024 }, { "64K", 65536 }, { "1M", 1 << 20 }, { "2G", 2ULL << 30 },
-		{ "4KiB", 4096 }, { "16k", 16384 },
+		{ "4KiB", 4096 }, { "16k", 16384 }, { "9223372036854775807", INT64_MAX }, { "8589934591G", 8589934591ULL << 30 },
 	};
-	static const char *const bad[] = { "", "K", "-1", "1X", "1KK", "12 ", "99999999999999999999G" };
+	/* 2^63 and beyond do not fit the signed 64-bit figures the sizes become */
+	static const char *const bad[] = { "", "K", "-1", "1X", "1KK", "12 ", "99999999999999999999G", "1e99", "12Q",
+					   "9223372036854775808", "18446744073709551616", "16777216T", "99999999999G",
+					   "8589934592G" };
 	uint64_t v;
 
 	for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)

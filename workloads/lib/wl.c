@@ -29,7 +29,8 @@ int wl_parse_size(const char *s, uint64_t *out)
 	}
 	if (*end == 'i' || *end == 'B')	/* KiB, KB */
 		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
-	if (*end != '\0' || (v && mult > UINT64_MAX / v))
+	/* every size and count fits a signed 64-bit integer (JSON readers, byte totals): < 2^63 */
+	if (*end != '\0' || (v && mult > (uint64_t)INT64_MAX / v))
 		return -EINVAL;
 	*out = v * mult;
 	return 0;
