@@ -112,16 +112,10 @@ static const struct argp_option run_options[] = {
 	{},
 };
 
+/* -d and -i: at most 30 days */
+#define MAX_RUN_SECONDS (86400.0 * 30)
+
 #define usage_error(...) cli_usage_error("zctrace", __VA_ARGS__)
-
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	return errno || end == s || *end || *out <= 0 || *out > 86400 * 30 ? -EINVAL : 0;
-}
 
 static error_t run_parse(int key, char *arg, struct argp_state *state)
 {
@@ -138,14 +132,14 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		a->pid = v;
 		break;
 	case 'd':
-		if (parse_seconds(arg, &a->duration))
+		if (wl_parse_seconds(arg, MAX_RUN_SECONDS, &a->duration))
 			argp_failure(state, EXIT_USAGE, 0, "invalid duration '%s' (seconds, > 0)", arg);
 		break;
 	case 'j':
 		a->json_path = arg;
 		break;
 	case 'i':
-		if (parse_seconds(arg, &a->interval) || a->interval < 0.1)
+		if (wl_parse_seconds(arg, MAX_RUN_SECONDS, &a->interval) || a->interval < 0.1)
 			argp_failure(state, EXIT_USAGE, 0, "invalid interval '%s' (seconds, >= 0.1)", arg);
 		break;
 	case 'H':
@@ -277,18 +271,6 @@ static void stop_group(pid_t pgid, pid_t leader, int *status, bool *reaped)
 	kill(-pgid, SIGKILL);
 	if (!*reaped && waitpid(leader, status, 0) == leader)
 		*reaped = true;
-}
-
-static json_object *read_result(int fd)
-{
-	char buf[65536];
-	size_t len = 0;
-	ssize_t n;
-
-	while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += n;
-	buf[len] = '\0';
-	return len ? json_tokener_parse(buf) : NULL;
 }
 
 /*
@@ -554,7 +536,7 @@ static int cmd_run(int argc, char **argv)
 		kill(-child, SIGKILL);
 		if (result_pipe[0] >= 0) {
 			fcntl(result_pipe[0], F_SETFL, O_NONBLOCK);
-			result = read_result(result_pipe[0]);
+			result = cli_read_result(result_pipe[0]);
 		}
 		l->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}

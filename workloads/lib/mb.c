@@ -36,15 +36,19 @@ static void mb_usage(FILE *f, const char *name, const char *what, const struct m
 	}
 }
 
-static int parse_count(const char *s, uint64_t *out)
+int mb_parse_count(const char *s, uint64_t *out)
 {
 	char *end;
+	unsigned long long v;
 
-	if (!s || !*s || *s == '-')
+	if (!s || *s < '0' || *s > '9')	/* strtoull would take spaces and a sign */
 		return -EINVAL;
 	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return (errno || *end) ? -EINVAL : 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > INT64_MAX)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 static bool in_choices(const char *word, const char *choices)
@@ -57,7 +61,7 @@ static bool in_choices(const char *word, const char *choices)
 	return false;
 }
 
-static int set_opt(const char *name, const struct mb_opt *o, const char *arg)
+int mb_set_opt(const char *name, const struct mb_opt *o, const char *arg)
 {
 	uint64_t v, lo = o->min, hi = o->max ? o->max : 1ULL << 62;
 	char *end;
@@ -69,7 +73,7 @@ static int set_opt(const char *name, const struct mb_opt *o, const char *arg)
 	case MB_SIZE:
 		if (!o->max)	/* no bounds given: 1 and up */
 			lo = 1;
-		if ((o->type == MB_COUNT ? parse_count(arg, &v) : wl_parse_size(arg, &v)) || v < lo || v > hi) {
+		if ((o->type == MB_COUNT ? mb_parse_count(arg, &v) : wl_parse_size(arg, &v)) || v < lo || v > hi) {
 			fprintf(stderr, "%s: invalid --%s '%s' (%llu to %llu)\n", name, o->name, arg,
 				(unsigned long long)lo, (unsigned long long)hi);
 			return -1;
@@ -87,9 +91,7 @@ static int set_opt(const char *name, const struct mb_opt *o, const char *arg)
 		*(int *)o->dst = cpu;
 		return 0;
 	case MB_SECONDS:
-		errno = 0;
-		d = strtod(arg, &end);
-		if (errno || end == arg || *end || !(d > 0 && d <= 86400)) {
+		if (wl_parse_seconds(arg, 86400, &d)) {
 			fprintf(stderr, "%s: invalid --%s '%s' (seconds, > 0)\n", name, o->name, arg);
 			return -1;
 		}
@@ -141,7 +143,7 @@ int mb_parse(int argc, char **argv, const char *name, const char *what, const st
 			fprintf(stderr, "%s: unknown option '%s' (try --help)\n", name, argv[optind - 1]);
 			return -1;
 		}
-		if (set_opt(name, &opts[idx], optarg))
+		if (mb_set_opt(name, &opts[idx], optarg))
 			return -1;
 	}
 	if (optind < argc) {
