@@ -187,6 +187,21 @@ int mb_pin(int cpu)
 
 /* ---- samples ---- */
 
+void mb_samples_reserve(struct mb_samples *s, size_t n)
+{
+	double *nv;
+
+	if (n <= s->cap)
+		return;
+	nv = realloc(s->v, n * sizeof(*nv));
+	if (!nv) {
+		perror("realloc");
+		exit(1);
+	}
+	s->v = nv;
+	s->cap = n;
+}
+
 void mb_samples_add(struct mb_samples *s, double v)
 {
 	if (s->n == s->cap) {
@@ -380,7 +395,11 @@ int mb_measure(struct mb *m, const struct mb_bench *b, uint64_t iters, uint64_t 
 	       struct mb_samples *out)
 {
 	struct mb_samples own = {}, *s = out ? out : &own;
-	int step = mb_step_begin(m, b->name);
+	int step;
+
+	/* the allocator may enter the kernel (mmap, brk): not inside the step, where syscalls count */
+	mb_samples_reserve(s, s->n + reps);
+	step = mb_step_begin(m, b->name);
 
 	for (uint64_t r = 0; r < warmup + reps; r++) {
 		uint64_t t0 = mb_now_ns();

@@ -91,6 +91,8 @@ struct mb_samples {
 	size_t n, cap;
 };
 
+/* Room for @n samples in all, allocated now: outside a step (the allocator may enter the kernel). */
+void mb_samples_reserve(struct mb_samples *s, size_t n);
 void mb_samples_add(struct mb_samples *s, double v);
 void mb_samples_free(struct mb_samples *s);
 /* The p-th percentile (nearest rank) of the samples; sorts them. */
