@@ -18,8 +18,11 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ZCTRACE = os.path.join(ROOT, "zctrace")
-WORKLOADS = os.path.join(ROOT, ".output", "workloads")
+# the binaries under test; make sanitize points these at its ASan + UBSan build (zctrace itself
+# finds the workloads through ZCTRACE_WORKLOADS too)
+ZCTRACE = os.environ.get("ZCTRACE_BIN") or os.path.join(ROOT, "zctrace")
+WORKLOADS = os.environ.get("ZCTRACE_WORKLOADS") or os.path.join(ROOT, ".output", "workloads")
+UNIT_TESTS = os.environ.get("ZCTRACE_UNIT_TESTS") or os.path.join(ROOT, ".output", "tests")
 TIMEOUT = 120  # no single zctrace run may take longer
 
 results = {"passed": 0, "failed": 0, "skipped": 0}
@@ -79,7 +82,7 @@ def assert_eq(what, got, want):
 # ---- unit tests ----
 
 def unit_tests():
-    p = subprocess.run([os.path.join(ROOT, ".output", "tests", "test_units")], capture_output=True,
+    p = subprocess.run([os.path.join(UNIT_TESTS, "test_units")], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr
 
@@ -211,7 +214,7 @@ def kprobe_path():
 def kprobe_flavours_pass_verifier():
     """Where kprobes cannot attach, their programs must still load: the verifier accepts every
     kprobe/kretprobe flavour of the object on this kernel."""
-    p = subprocess.run([os.path.join(ROOT, ".output", "tests", "load_flavours")], capture_output=True,
+    p = subprocess.run([os.path.join(UNIT_TESTS, "load_flavours")], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr[-1500:]
     assert re.search(r"kprobe flavours: \d+ programs, load ok", p.stdout), p.stdout
