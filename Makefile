@@ -9,7 +9,9 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/;s/ppc64le/powerpc
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 CFLAGS ?= -g -O2
-CFLAGS += -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -MMD -MP
+# compiler flags of the sanitizer builds (make sanitize, make fuzz); empty in the normal build
+SANFLAGS ?=
+CFLAGS += $(SANFLAGS) -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -MMD -MP
 INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Iworkloads/lib
 # clang's own system includes, for <bpf/usdt.bpf.h> and friends, as libbpf-bootstrap does
 CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
@@ -33,14 +35,18 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 # unit tests link the CLI's pure modules, not its main()
 UNIT_LINK_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS)) $(WL_LIB_OBJS)
+# the CLI itself; the sanitizer build puts its own in its output directory
+ZCTRACE_BIN := zctrace
+FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps test demo bench install clean
-all: zctrace $(WL_BINS) $(UNIT_BINS)
+.PHONY: all deps test demo bench install clean sanitize fuzz fuzz-targets
+all: $(ZCTRACE_BIN) $(WL_BINS) $(UNIT_BINS)
 
 deps:
 	$(Q)$(SUDO) tools/install-deps.sh
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/wl $(OUTPUT)/workloads $(OUTPUT)/tests:
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/wl $(OUTPUT)/workloads $(OUTPUT)/tests $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/vmlinux.h: | $(OUTPUT)
@@ -70,7 +76,7 @@ $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
 # the CLI parses sizes as the workloads do: with their wl_parse_size()
-zctrace: $(USER_OBJS) $(OUTPUT)/wl/wl.o
+$(ZCTRACE_BIN): $(USER_OBJS) $(OUTPUT)/wl/wl.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lelf -lz -ljson-c -o $@
 
@@ -87,6 +93,14 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_LINK_OBJS) | $(OUTPUT)/tests
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -MF $(OUTPUT)/tests/$*.d $< $(UNIT_LINK_OBJS) \
 		-lbpf -lelf -lz -ljson-c -o $@
 
+# libFuzzer targets: the CLI's pure modules, compiled with -fsanitize=fuzzer-no-link (make fuzz)
+$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(UNIT_LINK_OBJS) | $(OUTPUT)/fuzz
+	$(call msg,FUZZ,$@)
+	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer $(INCLUDES) -MF $(OUTPUT)/fuzz/$*.d $< $(UNIT_LINK_OBJS) \
+		-lbpf -lelf -lz -ljson-c -lm -o $@
+
+fuzz-targets: $(FUZZ_BINS)
+
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(SUDO) python3 tests/run.py
@@ -100,14 +114,32 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(SUDO) python3 tools/bench.py
 
+# ASan + UBSan build of zctrace, the workloads and the unit tests in .output-san/ (the normal
+# build is left alone), then the whole suite against it; every sanitizer report fails it
+SAN_OUTPUT := .output-san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+sanitize: deps
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(SAN_OUTPUT) ZCTRACE_BIN=$(SAN_OUTPUT)/zctrace \
+		CC=$(CLANG) SANFLAGS="$(SAN_FLAGS)" all
+	$(Q)$(SUDO) tools/sanitize.sh $(SAN_OUTPUT) $(TESTS)
+
+# libFuzzer (clang, with ASan + UBSan): each target for FUZZ_SECONDS (default 60), in .output-fuzz/
+FUZZ_OUTPUT := .output-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(FUZZ_OUTPUT) CC=$(CLANG) SANFLAGS="$(FUZZ_FLAGS)" fuzz-targets
+	$(Q)tools/fuzz.sh $(FUZZ_OUTPUT) $(FUZZ_SECONDS)
+
 install: all
-	install -D -m 0755 zctrace $(DESTDIR)$(PREFIX)/sbin/zctrace
+	install -D -m 0755 $(ZCTRACE_BIN) $(DESTDIR)$(PREFIX)/sbin/zctrace
 	install -d $(DESTDIR)$(PREFIX)/libexec/zctrace
 	install -m 0755 $(WL_BINS) $(DESTDIR)$(PREFIX)/libexec/zctrace/
 
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT) zctrace
+	$(Q)rm -rf $(OUTPUT) $(SAN_OUTPUT) $(FUZZ_OUTPUT) zctrace
 
 .DELETE_ON_ERROR:
 .SECONDARY:

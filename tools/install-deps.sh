@@ -2,9 +2,11 @@
 # Installs zctrace's build and test dependencies from Debian packages, only those missing.
 set -euo pipefail
 
-# package : a file or command whose presence shows the package is there
+# package : a file or command whose presence shows the package is there (libclang-rt: the
+# sanitizer and libFuzzer runtimes of clang, for make sanitize and make fuzz)
 needs=(
 	"clang:/usr/bin/clang"
+	"libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"
 	"llvm:/usr/bin/llvm-strip"
 	"libbpf-dev:/usr/include/bpf/libbpf.h"
 	"bpftool:/usr/sbin/bpftool"
@@ -30,7 +32,8 @@ for n in "${needs[@]}"; do
 	if [ "$pkg" = systemtap-sdt-dev ] && [ -e /usr/include/sys/sdt.h ]; then
 		continue
 	fi
-	[ -e "$path" ] || missing+=("$pkg")
+	# compgen: the path may hold a glob (clang's runtime directory carries its full version)
+	compgen -G "$path" >/dev/null || missing+=("$pkg")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then

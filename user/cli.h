@@ -2,9 +2,25 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <json-c/json.h>
+
 #define EXIT_USAGE 2
 
 /* Prints "PROG: message" on one line to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The workload's own figures, one JSON object it writes to a pipe, read while it runs. */
+struct cli_result {
+	char *text;
+	size_t len, cap;
+};
+
+#define CLI_MAX_RESULT (16 << 20)
+
+/* Reads what @fd holds now (to EOF if it blocks); -1 once the report exceeds CLI_MAX_RESULT. */
+int cli_drain_result(int fd, struct cli_result *r);
+json_object *cli_parse_result(struct cli_result *r);
+/* The whole report from @fd, or NULL. */
+json_object *cli_read_result(int fd);
 
 #endif

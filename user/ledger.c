@@ -85,6 +85,18 @@ const char *json_str(json_object *o, const char *key, const char *dflt)
 	return json_object_get_string(v);
 }
 
+json_object *json_array(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_array) ? v : NULL;
+}
+
+size_t json_array_len(json_object *a)
+{
+	return json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
 /* The role of a traced process, from the pids the workload reported. */
 static const char *proc_role(const struct ledger *l, __u32 tgid)
 {
@@ -439,7 +451,8 @@ static void check_calls(struct ledger *l)
 	__u64 chunks = json_u64(l->workload, "chunks", &have_chunks);
 
 	if (!json_object_object_get_ex(l->workload, "calls", &calls) ||
-	    !json_object_object_get_ex(l->workload, "per_chunk", &per))
+	    !json_object_object_get_ex(l->workload, "per_chunk", &per) ||
+	    !json_object_is_type(calls, json_type_object))
 		return;
 	have_chunks = have_chunks && json_object_get_type(json_object_object_get(l->workload, "chunks"))
 				     == json_type_int;
@@ -683,6 +696,11 @@ static const char *human_bytes(double v, char *buf, size_t n)
 	return buf;
 }
 
+__u64 log2_slot_hi(int slot)
+{
+	return slot >= 63 ? ~0ULL : (1ULL << (slot + 1)) - 1;
+}
+
 void print_log2_hist(FILE *f, const __u64 *vals, int nslots, const char *unit)
 {
 	int first = -1, last = -1, width = 40;
@@ -701,7 +719,7 @@ void print_log2_hist(FILE *f, const __u64 *vals, int nslots, const char *unit)
 		return;
 	fprintf(f, "%24s : %-10s distribution\n", unit, "count");
 	for (int i = first; i <= last; i++) {
-		__u64 lo = i ? 1ULL << i : 0, hi = (1ULL << (i + 1)) - 1;
+		__u64 lo = i ? 1ULL << i : 0, hi = log2_slot_hi(i);
 		int stars = max ? (int)((double)vals[i] * width / max + 0.5) : 0;
 
 		if (vals[i] && !stars)
@@ -1115,7 +1133,7 @@ static json_object *hist_json(const __u64 *vals, int nslots)
 		json_object *b = json_object_new_object();
 
 		json_object_object_add(b, "lo", json_object_new_uint64(i ? 1ULL << i : 0));
-		json_object_object_add(b, "hi", json_object_new_uint64((1ULL << (i + 1)) - 1));
+		json_object_object_add(b, "hi", json_object_new_uint64(log2_slot_hi(i)));
 		json_object_object_add(b, "count", json_object_new_uint64(vals[i]));
 		json_object_array_add(a, b);
 	}

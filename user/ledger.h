@@ -94,10 +94,16 @@ json_object *ledger_json(const struct ledger *l);
 
 /* log2 histogram in the libbpf-tools layout: "lo -> hi : count |***|", first to last used slot. */
 void print_log2_hist(FILE *f, const __u64 *vals, int nslots, const char *unit);
+/* The largest value of log2 slot @slot: 2^(slot+1) - 1; the last slot ends at 2^64 - 1. */
+__u64 log2_slot_hi(int slot);
 /* Small helpers shared with the tests. */
 const char *syscall_name(int nr);
 int syscall_nr(const char *name);
 __u64 json_u64(json_object *o, const char *path, bool *found);
 const char *json_str(json_object *o, const char *key, const char *dflt);
+/* The workload's JSON is read, not trusted: @key of @o if it is an array (else NULL), and the
+ * length of an array (0 for anything else, where json-c would assert). */
+json_object *json_array(json_object *o, const char *key);
+size_t json_array_len(json_object *a);
 
 #endif

@@ -102,7 +102,7 @@ static void print_hist_pair(FILE *f, const __u64 *iv, const __u64 *all)
 		if (iv[i] && !stars)
 			stars = 1;
 		fprintf(f, "  %10llu -> %-10llu : %10llu %12llu |%-*.*s|\n", i ? 1ULL << i : 0ULL,
-			(1ULL << (i + 1)) - 1, (unsigned long long)iv[i], (unsigned long long)all[i], width,
+			(unsigned long long)log2_slot_hi(i), (unsigned long long)iv[i], (unsigned long long)all[i], width,
 			stars, "******************************");
 	}
 }

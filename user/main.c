@@ -113,16 +113,10 @@ static const struct argp_option run_options[] = {
 	{},
 };
 
+/* -d and -i: at most 30 days */
+#define MAX_RUN_SECONDS (86400.0 * 30)
+
 #define usage_error(...) cli_usage_error("zctrace", __VA_ARGS__)
-
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	return errno || end == s || *end || *out <= 0 || *out > 86400 * 30 ? -EINVAL : 0;
-}
 
 static error_t run_parse(int key, char *arg, struct argp_state *state)
 {
@@ -139,14 +133,14 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		a->pid = v;
 		break;
 	case 'd':
-		if (parse_seconds(arg, &a->duration))
+		if (wl_parse_seconds(arg, MAX_RUN_SECONDS, &a->duration))
 			argp_failure(state, EXIT_USAGE, 0, "invalid duration '%s' (seconds, > 0)", arg);
 		break;
 	case 'j':
 		a->json_path = arg;
 		break;
 	case 'i':
-		if (parse_seconds(arg, &a->interval) || a->interval < 0.1)
+		if (wl_parse_seconds(arg, MAX_RUN_SECONDS, &a->interval) || a->interval < 0.1)
 			argp_failure(state, EXIT_USAGE, 0, "invalid interval '%s' (seconds, >= 0.1)", arg);
 		break;
 	case 'H':
@@ -278,44 +272,6 @@ static void stop_group(pid_t pgid, pid_t leader, int *status, bool *reaped)
 	kill(-pgid, SIGKILL);
 	if (!*reaped && waitpid(leader, status, 0) == leader)
 		*reaped = true;
-}
-
-/* The workload's figures, read while it runs: a report larger than the pipe must not block it. */
-struct result_buf {
-	char *text;
-	size_t len, cap;
-};
-
-#define MAX_RESULT (16 << 20)
-
-/* Reads what the (non-blocking) pipe holds now; returns -1 once the report is too large. */
-static int drain_result(int fd, struct result_buf *r)
-{
-	ssize_t n;
-
-	for (;;) {
-		if (r->cap - r->len < 4096) {
-			size_t cap = r->cap ? r->cap * 2 : 65536;
-			char *t = cap <= MAX_RESULT ? realloc(r->text, cap) : NULL;
-
-			if (!t)
-				return -1;
-			r->text = t;
-			r->cap = cap;
-		}
-		n = read(fd, r->text + r->len, r->cap - r->len - 1);
-		if (n <= 0)
-			return 0;
-		r->len += n;
-	}
-}
-
-static json_object *parse_result(struct result_buf *r)
-{
-	if (!r->len)
-		return NULL;
-	r->text[r->len] = '\0';
-	return json_tokener_parse(r->text);
 }
 
 /*
@@ -457,7 +413,7 @@ static int cmd_run(int argc, char **argv)
 	bool reaped = false;
 	pid_t child = -1;
 	json_object *result = NULL;
-	struct result_buf report = {};
+	struct cli_result report = {};
 
 	netns_init(&np);
 	argp_err_exit_status = EXIT_USAGE;
@@ -686,17 +642,17 @@ static int cmd_run(int argc, char **argv)
 			sleep_ms(10);
 			if (lv)
 				live_tick(lv, obj);
-			if (result_pipe[0] >= 0 && drain_result(result_pipe[0], &report)) {
+			if (result_pipe[0] >= 0 && cli_drain_result(result_pipe[0], &report)) {
 				/* closing it fails the workload's write instead of leaving it blocked */
-				fprintf(stderr, "zctrace: the workload's report exceeds %d MiB\n", MAX_RESULT >> 20);
+				fprintf(stderr, "zctrace: the workload's report exceeds %d MiB\n", CLI_MAX_RESULT >> 20);
 				close(result_pipe[0]);
 				result_pipe[0] = -1;
 			}
 		}
 		/* nothing the target started outlives the run */
 		kill(-child, SIGKILL);
-		if (result_pipe[0] >= 0 && !drain_result(result_pipe[0], &report))
-			result = parse_result(&report);
+		if (result_pipe[0] >= 0 && !cli_drain_result(result_pipe[0], &report))
+			result = cli_parse_result(&report);
 		l->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 		/*
 		 * A built-in workload exits 2 on a bad option, having said which in one line; one that

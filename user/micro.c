@@ -92,18 +92,15 @@ static bool measure_value(const struct ledger *l, const char *measure, int step,
 
 void micro_check(struct ledger *l)
 {
-	json_object *list = NULL, *steps = NULL;
-	int held = 0, nsteps = 0;
+	json_object *list = json_array(l->workload, "assumptions");
+	int held = 0, nsteps = json_array_len(json_array(l->workload, "steps"));
 	size_t n;
 
 	l->nassumptions = 0;
-	if (!l->workload || !json_object_object_get_ex(l->workload, "assumptions", &list) ||
-	    !json_object_is_type(list, json_type_array)) {
+	if (!list) {
 		add_check(l, false, "assumptions", "the workload stated none");
 		return;
 	}
-	if (json_object_object_get_ex(l->workload, "steps", &steps))
-		nsteps = json_object_array_length(steps);
 	/* every step begins and ends with a marker: without them no step figure means anything */
 	add_check(l, l->misc.segment_marks == 2ULL * nsteps, "step markers seen",
 		  "%" PRIu64 " of %d", (uint64_t)l->misc.segment_marks, 2 * nsteps);
@@ -151,13 +148,12 @@ static double num(json_object *o, const char *key)
 
 static void print_sample_hist(FILE *f, json_object *r)
 {
-	json_object *hist;
+	json_object *hist = json_array(r, "hist");
 	uint64_t max = 0;
-	size_t n;
+	size_t n = json_array_len(hist);
 
-	if (!json_object_object_get_ex(r, "hist", &hist))
+	if (!hist)
 		return;
-	n = json_object_array_length(hist);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t c = json_u64(json_object_array_get_idx(hist, i), "count", NULL);
 
@@ -180,7 +176,8 @@ static void print_sample_hist(FILE *f, json_object *r)
 
 void micro_print(FILE *f, const struct ledger *l, bool histograms)
 {
-	json_object *results = NULL, *notes = NULL, *steps = NULL;
+	json_object *results = json_array(l->workload, "results"), *notes = json_array(l->workload, "notes");
+	json_object *steps = json_array(l->workload, "steps");
 	int cpu = json_object_get_int(json_object_object_get(l->workload, "cpu"));
 
 	fprintf(f, "workload: %s microbenchmark, ", json_str(l->workload, "workload", "?"));
@@ -188,10 +185,10 @@ void micro_print(FILE *f, const struct ledger *l, bool histograms)
 		fprintf(f, "pinned to CPU %d\n", cpu);
 	else
 		fprintf(f, "not pinned\n");
-	if (json_object_object_get_ex(l->workload, "results", &results) && json_object_array_length(results)) {
+	if (json_array_len(results)) {
 		fprintf(f, "  %-40s %-6s %14s %10s %10s %10s %10s %10s\n", "MEASUREMENT", "UNIT",
 			"SAMPLES x ITER", "MIN", "MEDIAN", "MEAN", "P99", "MAX");
-		for (size_t i = 0; i < json_object_array_length(results); i++) {
+		for (size_t i = 0; i < json_array_len(results); i++) {
 			json_object *r = json_object_array_get_idx(results, i);
 			char n[32];
 
@@ -208,18 +205,20 @@ void micro_print(FILE *f, const struct ledger *l, bool histograms)
 		fprintf(f, "  warm-up: %" PRIu64 " samples run first and dropped; values are per iteration\n",
 			(uint64_t)json_u64(json_object_array_get_idx(results, 0), "warmup", NULL));
 	}
-	if (json_object_object_get_ex(l->workload, "notes", &notes))
-		for (size_t i = 0; i < json_object_array_length(notes); i++)
-			fprintf(f, "  %s\n", json_object_get_string(json_object_array_get_idx(notes, i)));
-	if (histograms && results)
-		for (size_t i = 0; i < json_object_array_length(results); i++)
+	for (size_t i = 0; i < json_array_len(notes); i++) {
+		const char *note = json_object_get_string(json_object_array_get_idx(notes, i));
+
+		fprintf(f, "  %s\n", note ? note : "null");
+	}
+	if (histograms)
+		for (size_t i = 0; i < json_array_len(results); i++)
 			print_sample_hist(f, json_object_array_get_idx(results, i));
 
-	if (json_object_object_get_ex(l->workload, "steps", &steps) && json_object_array_length(steps)) {
+	if (json_array_len(steps)) {
 		fprintf(f, "\nkernel figures per step (targets only)\n");
 		fprintf(f, "  %-4s %-40s %10s %10s %10s %8s %7s %7s %8s %8s\n", "STEP", "NAME", "SYSCALLS",
 			"VOLUNTARY", "INVOLUNT.", "PREEMPT.", "FORKS", "EXITS", "FAULTS", "PAGES IN");
-		for (size_t i = 0; i < json_object_array_length(steps); i++) {
+		for (size_t i = 0; i < json_array_len(steps); i++) {
 			json_object *s = json_object_array_get_idx(steps, i);
 			__u64 id = json_u64(s, "step", NULL);
 			const struct seg_stats *st;
@@ -258,7 +257,8 @@ void micro_print(FILE *f, const struct ledger *l, bool histograms)
 
 void micro_json(json_object *root, const struct ledger *l)
 {
-	json_object *as = json_object_new_array(), *steps = json_object_new_array(), *names = NULL;
+	json_object *as = json_object_new_array(), *steps = json_object_new_array();
+	json_object *names = json_array(l->workload, "steps");
 
 	for (int i = 0; i < l->nassumptions; i++) {
 		const struct assumption *a = &l->assumptions[i];
@@ -277,30 +277,28 @@ void micro_json(json_object *root, const struct ledger *l)
 		json_object_array_add(as, o);
 	}
 	json_object_object_add(root, "assumptions", as);
-	if (json_object_object_get_ex(l->workload, "steps", &names)) {
-		for (size_t i = 0; i < json_object_array_length(names); i++) {
-			__u64 id = json_u64(json_object_array_get_idx(names, i), "step", NULL);
-			const struct seg_stats *st;
-			json_object *o;
+	for (size_t i = 0; i < json_array_len(names); i++) {
+		__u64 id = json_u64(json_object_array_get_idx(names, i), "step", NULL);
+		const struct seg_stats *st;
+		json_object *o;
 
-			if (id < 1 || id >= MAX_SEGMENTS)
-				continue;
-			st = &l->seg[id];
-			o = json_object_new_object();
-			json_object_object_add(o, "step", json_object_new_int(id));
-			json_object_object_add(o, "name", json_object_new_string(
-				json_str(json_object_array_get_idx(names, i), "name", "?")));
-			json_object_object_add(o, "syscalls", json_object_new_uint64(st->syscalls));
-			json_object_object_add(o, "voluntary_switches", json_object_new_uint64(st->voluntary));
-			json_object_object_add(o, "involuntary_switches", json_object_new_uint64(st->involuntary));
-			json_object_object_add(o, "preemptions", json_object_new_uint64(st->preempted));
-			json_object_object_add(o, "handoffs", json_object_new_uint64(st->handoffs));
-			json_object_object_add(o, "forks", json_object_new_uint64(st->forks));
-			json_object_object_add(o, "exits", json_object_new_uint64(st->exits));
-			json_object_object_add(o, "page_faults", json_object_new_uint64(st->faults_user));
-			json_object_object_add(o, "page_cache_pages", json_object_new_uint64(st->pc_pages));
-			json_object_array_add(steps, o);
-		}
+		if (id < 1 || id >= MAX_SEGMENTS)
+			continue;
+		st = &l->seg[id];
+		o = json_object_new_object();
+		json_object_object_add(o, "step", json_object_new_int(id));
+		json_object_object_add(o, "name", json_object_new_string(
+			json_str(json_object_array_get_idx(names, i), "name", "?")));
+		json_object_object_add(o, "syscalls", json_object_new_uint64(st->syscalls));
+		json_object_object_add(o, "voluntary_switches", json_object_new_uint64(st->voluntary));
+		json_object_object_add(o, "involuntary_switches", json_object_new_uint64(st->involuntary));
+		json_object_object_add(o, "preemptions", json_object_new_uint64(st->preempted));
+		json_object_object_add(o, "handoffs", json_object_new_uint64(st->handoffs));
+		json_object_object_add(o, "forks", json_object_new_uint64(st->forks));
+		json_object_object_add(o, "exits", json_object_new_uint64(st->exits));
+		json_object_object_add(o, "page_faults", json_object_new_uint64(st->faults_user));
+		json_object_object_add(o, "page_cache_pages", json_object_new_uint64(st->pc_pages));
+		json_object_array_add(steps, o);
 	}
 	json_object_object_add(root, "steps", steps);
 }

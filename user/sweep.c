@@ -223,9 +223,7 @@ static error_t sweep_parse(int key, char *arg, struct argp_state *state)
 			argp_failure(state, EXIT_USAGE, 0, "invalid --reps '%s' (1 to %d)", arg, MAX_REPS);
 		break;
 	case 'd':
-		errno = 0;
-		v = strtod(arg, &end);
-		if (errno || end == arg || *end || !(v > 0) || v > 86400)
+		if (wl_parse_seconds(arg, 86400, &v))
 			argp_failure(state, EXIT_USAGE, 0, "invalid --duration '%s' (seconds, > 0)", arg);
 		a->duration = arg;
 		a->duration_s = v;
@@ -244,9 +242,7 @@ static error_t sweep_parse(int key, char *arg, struct argp_state *state)
 		a->out_path = arg;
 		break;
 	case 'T':
-		errno = 0;
-		a->timeout_s = strtod(arg, &end);
-		if (errno || end == arg || *end || !(a->timeout_s > 0))
+		if (wl_parse_seconds(arg, 86400.0 * 30, &a->timeout_s))
 			argp_failure(state, EXIT_USAGE, 0, "invalid --timeout '%s' (seconds, > 0)", arg);
 		break;
 	case ARGP_KEY_ARG:

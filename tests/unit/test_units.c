@@ -28,6 +28,7 @@ static void test_parse_size(void)
 	};
 	/* 2^63 and beyond do not fit the signed 64-bit figures the sizes become */
 	static const char *const bad[] = { "", "K", "-1", "1X", "1KK", "12 ", "99999999999999999999G", "1e99", "12Q",
+					   " -1", "+1", " 1", "1i", "1iB", "1KiBB",
 					   "9223372036854775808", "18446744073709551616", "16777216T", "99999999999G",
 					   "8589934592G" };
 	uint64_t v;
@@ -36,6 +37,24 @@ static void test_parse_size(void)
 		EXPECT(wl_parse_size(ok[i].s, &v) == 0 && v == ok[i].v, "'%s'", ok[i].s);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		EXPECT(wl_parse_size(bad[i], &v) != 0, "'%s' accepted", bad[i]);
+}
+
+static void test_parse_seconds(void)
+{
+	static const char *const bad[] = { "", "0", "-1", " 1", "+1", "nan", "inf", "0x10", "1e", "1s",
+					   "86401", "1e-400" };
+	double d;
+
+	EXPECT(wl_parse_seconds("1.5", 86400, &d) == 0 && d == 1.5, "1.5");
+	EXPECT(wl_parse_seconds(".25", 86400, &d) == 0 && d == 0.25, ".25");
+	EXPECT(wl_parse_seconds("1e3", 86400, &d) == 0 && d == 1000, "1e3");
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		EXPECT(wl_parse_seconds(bad[i], 86400, &d) != 0, "'%s' accepted", bad[i]);
+	/* tc's rates: NaN passed every bound and was then converted to an integer */
+	uint64_t v;
+
+	EXPECT(wl_parse_rate("nanbit", &v) != 0 && wl_parse_rate(" 1gbit", &v) != 0, "nan rate accepted");
+	EXPECT(wl_parse_rate("1.5gbit", &v) == 0 && v == 1500000000, "1.5gbit");
 }
 
 static void test_latency_hist(void)
@@ -106,6 +125,7 @@ static void test_probe_table(void)
 int main(void)
 {
 	test_parse_size();
+	test_parse_seconds();
 	test_latency_hist();
 	test_log2_hist_print();
 	test_lookups();

@@ -36,15 +36,19 @@ static void mb_usage(FILE *f, const char *name, const char *what, const struct m
 	}
 }
 
-static int parse_count(const char *s, uint64_t *out)
+int mb_parse_count(const char *s, uint64_t *out)
 {
 	char *end;
+	unsigned long long v;
 
-	if (!s || !*s || *s == '-')
+	if (!s || *s < '0' || *s > '9')	/* strtoull would take spaces and a sign */
 		return -EINVAL;
 	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return (errno || *end) ? -EINVAL : 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > INT64_MAX)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 static bool in_choices(const char *word, const char *choices)
@@ -57,7 +61,7 @@ static bool in_choices(const char *word, const char *choices)
 	return false;
 }
 
-static int set_opt(const char *name, const struct mb_opt *o, const char *arg)
+int mb_set_opt(const char *name, const struct mb_opt *o, const char *arg)
 {
 	uint64_t v, lo = o->min, hi = o->max ? o->max : 1ULL << 62;
 	char *end;
@@ -69,7 +73,7 @@ static int set_opt(const char *name, const struct mb_opt *o, const char *arg)
 	case MB_SIZE:
 		if (!o->max)	/* no bounds given: 1 and up */
 			lo = 1;
-		if ((o->type == MB_COUNT ? parse_count(arg, &v) : wl_parse_size(arg, &v)) || v < lo || v > hi) {
+		if ((o->type == MB_COUNT ? mb_parse_count(arg, &v) : wl_parse_size(arg, &v)) || v < lo || v > hi) {
 			fprintf(stderr, "%s: invalid --%s '%s' (%llu to %llu)\n", name, o->name, arg,
 				(unsigned long long)lo, (unsigned long long)hi);
 			return -1;
@@ -96,9 +100,7 @@ static int set_opt(const char *name, const struct mb_opt *o, const char *arg)
 		*(int *)o->dst = cpu;
 		return 0;
 	case MB_SECONDS:
-		errno = 0;
-		d = strtod(arg, &end);
-		if (errno || end == arg || *end || !(d > 0 && d <= 86400)) {
+		if (wl_parse_seconds(arg, 86400, &d)) {
 			fprintf(stderr, "%s: invalid --%s '%s' (seconds, > 0)\n", name, o->name, arg);
 			return -1;
 		}
@@ -150,7 +152,7 @@ int mb_parse(int argc, char **argv, const char *name, const char *what, const st
 			fprintf(stderr, "%s: unknown option '%s' (try --help)\n", name, argv[optind - 1]);
 			return -1;
 		}
-		if (set_opt(name, &opts[idx], optarg))
+		if (mb_set_opt(name, &opts[idx], optarg))
 			return -1;
 	}
 	if (optind < argc) {
@@ -193,6 +195,21 @@ int mb_pin(int cpu)
 }
 
 /* ---- samples ---- */
+
+void mb_samples_reserve(struct mb_samples *s, size_t n)
+{
+	double *nv;
+
+	if (n <= s->cap)
+		return;
+	nv = realloc(s->v, n * sizeof(*nv));
+	if (!nv) {
+		perror("realloc");
+		exit(1);
+	}
+	s->v = nv;
+	s->cap = n;
+}
 
 void mb_samples_add(struct mb_samples *s, double v)
 {
@@ -387,7 +404,11 @@ int mb_measure(struct mb *m, const struct mb_bench *b, uint64_t iters, uint64_t 
 	       struct mb_samples *out)
 {
 	struct mb_samples own = {}, *s = out ? out : &own;
-	int step = mb_step_begin(m, b->name);
+	int step;
+
+	/* the allocator may enter the kernel (mmap, brk): not inside the step, where syscalls count */
+	mb_samples_reserve(s, s->n + reps);
+	step = mb_step_begin(m, b->name);
 
 	for (uint64_t r = 0; r < warmup + reps; r++) {
 		uint64_t t0 = mb_now_ns();

@@ -38,6 +38,10 @@ struct mb_opt {
 
 /* Parses argv against @opts (terminated by a NULL name); prints usage for --help. */
 int mb_parse(int argc, char **argv, const char *name, const char *what, const struct mb_opt *opts);
+/* One option's value into o->dst, within its bounds; a one-line error and -1 if not. */
+int mb_set_opt(const char *name, const struct mb_opt *o, const char *arg);
+/* An integer, digits only, below 2^63. */
+int mb_parse_count(const char *s, uint64_t *out);
 
 /* ---- timing ---- */
 
@@ -87,6 +91,8 @@ struct mb_samples {
 	size_t n, cap;
 };
 
+/* Room for @n samples in all, allocated now: outside a step (the allocator may enter the kernel). */
+void mb_samples_reserve(struct mb_samples *s, size_t n);
 void mb_samples_add(struct mb_samples *s, double v);
 void mb_samples_free(struct mb_samples *s);
 /* The p-th percentile (nearest rank) of the samples; sorts them. */

@@ -8,29 +8,32 @@
 #include <unistd.h>
 #include "wl.h"
 
+/*
+ * DIGITS, then K, M or G (optionally KiB or KB), or B; at most 2^63 - 1. Digits first: strtoull
+ * alone would take leading spaces and a sign (" -1" is 2^64 - 1 to it).
+ */
 int wl_parse_size(const char *s, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
 	uint64_t mult = 1;
 
-	if (!s || !*s || *s == '-')
+	if (!s || *s < '0' || *s > '9')
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno || end == s)
+	if (errno)
 		return -EINVAL;
 	switch (*end) {
-	case '\0': break;
 	case 'k': case 'K': mult = 1ULL << 10; end++; break;
 	case 'm': case 'M': mult = 1ULL << 20; end++; break;
 	case 'g': case 'G': mult = 1ULL << 30; end++; break;
-	default: return -EINVAL;
 	}
-	if (*end == 'i' || *end == 'B')	/* KiB, KB */
-		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
-	/* every size and count fits a signed 64-bit integer (JSON readers, byte totals): < 2^63 */
-	if (*end != '\0' || (v && mult > (uint64_t)INT64_MAX / v))
+	if (mult > 1 && end[0] == 'i' && end[1] == 'B')	/* KiB */
+		end += 2;
+	else if (*end == 'B')				/* KB, or bytes */
+		end++;
+	if (*end != '\0' || v > (uint64_t)INT64_MAX / mult)
 		return -EINVAL;
 	*out = v * mult;
 	return 0;
@@ -58,11 +61,12 @@ static int parse_unit(const char *s, const char *const names[], const uint64_t m
 	char *end;
 	double v;
 
-	if (!s || !*s || *s == '-')
+	/* a digit or a point first: no sign, space, hex, inf or nan (NaN passes every comparison) */
+	if (!s || !strchr("0123456789.", *s) || !*s || strpbrk(s, "xX"))
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || v <= 0)
+	if (errno || end == s || !(v > 0))
 		return -EINVAL;
 	for (int i = 0; names[i]; i++) {
 		if (!strcmp(end, names[i])) {
@@ -94,13 +98,20 @@ int wl_parse_delay(const char *s, uint64_t *ns)
 	return parse_unit(s, names, mults, ns) || *ns > 60000000000ULL ? -EINVAL : 0;
 }
 
-static int parse_double(const char *s, double *out)
+int wl_parse_seconds(const char *s, double max, double *out)
 {
 	char *end;
+	double v;
 
+	/* decimal only: strtod also takes spaces, signs, hex, "inf" and "nan" */
+	if (!s || !*s || s[strspn(s, "0123456789.eE+-")] || !strchr("0123456789.", *s))
+		return -EINVAL;
 	errno = 0;
-	*out = strtod(s, &end);
-	return (errno || end == s || *end || *out < 0) ? -EINVAL : 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0 && v <= max))
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 static void usage(FILE *f, const char *name, unsigned accept)
@@ -223,7 +234,7 @@ int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, stru
 			o->threads = v;
 			break;
 		case 'd':
-			if (parse_double(optarg, &o->duration) || o->duration <= 0 || o->duration > 86400) {
+			if (wl_parse_seconds(optarg, 86400, &o->duration)) {
 				fprintf(stderr, "%s: invalid --duration '%s' (seconds, > 0)\n", name, optarg);
 				return -1;
 			}

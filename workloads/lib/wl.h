@@ -64,7 +64,10 @@ int wl_parse_peer(const char *s, enum wl_peer *p);
 int wl_parse_rate(const char *s, uint64_t *bits_per_s);
 int wl_parse_delay(const char *s, uint64_t *ns);
 
+/* BYTES with an optional K, M or G (KiB, KB) or B; below 2^63. -EINVAL if not one. */
 int wl_parse_size(const char *s, uint64_t *out);
+/* A decimal number of seconds, > 0 and <= @max: -EINVAL otherwise. */
+int wl_parse_seconds(const char *s, double max, double *out);
 /* Parses the options of the groups in @accept (WL_OPT_*); the others are refused by name. */
 int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, struct wl_opts *o);
 /* --netns outside zctrace: the namespaces are not there. */
