@@ -1689,7 +1689,8 @@ def robust_concurrent_runs():
             f.close()
     for z, (out, err), r, led in zip(zs, outs, runs, leds):
         assert z.returncode == 0, (r[0], z.returncode, [c for c in led["checks"] if not c["ok"]], err[-300:])
-        assert_eq(f"{r[0]} processes", led["processes"], 1)
+        # LeakSanitizer stops the world at exit from a clone of its own: one more process there
+        assert_eq(f"{r[0]} processes", led["processes"], 2 if asan_build(r[0]) else 1)
         assert all(c["ok"] for c in led["checks"]), (r[0], [c for c in led["checks"] if not c["ok"]])
     one, two, rw = (l["workload"] for l in leds)
     assert_eq("onecopy send_copy", site_bytes(leds[0], "send_copy"), one["bytes"])

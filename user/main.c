@@ -463,6 +463,17 @@ static int cmd_run(int argc, char **argv)
 	}
 	if ((err = json_open(&jo, a.json_path)))
 		return usage_error("cannot write the --json file %s: %s", a.json_path, strerror(-err));
+	/* --netns needs the most (CAP_SYS_ADMIN): name that first */
+	if (wo.peer == WL_PEER_NETNS) {
+		missing = netns_missing_rights();
+
+		if (missing) {
+			fprintf(stderr, "zctrace: --netns makes network namespaces and a veth pair: it needs "
+				"CAP_SYS_ADMIN and CAP_NET_ADMIN, and %s is missing (run as root)\n", missing);
+			json_close(&jo);
+			return 1;
+		}
+	}
 	if ((missing = missing_capability())) {
 		fprintf(stderr, "zctrace: %s\n", missing);
 		json_close(&jo);
@@ -474,16 +485,6 @@ static int cmd_run(int argc, char **argv)
 			"CONFIG_DEBUG_INFO_BTF=y, or ZCTRACE_BTF=FILE)\n", why);
 		json_close(&jo);
 		return 1;
-	}
-	if (wo.peer == WL_PEER_NETNS) {
-		missing = netns_missing_rights();
-
-		if (missing) {
-			fprintf(stderr, "zctrace: --netns makes network namespaces and a veth pair: it needs "
-				"CAP_SYS_ADMIN and CAP_NET_ADMIN, and %s is missing (run as root)\n", missing);
-			json_close(&jo);
-			return 1;
-		}
 	}
 	/* from here a signal stops the run and still cleans up */
 	sigaction(SIGINT, &sa, NULL);
