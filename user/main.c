@@ -26,6 +26,7 @@
 #include "netns.h"
 #include "perfcnt.h"
 #include "probes.h"
+#include "progstats.h"
 #include "sweep.h"
 #include "wl.h"
 #include "workloads.h"
@@ -75,6 +76,7 @@ struct run_args {
 	const char *json_path;
 	bool histograms;
 	bool no_phase;
+	bool prog_stats;	/* --prog-stats: the kernel's run-time statistics of each BPF program */
 	enum method cap;
 };
 
@@ -108,6 +110,9 @@ static const struct argp_option run_options[] = {
 	{ "no-phase", 'P', NULL, 0, "Count the whole run, not just the workload's measured phase", 0 },
 	{ "method", 'm', "METHOD", 0,
 	  "Use no method better than METHOD: fentry, kprobe or tracepoint (default: the best that works)", 0 },
+	{ "prog-stats", 'S', NULL, 0,
+	  "Print what each BPF program cost: events, run time, ns per event, events per second "
+	  "(kernel.bpf_stats_enabled for the run)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log", 0 },
 	{},
 };
@@ -158,6 +163,9 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		if (parse_method(arg, &a->cap) || a->cap == METHOD_RAW_TP)
 			argp_failure(state, EXIT_USAGE, 0,
 				     "unknown method '%s' (fentry, kprobe or tracepoint)", arg);
+		break;
+	case 'S':
+		a->prog_stats = true;
 		break;
 	case 'v':
 		verbose = true;
@@ -342,6 +350,7 @@ static int cmd_run(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct netns_pair np;
 	struct wl_opts wo = { .peer = WL_PEER_THREAD };
+	struct prog_stats ps;
 	char binary[PATH_MAX] = "", target[256];
 	int result_pipe[2] = { -1, -1 }, sync_pipe[2] = { -1, -1 };
 	int status = 0, err = 0, ret = 1;
@@ -350,6 +359,7 @@ static int cmd_run(int argc, char **argv)
 	json_object *result = NULL;
 
 	netns_init(&np);
+	prog_stats_init(&ps);
 	argp_err_exit_status = EXIT_USAGE;
 	argv[0] = "zctrace run";
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
@@ -435,10 +445,14 @@ static int cmd_run(int argc, char **argv)
 		fprintf(stderr, "zctrace: cannot load the BPF programs: %s (try -v)\n", strerror(-err));
 		goto cleanup;
 	}
+	/* on before attach: every invocation of the run is counted */
+	if (a.prog_stats && prog_stats_enable(&ps))
+		fprintf(stderr, "zctrace: --prog-stats: %s\n", ps.why);
 	if ((err = zctrace_bpf__attach(obj))) {
 		fprintf(stderr, "zctrace: cannot attach the BPF programs: %s (try -v)\n", strerror(-err));
 		goto cleanup;
 	}
+	prog_stats_begin(&ps);
 
 	if (a.interval && !(lv = live_new(a.interval, stdout, a.def ? a.def->name : a.pid ? "pid" : a.cmd[0],
 					   choice))) {
@@ -559,6 +573,8 @@ static int cmd_run(int argc, char **argv)
 		l->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 
+	/* the target is gone: what the programs cost it, before anything else runs them */
+	prog_stats_end(&ps, obj->obj);
 	perf_read(perf);
 	l->target = target;
 	l->choice = choice;
@@ -570,9 +586,13 @@ static int cmd_run(int argc, char **argv)
 	ledger_collect(l, obj);
 	ledger_check(l);
 	ledger_print(stdout, l, a.histograms);
+	if (a.prog_stats)
+		prog_stats_print(stdout, &ps);
 	ret = ledger_ok(l) ? 0 : 1;
 	if (a.json_path) {
 		json_object *root = ledger_json(l);
+
+		json_object_object_add(root, "prog_stats", a.prog_stats ? prog_stats_json(&ps) : NULL);
 
 		if (write_json(a.json_path, root))
 			ret = 1;
@@ -588,6 +608,7 @@ cleanup:
 	for (int i = 0; i < NR_USDT; i++)
 		bpf_link__destroy(ul.link[i]);
 	zctrace_bpf__destroy(obj);
+	prog_stats_close(&ps);
 	live_free(lv);
 	if (perf)
 		perf_close(perf);
