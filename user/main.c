@@ -209,8 +209,11 @@ static int add_target(struct zctrace_bpf *obj, pid_t tgid)
 {
 	__u32 key = tgid;
 	__u8 one = 1;
+	int err = bpf_map_update_elem(bpf_map__fd(obj->maps.targets), &key, &one, BPF_ANY);
 
-	return bpf_map_update_elem(bpf_map__fd(obj->maps.targets), &key, &one, BPF_ANY);
+	/* the programs' memoised verdicts on this tgid are stale now */
+	__sync_fetch_and_add(&obj->bss->targets_gen, 1);
+	return err;
 }
 
 /* -p: the process and its living descendants, found through /proc/<pid>/task/<tid>/children. */
