@@ -19,6 +19,7 @@ needs=(
 	"python3-matplotlib:/usr/lib/python3/dist-packages/matplotlib/__init__.py"
 	"procps:/usr/bin/pgrep"
 	"iproute2:/bin/ip"
+	"bpftrace:/usr/bin/bpftrace"	# make bench: the overhead section compares with it
 )
 
 missing=()
