@@ -309,9 +309,13 @@ int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
 static __always_inline void on_exit(struct task_struct *task)
 {
 	struct seg_stats *seg;
+	__u32 tid;
 
 	if (!is_target(BPF_CORE_READ(task, tgid)))
 		return;
+	/* send call slots live as long as their thread */
+	tid = BPF_CORE_READ(task, pid);
+	bpf_map_delete_elem(&send_calls, &tid);
 	__sync_fetch_and_add(&misc.exits, 1);
 	seg = cur_seg();
 	if (seg)
@@ -728,8 +732,11 @@ int BPF_PROG(fault_kernel_raw) { on_fault(false); return 0; }
 static __always_inline void note_sock(const struct sock *sk, __u32 tgid)
 {
 	__u64 key = (__u64)sk;
+	__u32 *known = bpf_map_lookup_elem(&target_socks, &key);
 
-	bpf_map_update_elem(&target_socks, &key, &tgid, BPF_ANY);
+	/* an LRU update on every send call costs more than the lookup that mostly finds it */
+	if (!known || *known != tgid)
+		bpf_map_update_elem(&target_socks, &key, &tgid, BPF_ANY);
 }
 
 /* The same decision tcp_sendmsg_locked() takes before its loop. */
@@ -799,7 +806,11 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 
 		if (fresh.mode == SEND_MODE_ZEROCOPY)
 			fresh.zc_id = BPF_CORE_READ(sk, sk_zckey.counter) - 1;
-		bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY);
+		/* the thread's slot is reused in place: only this thread writes it */
+		if (call)
+			*call = fresh;
+		else
+			bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY);
 		note_sock(sk, tgid);
 		return 0;
 	}
@@ -836,7 +847,8 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 				__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
 		}
 	}
-	bpf_map_delete_elem(&send_calls, &tid);
+	/* closed, not deleted: the thread's next call reuses the slot (a delete and an insert cost more) */
+	call->sk = 0;
 	return 0;
 }
 
