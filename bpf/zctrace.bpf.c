@@ -18,6 +18,8 @@ const volatile __u32 execve_nr = ~0U;	/* execve's number on this architecture */
 
 /* Set by user space: the process zctrace started, whose exec starts the perf counters. */
 __u32 root_tgid = 0;
+/* Bumped by whoever adds a target (a fork here, user space there): older verdicts are stale. */
+__u32 targets_gen = 0;
 
 /* Written by the USDT phase markers. */
 __u32 phase_active = 0;
@@ -74,6 +76,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct seg_stats);
 } seg_stats SEC(".maps");
+
+/*
+ * The target filter's last verdict on each CPU: tgid << 32 | generation << 1 | verdict, one word so
+ * that a program preempted on the same CPU never reads half of another's. Most events come from
+ * the task that ran the last one, and an array slot costs less than the targets hash's lookup.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} target_memo SEC(".maps");
 
 /* The target task (tid) that last ran on each CPU: a step's handoffs are counted against it. */
 struct {
@@ -194,6 +208,24 @@ static __always_inline bool is_target(__u32 tgid)
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
+/* is_target() through this CPU's memo: the filter every hot program runs first. */
+static __always_inline bool is_target_memo(__u32 tgid)
+{
+	__u32 zero = 0, gen = (targets_gen & 0x7fffffff) << 1;
+	__u64 *memo = bpf_map_lookup_elem(&target_memo, &zero), m;
+	bool verdict;
+
+	if (memo) {
+		m = *memo;
+		if ((__u32)(m >> 32) == tgid && ((__u32)m & ~1U) == gen)
+			return m & 1;
+	}
+	verdict = is_target(tgid);
+	if (memo)
+		*memo = (__u64)tgid << 32 | gen | verdict;
+	return verdict;
+}
+
 /* The current microbenchmark step's figures, or NULL outside any step. */
 static __always_inline struct seg_stats *cur_seg(void)
 {
@@ -256,6 +288,7 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 
 	if (bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY))
 		__sync_fetch_and_add(&misc.targets_dropped, 1);
+	__sync_fetch_and_add(&targets_gen, 1);
 	__sync_fetch_and_add(&misc.forks, 1);
 	seg = cur_seg();
 	if (seg)
@@ -279,9 +312,13 @@ int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
 static __always_inline void on_exit(struct task_struct *task)
 {
 	struct seg_stats *seg;
+	__u32 tid;
 
 	if (!is_target(BPF_CORE_READ(task, tgid)))
 		return;
+	/* send call slots live as long as their thread */
+	tid = BPF_CORE_READ(task, pid);
+	bpf_map_delete_elem(&send_calls, &tid);
 	__sync_fetch_and_add(&misc.exits, 1);
 	seg = cur_seg();
 	if (seg)
@@ -304,15 +341,18 @@ int BPF_PROG(exit_raw, struct task_struct *task)
 
 /* ---- context switches and off-CPU time ----------------------------------------------------- */
 
+/* The tgids come from the caller: tp_btf reads them directly, raw_tp through CO-RE reads. */
 static __always_inline void on_switch(bool preempt, struct task_struct *prev,
-				      struct task_struct *next, unsigned int prev_state)
+				      struct task_struct *next, unsigned int prev_state,
+				      __u32 prev_tgid, __u32 next_tgid)
 {
 	static const struct sched_stats zero;
-	__u32 tgid = BPF_CORE_READ(prev, tgid);
+	__u32 tgid = prev_tgid;
 	__u32 tid, zero_key = 0, *last;
-	__u64 now = bpf_ktime_get_ns(), *start;
+	__u64 now = 0, *start;
 
 	if (is_target(tgid)) {
+		now = bpf_ktime_get_ns();
 		struct sched_stats *st = bpf_map_lookup_elem(&sched, &tgid);
 
 		if (!st) {
@@ -336,7 +376,7 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 				__sync_fetch_and_add(&seg->voluntary, 1);
 			} else {
 				__sync_fetch_and_add(&seg->involuntary, 1);
-				if (!is_target(BPF_CORE_READ(next, tgid)))
+				if (!is_target(next_tgid))
 					__sync_fetch_and_add(&seg->preempted, 1);
 			}
 		}
@@ -345,10 +385,12 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 			__sync_fetch_and_add(&misc.offcpu_dropped, 1);
 	}
 
-	tgid = BPF_CORE_READ(next, tgid);
+	tgid = next_tgid;
 	if (!is_target(tgid))
 		return;
 	tid = BPF_CORE_READ(next, pid);
+	if (!now)
+		now = bpf_ktime_get_ns();
 	/*
 	 * A handoff: this CPU now runs a target task other than the target that ran on it last.
 	 * Unlike switches, a task outside the targets running in between (A -> X -> A, or
@@ -408,7 +450,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	on_switch(preempt, prev, next, prev_state);
+	on_switch(preempt, prev, next, prev_state, prev->tgid, next->tgid);
 	return 0;
 }
 
@@ -416,7 +458,7 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	on_switch(preempt, prev, next, prev_state);
+	on_switch(preempt, prev, next, prev_state, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(next, tgid));
 	return 0;
 }
 
@@ -486,7 +528,7 @@ static __always_inline void on_syscall(struct pt_regs *regs, long id)
 	__u32 nr = id, seg = segment, key, tgid = current_tgid();
 	__u64 *cnt;
 
-	if (id < 0 || id >= MAX_SYSCALLS || !is_target(tgid))
+	if (id < 0 || id >= MAX_SYSCALLS || !is_target_memo(tgid))
 		return;
 	if (nr == execve_nr && tgid == root_tgid && !misc.execve_seen) {
 		struct sched_stats *st = bpf_map_lookup_elem(&sched, &tgid);
@@ -597,6 +639,17 @@ static __always_inline void exit_io(long ret)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
 {
+	/* only a tracked file syscall has an io_call to close: no lookup for the others */
+#if defined(__TARGET_ARCH_x86)
+	unsigned long nr = regs->orig_ax;
+#elif defined(__TARGET_ARCH_arm64)
+	unsigned long nr = regs->syscallno;
+#else
+	unsigned long nr = MAX_SYSCALLS;	/* unknown here: look every call up */
+#endif
+
+	if (!track_io || (nr < MAX_SYSCALLS && !io_kind_of[nr]))
+		return 0;
 	exit_io(ret);
 	return 0;
 }
@@ -633,7 +686,7 @@ int BPF_PROG(filemap_add_btf, struct folio *folio)
 	struct seg_stats *seg;
 	__u64 flags = 0, pages = 1, *cnt;
 
-	if (!host || !counting() || !is_target(current_tgid()))
+	if (!host || !counting() || !is_target_memo(current_tgid()))
 		return 0;
 	key.ino = BPF_CORE_READ(host, i_ino);
 	key.dev = BPF_CORE_READ(host, i_sb, s_dev);
@@ -668,7 +721,7 @@ static __always_inline void on_fault(bool user)
 {
 	struct seg_stats *seg;
 
-	if (!is_target(current_tgid()))
+	if (!is_target_memo(current_tgid()))
 		return;
 	__sync_fetch_and_add(user ? &misc.page_faults_user : &misc.page_faults_kernel, 1);
 	seg = cur_seg();
@@ -693,8 +746,11 @@ int BPF_PROG(fault_kernel_raw) { on_fault(false); return 0; }
 static __always_inline void note_sock(const struct sock *sk, __u32 tgid)
 {
 	__u64 key = (__u64)sk;
+	__u32 *known = bpf_map_lookup_elem(&target_socks, &key);
 
-	bpf_map_update_elem(&target_socks, &key, &tgid, BPF_ANY);
+	/* an LRU update on every send call costs more than the lookup that mostly finds it */
+	if (!known || *known != tgid)
+		bpf_map_update_elem(&target_socks, &key, &tgid, BPF_ANY);
 }
 
 /* The same decision tcp_sendmsg_locked() takes before its loop. */
@@ -744,13 +800,14 @@ SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr *msg,
 	     const struct sk_buff *skb, int size_goal)
 {
-	__u32 tgid = current_tgid();
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 left = BPF_CORE_READ(msg, msg_iter.count);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct send_call *call;
+	__u64 left;
 
-	if (!is_target(tgid))
+	if (!is_target_memo(tgid))
 		return 0;
+	left = msg->msg_iter.count;
 	call = bpf_map_lookup_elem(&send_calls, &tid);
 	if (!call || call->sk != (__u64)sk || call->msg != (__u64)msg) {
 		struct send_call fresh = {
@@ -763,7 +820,10 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 
 		if (fresh.mode == SEND_MODE_ZEROCOPY)
 			fresh.zc_id = BPF_CORE_READ(sk, sk_zckey.counter) - 1;
-		if (bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY))
+		/* the thread's slot is reused in place: only this thread writes it */
+		if (call)
+			*call = fresh;
+		else if (bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY))
 			__sync_fetch_and_add(&misc.send_calls_dropped, 1);
 		note_sock(sk, tgid);
 		return 0;
@@ -779,11 +839,11 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 {
-	__u32 tgid = current_tgid();
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct send_call *call;
 
-	if (!is_target(tgid))
+	if (!is_target_memo(tgid))
 		return 0;
 	call = bpf_map_lookup_elem(&send_calls, &tid);
 	if (!call)
@@ -801,7 +861,8 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 				__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
 		}
 	}
-	bpf_map_delete_elem(&send_calls, &tid);
+	/* closed, not deleted: the thread's next call reuses the slot (a delete and an insert cost more) */
+	call->sk = 0;
 	return 0;
 }
 
@@ -877,14 +938,17 @@ SEC("tp_btf/skb_copy_datagram_iovec")
 int BPF_PROG(skb_copy_datagram_iovec_btf, const struct sk_buff *skb, int len)
 {
 	__u32 tgid = current_tgid();
+	struct sock *sk;
 
-	if (!is_target(tgid))
+	if (!is_target_memo(tgid))
 		return 0;
 	if (len == 0) {
 		on_zc_notice(skb, tgid);
 		return 0;
 	}
-	if (len > 0 && site_uses(SITE_RECV_COPY, METHOD_TP_BTF) && tcp_skb(skb))
+	/* tp_btf reads the skb and its socket directly, with no probe read */
+	sk = skb->sk;
+	if (len > 0 && site_uses(SITE_RECV_COPY, METHOD_TP_BTF) && sk && sk->sk_protocol == ZCT_IPPROTO_TCP)
 		record(tgid, SITE_RECV_COPY, len);
 	return 0;
 }
@@ -1060,10 +1124,13 @@ static __always_inline void on_zc_path(const struct sk_buff *skb, const struct n
 
 	if (!counting() || !dev)
 		return;
-	/* the SKBFL_* enum is anonymous, so CO-RE cannot relocate it; its values have not moved */
-	shinfo = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
-	flags = BPF_CORE_READ(shinfo, flags);
-	if (!(flags & SKBFL_ZEROCOPY_ENABLE))
+	/*
+	 * Every skb of the machine passes here: the skb is read directly (tp_btf), the shared info
+	 * behind it with one probe read. The SKBFL_* enum is anonymous, so CO-RE cannot relocate
+	 * it; its values have not moved.
+	 */
+	shinfo = (void *)(skb->head + skb->end);
+	if (bpf_core_read(&flags, sizeof(flags), &shinfo->flags) || !(flags & SKBFL_ZEROCOPY_ENABLE))
 		return;
 	uarg = BPF_CORE_READ(shinfo, destructor_arg);
 	if (!uarg)
@@ -1102,7 +1169,7 @@ int BPF_PROG(net_dev_start_xmit_btf, const struct sk_buff *skb, const struct net
 SEC("tp_btf/netif_receive_skb")
 int BPF_PROG(netif_receive_skb_btf, struct sk_buff *skb)
 {
-	on_zc_path(skb, BPF_CORE_READ(skb, dev), ZC_STAGE_RECEIVE);
+	on_zc_path(skb, skb->dev, ZC_STAGE_RECEIVE);
 	return 0;
 }
 

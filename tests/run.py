@@ -162,6 +162,28 @@ def json_schema():
     assert led["syscalls"]["sendmsg"] >= 500, led["syscalls"]
 
 
+def prog_stats_reported():
+    """--prog-stats: every attached program's kernel statistics; sys_enter ran for each target syscall."""
+    p, led = traced("syscall", "--call", "syscall", "--reps", "20", extra=("--prog-stats",))
+    assert p.returncode == 0, p.stderr
+    ps = led["prog_stats"]
+    assert "programs" in ps, f"no statistics: {ps}"
+    progs = {pr["name"]: pr for pr in ps["programs"]}
+    enter = progs.get("sys_enter_btf") or progs.get("sys_enter_raw")
+    assert enter, f"sys_enter program missing: {sorted(progs)}"
+    # it runs for every syscall on the machine: at least the target's, counted by the ledger
+    assert enter["events"] >= led["syscalls_total"], (enter["events"], led["syscalls_total"])
+    assert enter["run_time_ns"] > 0 and enter["ns_per_event"] > 0, enter
+    assert abs(enter["events_per_s"] * ps["duration_s"] - enter["events"]) <= 1 + enter["events"] * 1e-6, enter
+    assert ps["total"]["events"] == sum(pr["events"] for pr in ps["programs"]), ps["total"]
+    assert ps["total"]["run_time_ns"] == sum(pr["run_time_ns"] for pr in ps["programs"]), ps["total"]
+    assert all(pr["attach"] for pr in ps["programs"]), ps["programs"]
+    assert "BPF program costs over" in p.stdout and "sys_enter" in p.stdout, p.stdout[-800:]
+    # off unless asked: the statistics cost two clock reads per event
+    p, led = traced("syscall", "--call", "time", "--reps", "5")
+    assert p.returncode == 0 and led["prog_stats"] is None, led.get("prog_stats")
+
+
 def hw_counters_reported_honestly():
     p = zctrace("run", "--no-hist", "tcp-onecopy", "--size", "4K", "--messages", "100")
     assert p.returncode == 0, p.stderr
@@ -1916,7 +1938,7 @@ def main():
     if os.geteuid() != 0:
         print("tests need root (BPF, perf counters)", file=sys.stderr)
         return 2
-    tests = [unit_tests, probes_report, json_schema, hw_counters_reported_honestly]
+    tests = [unit_tests, probes_report, json_schema, prog_stats_reported, hw_counters_reported_honestly]
     for w in EXPECT:
         for size in SIZES:
             for threads in (1, 4):

@@ -11,12 +11,21 @@ same figures under the tracer, and the verdicts on its assumptions), and sets lm
 the same quantity beside ours where $LMBENCH names a directory of lmbench binaries (built outside
 this tree, e.g. with tools/build-lmbench.sh).
 
-Usage: tools/bench.py [SECTION ...]   (sections: micro, files, serve; default: all)
-Environment: BENCH_REPS (default 5), BENCH_FILE_SIZE (default 256M), LMBENCH (a directory).
+The overhead section measures the tracer itself: tcp-onecopy at 1 KiB and 64 KiB messages,
+untraced, under zctrace and under bpftrace running tools/overhead.bt (the same events and maps),
+interleaved; it prints each one's median throughput as a ratio of the untraced one, and zctrace's
+cost per event of each BPF program from the kernel's run-time statistics (zctrace run --prog-stats).
+
+Usage: tools/bench.py [SECTION ...]   (sections: micro, files, serve, overhead; default: all)
+Environment: BENCH_REPS (default 5), BENCH_FILE_SIZE (default 256M), LMBENCH (a directory),
+BENCH_OVERHEAD_DURATION (seconds per overhead run, default 3).
 """
 import json
 import os
+import shutil
 import re
+import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -28,6 +37,8 @@ WORKLOADS = os.path.join(ROOT, ".output", "workloads")
 ZCTRACE = os.path.join(ROOT, "zctrace")
 REPS = int(os.environ.get("BENCH_REPS", "5"))
 FILE_SIZE = os.environ.get("BENCH_FILE_SIZE", "256M")
+OVERHEAD_DURATION = os.environ.get("BENCH_OVERHEAD_DURATION", "3")
+BPFTRACE_SCRIPT = os.path.join(ROOT, "tools", "overhead.bt")
 
 
 def run_workload(name, args):
@@ -40,10 +51,10 @@ def run_workload(name, args):
     return json.loads(p.stdout)
 
 
-def run_traced(name, args):
+def run_traced(name, args, options=()):
     """One run under zctrace: the ledger as a dict."""
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        p = subprocess.run([ZCTRACE, "run", "--no-hist", "--json", f.name, name, *args],
+        p = subprocess.run([ZCTRACE, "run", "--no-hist", "--json", f.name, *options, name, *args],
                            capture_output=True, text=True, timeout=600)
         try:
             led = json.load(open(f.name))
@@ -231,7 +242,99 @@ def bench_micro():
         raise RuntimeError(f"assumptions failed in {', '.join(r[0] for r in failed)}")
 
 
-SECTIONS = {"micro": bench_micro, "files": bench_files, "serve": bench_serve}
+# ---- what tracing costs the traced: zctrace against bpftrace on the same events ----
+
+def run_bpftrace(name, args):
+    """One run under bpftrace (tools/overhead.bt, started on the workload with -c); its figures.
+
+    bpftrace and the workload run in a session of their own, killed whole if anything goes wrong, so
+    no probe outlives the run. bpftrace's own send sums must cover the workload's bytes: it traced.
+    """
+    with tempfile.NamedTemporaryFile(suffix=".txt") as out:
+        cmd = ["bpftrace", "-o", out.name, BPFTRACE_SCRIPT, "-c",
+               shlex.join([os.path.join(WORKLOADS, name), *args])]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+        try:
+            stdout, stderr = p.communicate(timeout=600)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate()
+        if p.returncode != 0:
+            raise RuntimeError(f"bpftrace on {name}: exit {p.returncode}: {stderr.strip()[-300:]}")
+        figures = json.loads(stdout)
+        maps = open(out.name).read()
+    sent = sum(int(v) for v in re.findall(r"(?m)^@send_bytes\[\d+\]: (\d+)$", maps))
+    if sent < figures["bytes"]:
+        raise RuntimeError(f"bpftrace on {name}: its sends ({sent} bytes) miss the workload's {figures['bytes']}")
+    return figures
+
+
+def throughput(figures):
+    return figures["bytes"] / figures["elapsed_s"]
+
+
+def bench_overhead():
+    sizes = ["1K", "64K"]
+    targets = {"1K": 0.93, "64K": 0.97}
+    variants = ["untraced", "zctrace", "bpftrace"]
+    print(f"\n== tracer overhead: tcp-onecopy, 1 connection, {OVERHEAD_DURATION} s per run, {REPS} reps "
+          f"each, interleaved; median throughput ==", flush=True)
+    if not shutil.which("bpftrace"):
+        raise RuntimeError("bpftrace not installed (tools/install-deps.sh installs it)")
+    runs = {(size, v): [] for size in sizes for v in variants}
+    for rep in range(REPS):
+        for size in sizes:
+            args = ["--size", size, "--duration", OVERHEAD_DURATION]
+            runs[(size, "untraced")].append(throughput(run_workload("tcp-onecopy", args)))
+            led, rc = run_traced("tcp-onecopy", args)
+            if rc != 0:
+                raise RuntimeError(f"zctrace run tcp-onecopy {' '.join(args)}: a check failed (exit {rc})")
+            runs[(size, "zctrace")].append(throughput(led["workload"]))
+            runs[(size, "bpftrace")].append(throughput(run_bpftrace("tcp-onecopy", args)))
+        print(f"  rep {rep + 1}/{REPS} done", file=sys.stderr, flush=True)
+    print(f"  {'size':<5} {'tracer':<9} {'median Gbit/s':>14} {'min':>7} {'max':>7} {'x untraced':>11} {'loss':>7}")
+    missed = []
+    for size in sizes:
+        base = statistics.median(runs[(size, "untraced")])
+        ratio = {}
+        for v in variants:
+            t = runs[(size, v)]
+            ratio[v] = statistics.median(t) / base
+            print(f"  {size:<5} {v:<9} {statistics.median(t) * 8 / 1e9:14.3f} {min(t) * 8 / 1e9:7.3f} "
+                  f"{max(t) * 8 / 1e9:7.3f} {ratio[v]:11.3f} {100 * (1 - ratio[v]):6.1f}%")
+        verdict = "meets" if ratio["zctrace"] >= targets[size] else "MISSES"
+        cmp = "no more than" if ratio["zctrace"] >= ratio["bpftrace"] else "MORE than"
+        print(f"  {size}: zctrace {verdict} its target (>= {targets[size]:.2f} of untraced) and loses "
+              f"{cmp} bpftrace")
+        if verdict != "meets":
+            missed.append(f"{size} throughput")
+    # one run each with the kernel's BPF run-time statistics: they add two clock reads per event,
+    # so these runs are not among the throughput figures above
+    for size in sizes:
+        args = ["--size", size, "--duration", OVERHEAD_DURATION]
+        led, _ = run_traced("tcp-onecopy", args, options=["--prog-stats"])
+        ps = led.get("prog_stats") or {}
+        if "programs" not in ps:
+            raise RuntimeError(f"no BPF program statistics: {ps.get('error', 'missing')}")
+        print(f"  zctrace's BPF programs at {size} ({ps['duration_s']:.1f} s, every invocation, traced or not):")
+        print(f"    {'program':<30} {'attached to':<36} {'events':>10} {'ns/event':>9} {'events/s':>10}")
+        for pr in sorted(ps["programs"], key=lambda pr: -pr["run_time_ns"]):
+            if pr["events"]:
+                print(f"    {pr['name']:<30} {pr['attach']:<36} {pr['events']:10d} {pr['ns_per_event']:9.1f} "
+                      f"{pr['events_per_s']:10.0f}")
+        tot = ps["total"]
+        ok = tot["ns_per_event"] is not None and tot["ns_per_event"] <= 100
+        print(f"    {'all':<30} {'':<36} {tot['events']:10d} {tot['ns_per_event'] or 0:9.1f} "
+              f"{tot['events_per_s']:10.0f}   average {'meets' if ok else 'MISSES'} the target (<= 100 ns)")
+        if not ok:
+            missed.append(f"{size} ns per event")
+    if missed:
+        print(f"  targets missed: {', '.join(missed)}")
+
+
+SECTIONS = {"micro": bench_micro, "files": bench_files, "serve": bench_serve, "overhead": bench_overhead}
 
 
 def main():

@@ -22,6 +22,7 @@ needs=(
 	"procps:/usr/bin/pgrep"
 	"iproute2:/bin/ip"
 	"util-linux:/usr/bin/setpriv"
+	"bpftrace:/usr/bin/bpftrace"	# make bench: the overhead section compares with it
 )
 
 missing=()

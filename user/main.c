@@ -27,6 +27,7 @@
 #include "netns.h"
 #include "perfcnt.h"
 #include "probes.h"
+#include "progstats.h"
 #include "sweep.h"
 #include "wl.h"
 #include "workloads.h"
@@ -76,6 +77,7 @@ struct run_args {
 	const char *json_path;
 	bool histograms;
 	bool no_phase;
+	bool prog_stats;	/* --prog-stats: the kernel's run-time statistics of each BPF program */
 	enum method cap;
 };
 
@@ -109,6 +111,9 @@ static const struct argp_option run_options[] = {
 	{ "no-phase", 'P', NULL, 0, "Count the whole run, not just the workload's measured phase", 0 },
 	{ "method", 'm', "METHOD", 0,
 	  "Use no method better than METHOD: fentry, kprobe or tracepoint (default: the best that works)", 0 },
+	{ "prog-stats", 'S', NULL, 0,
+	  "Print what each BPF program cost: events, run time, ns per event, events per second "
+	  "(kernel.bpf_stats_enabled for the run)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log", 0 },
 	{},
 };
@@ -154,6 +159,9 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 			argp_failure(state, EXIT_USAGE, 0,
 				     "unknown method '%s' (fentry, kprobe or tracepoint)", arg);
 		break;
+	case 'S':
+		a->prog_stats = true;
+		break;
 	case 'v':
 		verbose = true;
 		break;
@@ -196,8 +204,11 @@ static int add_target(struct zctrace_bpf *obj, pid_t tgid)
 {
 	__u32 key = tgid;
 	__u8 one = 1;
+	int err = bpf_map_update_elem(bpf_map__fd(obj->maps.targets), &key, &one, BPF_ANY);
 
-	return bpf_map_update_elem(bpf_map__fd(obj->maps.targets), &key, &one, BPF_ANY);
+	/* the programs' memoised verdicts on this tgid are stale now */
+	__sync_fetch_and_add(&obj->bss->targets_gen, 1);
+	return err;
 }
 
 /* -p: the process and its living descendants, found through /proc/<pid>/task/<tid>/children. */
@@ -406,6 +417,7 @@ static int cmd_run(int argc, char **argv)
 	struct netns_pair np;
 	struct wl_opts wo = { .peer = WL_PEER_THREAD };
 	struct json_out jo = { .fd = -1 };
+	struct prog_stats ps;
 	char binary[PATH_MAX] = "", target[256], why[256];
 	const char *missing;
 	int result_pipe[2] = { -1, -1 }, sync_pipe[2] = { -1, -1 };
@@ -416,6 +428,7 @@ static int cmd_run(int argc, char **argv)
 	struct cli_result report = {};
 
 	netns_init(&np);
+	prog_stats_init(&ps);
 	argp_err_exit_status = EXIT_USAGE;
 	argv[0] = "zctrace run";
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
@@ -523,10 +536,14 @@ static int cmd_run(int argc, char **argv)
 		fprintf(stderr, "zctrace: cannot load the BPF programs: %s (try -v)\n", strerror(-err));
 		goto cleanup;
 	}
+	/* on before attach: every invocation of the run is counted */
+	if (a.prog_stats && prog_stats_enable(&ps))
+		fprintf(stderr, "zctrace: --prog-stats: %s\n", ps.why);
 	if ((err = zctrace_bpf__attach(obj))) {
 		fprintf(stderr, "zctrace: cannot attach the BPF programs: %s (try -v)\n", strerror(-err));
 		goto cleanup;
 	}
+	prog_stats_begin(&ps);
 
 	if (a.interval && !(lv = live_new(a.interval, stdout, a.def ? a.def->name : a.pid ? "pid" : a.cmd[0],
 					   choice))) {
@@ -666,6 +683,8 @@ static int cmd_run(int argc, char **argv)
 		}
 	}
 
+	/* the target is gone: what the programs cost it, before anything else runs them */
+	prog_stats_end(&ps, obj->obj);
 	perf_read(perf);
 	l->target = target;
 	l->choice = choice;
@@ -677,9 +696,13 @@ static int cmd_run(int argc, char **argv)
 	ledger_collect(l, obj);
 	ledger_check(l);
 	ledger_print(stdout, l, a.histograms);
+	if (a.prog_stats)
+		prog_stats_print(stdout, &ps);
 	ret = ledger_ok(l) ? 0 : 1;
 	if (a.json_path) {
 		json_object *root = ledger_json(l);
+
+		json_object_object_add(root, "prog_stats", a.prog_stats ? prog_stats_json(&ps) : NULL);
 
 		if (write_json(&jo, root))
 			ret = 1;
@@ -698,6 +721,7 @@ cleanup:
 	for (int i = 0; i < NR_USDT; i++)
 		bpf_link__destroy(ul.link[i]);
 	zctrace_bpf__destroy(obj);
+	prog_stats_close(&ps);
 	live_free(lv);
 	if (perf)
 		perf_close(perf);
