@@ -283,6 +283,9 @@ def bench_overhead():
           f"each, interleaved; median throughput ==", flush=True)
     if not shutil.which("bpftrace"):
         raise RuntimeError("bpftrace not installed (tools/install-deps.sh installs it)")
+    # bpftrace attaches classic tracepoints through tracefs, which is not mounted at boot here
+    if not os.path.isdir("/sys/kernel/tracing/events"):
+        subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"], check=True)
     runs = {(size, v): [] for size in sizes for v in variants}
     for rep in range(REPS):
         for size in sizes:
