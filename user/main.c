@@ -270,6 +270,23 @@ static int attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, s
 	return err;
 }
 
+/*
+ * The zerocopy path follows MSG_ZEROCOPY skbs through every device: two events per packet of the
+ * whole machine. A built-in workload that makes no such send has nothing there to follow.
+ */
+static void skip_zc_path(struct zctrace_bpf *obj, struct probe_choice *choice)
+{
+	for (int s = 0; s < nr_probe_sites; s++) {
+		if (strcmp(probe_sites[s].name, "zc_path") || choice[s].chosen < 0)
+			continue;
+		bpf_program__set_autoload(obj->progs.net_dev_start_xmit_btf, false);
+		bpf_program__set_autoload(obj->progs.netif_receive_skb_btf, false);
+		snprintf(choice[s].why_not[0], sizeof(choice[s].why_not[0]),
+			 "not attached: this workload makes no MSG_ZEROCOPY send");
+		choice[s].chosen = -1;
+	}
+}
+
 /* Stops the target's whole process group: TERM first, KILL after a grace period. */
 static void stop_group(pid_t pgid, pid_t leader, int *status, bool *reaped)
 {
@@ -531,6 +548,8 @@ static int cmd_run(int argc, char **argv)
 	}
 	if ((err = choose_probes(obj, choice, a.cap)))
 		goto cleanup;
+	if (a.def && !a.def->zc_notices)
+		skip_zc_path(obj, choice);
 	obj->rodata->gate_on_phase = a.def && !a.no_phase;
 	if ((err = zctrace_bpf__load(obj))) {
 		fprintf(stderr, "zctrace: cannot load the BPF programs: %s (try -v)\n", strerror(-err));
