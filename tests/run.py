@@ -732,6 +732,22 @@ def micro_assumption_can_fail():
         out.stdout[-800:]
 
 
+def micro_unmeasured_is_not_zero():
+    """A step figure whose probe did not attach is null, not 0, and a claim on it is not checked."""
+    env = dict(os.environ, ZCTRACE_REFUSE="tp_btf:sys_enter,raw_tp:sys_enter")
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        p = subprocess.run([ZCTRACE, "run", "--no-hist", "--json", f.name, "syscall", "--call", "syscall",
+                            "--iters", "100", "--reps", "2", "--warmup", "0"], capture_output=True, text=True,
+                           env=env, timeout=TIMEOUT)
+        led = json.load(open(f.name))
+    assert p.returncode == 1, p.returncode
+    (step,) = led["steps"]
+    assert step["syscalls"] is None and step["forks"] == 0, step
+    (a,) = led["assumptions"]
+    assert a["measured"] is None and not a["holds"] and "syscalls not supported" in a["why"], a
+    assert "NOT CHECKED (syscalls not supported" in p.stdout and " n/s " in p.stdout, p.stdout[-1500:]
+
+
 def micro_options_documented():
     """zctrace list documents each microbenchmark's options exactly as its --help lists them."""
     out = zctrace("list").stdout
@@ -1047,7 +1063,8 @@ def micro_tcp_connect_exact():
 
 
 # Tests beyond the small run, by group.
-MICRO_TESTS = [micro_syscall_counts_exact, micro_assumption_can_fail, micro_options_documented]
+MICRO_TESTS = [micro_syscall_counts_exact, micro_assumption_can_fail, micro_options_documented,
+               micro_unmeasured_is_not_zero]
 # CPU and clock, memory
 MICRO_TESTS += [micro_timer_vdso_clock, micro_call_not_optimised_away, micro_membw_user_copy_exact,
                 micro_membw_unfaulted_buffers_fail, micro_memlat_structure]

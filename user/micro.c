@@ -34,33 +34,70 @@ void micro_collect(struct ledger *l, struct zctrace_bpf *obj)
 	}
 }
 
-/* The kernel's count of @measure in @step; false (with why) when there is no such count. */
-static bool measure_value(const struct ledger *l, const char *measure, int step, __u64 *v, char *why,
-			  size_t n)
+/* What a step's figure needs attached; forks and exits are followed on every run. */
+enum step_need { NEED_NONE, NEED_SYSCALLS, NEED_SCHED, NEED_FAULTS, NEED_PAGE_CACHE };
+
+#define SEG_FIELD(f) static __u64 seg_##f(const struct seg_stats *st) { return st->f; }
+SEG_FIELD(syscalls) SEG_FIELD(voluntary) SEG_FIELD(involuntary) SEG_FIELD(preempted)
+SEG_FIELD(handoffs) SEG_FIELD(forks) SEG_FIELD(exits) SEG_FIELD(faults_user) SEG_FIELD(faults_kernel)
+SEG_FIELD(pc_pages)
+
+static __u64 seg_switches(const struct seg_stats *st)
 {
-	const struct seg_stats *st = &l->seg[step];
-	struct {
-		const char *name;
-		__u64 value;
-		bool attached;
-		const char *probe;
-	} m[] = {
-		{ "syscalls", st->syscalls, l->syscalls_attached, "syscalls" },
-		{ "switches", st->voluntary + st->involuntary, l->sched_attached, "sched" },
-		{ "voluntary_switches", st->voluntary, l->sched_attached, "sched" },
-		{ "involuntary_switches", st->involuntary, l->sched_attached, "sched" },
-		{ "preemptions", st->preempted, l->sched_attached, "sched" },
-		/* the switches the workload's own tasks caused: less those another task forced */
-		{ "switches_undisturbed", st->voluntary + st->involuntary - st->preempted, l->sched_attached,
-		  "sched" },
-		/* a CPU passed between two target tasks: what a ping-pong on one CPU must do */
-		{ "handoffs", st->handoffs, l->sched_attached, "sched" },
-		{ "forks", st->forks, true, NULL },
-		{ "exits", st->exits, true, NULL },
-		{ "page_faults", st->faults_user, l->faults_attached, "page_faults" },
-		{ "page_faults_kernel", st->faults_kernel, l->faults_attached, "page_faults" },
-		{ "page_cache_pages", st->pc_pages, l->page_cache_attached, "page_cache" },
-	};
+	return st->voluntary + st->involuntary;
+}
+
+/* the switches the workload's own tasks caused: less those another task forced */
+static __u64 seg_undisturbed(const struct seg_stats *st)
+{
+	return st->voluntary + st->involuntary - st->preempted;
+}
+
+/* The kernel's figures of a step: what assumptions can name, the step JSON and its table. */
+static const struct step_measure {
+	const char *name;
+	const char *column;	/* in the per-step table; NULL: JSON and assumptions only */
+	enum step_need need;
+	__u64 (*value)(const struct seg_stats *st);
+} step_measures[] = {
+	{ "syscalls", "SYSCALLS", NEED_SYSCALLS, seg_syscalls },
+	{ "switches", NULL, NEED_SCHED, seg_switches },
+	{ "voluntary_switches", "VOLUNTARY", NEED_SCHED, seg_voluntary },
+	{ "involuntary_switches", "INVOLUNT.", NEED_SCHED, seg_involuntary },
+	{ "preemptions", "PREEMPT.", NEED_SCHED, seg_preempted },
+	{ "switches_undisturbed", NULL, NEED_SCHED, seg_undisturbed },
+	/* a CPU passed between two target tasks: what a ping-pong on one CPU must do */
+	{ "handoffs", "HANDOFFS", NEED_SCHED, seg_handoffs },
+	{ "forks", "FORKS", NEED_NONE, seg_forks },
+	{ "exits", "EXITS", NEED_NONE, seg_exits },
+	{ "page_faults", "FAULTS", NEED_FAULTS, seg_faults_user },
+	{ "page_faults_kernel", NULL, NEED_FAULTS, seg_faults_kernel },
+	{ "page_cache_pages", "PAGES IN", NEED_PAGE_CACHE, seg_pc_pages },
+};
+#define NR_STEP_MEASURES (sizeof(step_measures) / sizeof(step_measures[0]))
+
+/* Whether the probe behind @need attached; if not, its name. */
+static bool need_met(const struct ledger *l, enum step_need need, const char **probe)
+{
+	switch (need) {
+	case NEED_SYSCALLS: *probe = "syscalls"; return l->syscalls_attached;
+	case NEED_SCHED: *probe = "sched"; return l->sched_attached;
+	case NEED_FAULTS: *probe = "page_faults"; return l->faults_attached;
+	case NEED_PAGE_CACHE: *probe = "page_cache"; return l->page_cache_attached;
+	default: *probe = NULL; return true;
+	}
+}
+
+/* The kernel's count of @a's measure in its step; false (with why) when there is no such count. */
+static bool measure_value(const struct ledger *l, struct assumption *a)
+{
+	const char *probe;
+	char measure[sizeof(a->measure)], *why = a->why;
+	size_t n = sizeof(a->why);
+	int step = a->step;
+	__u64 *v = &a->measured;
+
+	memcpy(measure, a->measure, sizeof(measure));	/* the why is written beside it */
 
 	if (!strncmp(measure, "syscall:", 8)) {
 		int nr = syscall_nr(measure + 8);
@@ -69,21 +106,21 @@ static bool measure_value(const struct ledger *l, const char *measure, int step,
 			snprintf(why, n, "no syscall named '%s' on this architecture", measure + 8);
 			return false;
 		}
-		if (!l->syscalls_attached) {
-			snprintf(why, n, "syscalls not supported on this kernel");
+		if (!need_met(l, NEED_SYSCALLS, &probe)) {
+			snprintf(why, n, "%s not supported on this kernel", probe);
 			return false;
 		}
 		*v = l->seg_syscalls[step][nr];
 		return true;
 	}
-	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
-		if (strcmp(m[i].name, measure))
+	for (size_t i = 0; i < NR_STEP_MEASURES; i++) {
+		if (strcmp(step_measures[i].name, measure))
 			continue;
-		if (!m[i].attached) {
-			snprintf(why, n, "%s not supported on this kernel", m[i].probe);
+		if (!need_met(l, step_measures[i].need, &probe)) {
+			snprintf(why, n, "%s not supported on this kernel", probe);
 			return false;
 		}
-		*v = m[i].value;
+		*v = step_measures[i].value(&l->seg[step]);
 		return true;
 	}
 	snprintf(why, n, "unknown measure '%s'", measure);
@@ -120,7 +157,7 @@ void micro_check(struct ledger *l)
 			continue;
 		}
 		as->step = step;
-		as->known = measure_value(l, as->measure, as->step, &as->measured, as->why, sizeof(as->why));
+		as->known = measure_value(l, as);
 		as->holds = as->known && as->measured >= as->min && as->measured <= as->max;
 		held += as->holds;
 	}
@@ -215,23 +252,35 @@ void micro_print(FILE *f, const struct ledger *l, bool histograms)
 			print_sample_hist(f, json_object_array_get_idx(results, i));
 
 	if (json_array_len(steps)) {
-		fprintf(f, "\nkernel figures per step (targets only)\n");
-		fprintf(f, "  %-4s %-40s %10s %10s %10s %8s %7s %7s %8s %8s\n", "STEP", "NAME", "SYSCALLS",
-			"VOLUNTARY", "INVOLUNT.", "PREEMPT.", "FORKS", "EXITS", "FAULTS", "PAGES IN");
+		bool unsupported = false;
+		const char *probe;
+
+		fprintf(f, "\nkernel figures per step (targets only)\n  %-4s %-40s", "STEP", "NAME");
+		for (size_t m = 0; m < NR_STEP_MEASURES; m++)
+			if (step_measures[m].column)
+				fprintf(f, " %9s", step_measures[m].column);
+		fprintf(f, "\n");
 		for (size_t i = 0; i < json_array_len(steps); i++) {
 			json_object *s = json_object_array_get_idx(steps, i);
 			__u64 id = json_u64(s, "step", NULL);
-			const struct seg_stats *st;
 
 			if (id < 1 || id >= MAX_SEGMENTS)
 				continue;
-			st = &l->seg[id];
-			fprintf(f, "  %-4" PRIu64 " %-40.40s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64
-				" %7" PRIu64 " %7" PRIu64 " %8" PRIu64 " %8" PRIu64 "\n", (uint64_t)id,
-				json_str(s, "name", "?"), (uint64_t)st->syscalls, (uint64_t)st->voluntary,
-				(uint64_t)st->involuntary, (uint64_t)st->preempted, (uint64_t)st->forks,
-				(uint64_t)st->exits, (uint64_t)st->faults_user, (uint64_t)st->pc_pages);
+			fprintf(f, "  %-4" PRIu64 " %-40.40s", (uint64_t)id, json_str(s, "name", "?"));
+			for (size_t m = 0; m < NR_STEP_MEASURES; m++) {
+				const struct step_measure *sm = &step_measures[m];
+
+				if (!sm->column)
+					continue;
+				if (need_met(l, sm->need, &probe))
+					fprintf(f, " %9" PRIu64, (uint64_t)sm->value(&l->seg[id]));
+				else
+					fprintf(f, " %9s", "n/s"), unsupported = true;
+			}
+			fprintf(f, "\n");
 		}
+		if (unsupported)
+			fprintf(f, "  n/s: not supported on this kernel (the probe did not attach)\n");
 	}
 	fprintf(f, "\nassumptions, each checked against the kernel's count\n");
 	if (!l->nassumptions)
@@ -279,25 +328,21 @@ void micro_json(json_object *root, const struct ledger *l)
 	json_object_object_add(root, "assumptions", as);
 	for (size_t i = 0; i < json_array_len(names); i++) {
 		__u64 id = json_u64(json_object_array_get_idx(names, i), "step", NULL);
-		const struct seg_stats *st;
 		json_object *o;
 
 		if (id < 1 || id >= MAX_SEGMENTS)
 			continue;
-		st = &l->seg[id];
 		o = json_object_new_object();
 		json_object_object_add(o, "step", json_object_new_int(id));
 		json_object_object_add(o, "name", json_object_new_string(
 			json_str(json_object_array_get_idx(names, i), "name", "?")));
-		json_object_object_add(o, "syscalls", json_object_new_uint64(st->syscalls));
-		json_object_object_add(o, "voluntary_switches", json_object_new_uint64(st->voluntary));
-		json_object_object_add(o, "involuntary_switches", json_object_new_uint64(st->involuntary));
-		json_object_object_add(o, "preemptions", json_object_new_uint64(st->preempted));
-		json_object_object_add(o, "handoffs", json_object_new_uint64(st->handoffs));
-		json_object_object_add(o, "forks", json_object_new_uint64(st->forks));
-		json_object_object_add(o, "exits", json_object_new_uint64(st->exits));
-		json_object_object_add(o, "page_faults", json_object_new_uint64(st->faults_user));
-		json_object_object_add(o, "page_cache_pages", json_object_new_uint64(st->pc_pages));
+		for (size_t m = 0; m < NR_STEP_MEASURES; m++) {
+			const struct step_measure *sm = &step_measures[m];
+			const char *probe;
+
+			json_object_object_add(o, sm->name, need_met(l, sm->need, &probe)
+					       ? json_object_new_uint64(sm->value(&l->seg[id])) : NULL);
+		}
 		json_object_array_add(steps, o);
 	}
 	json_object_object_add(root, "steps", steps);

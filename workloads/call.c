@@ -72,7 +72,7 @@ static void (*const runs[8])(void *, uint64_t) = { run0, run1, run2, run3, run4,
 int main(int argc, char **argv)
 {
 	uint64_t iters = 1000000, reps = 100, warmup = 5, max_args = 7;
-	int cpu = 0, err;
+	int cpu = 0;
 	const struct mb_opt opts[] = {
 		{ "iters", MB_COUNT, &iters, "calls per sample (default 1000000)", 1, 1000000000 },
 		{ "reps", MB_COUNT, &reps, "samples kept (default 100)", 1, 1000000 },
@@ -91,10 +91,8 @@ int main(int argc, char **argv)
 	if (mb_parse(argc, argv, "call", "Times procedure calls with 0..7 integer arguments, less "
 		     "the loop overhead; the kernel checks no timed loop entered it.", opts))
 		return 2;
-	if ((err = mb_pin(cpu))) {
-		fprintf(stderr, "call: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+	if (mb_pin("call", cpu))
 		return 1;
-	}
 	hz = mb_tsc_hz();
 	mb_init(&m, "call", cpu);
 	mb_begin(&m);

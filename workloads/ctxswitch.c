@@ -211,7 +211,7 @@ int main(int argc, char **argv)
 {
 	uint64_t iters = 500, reps = 100, warmup = 2, n;
 	const char *only = "all";
-	int cpu = 0, err, own[2];
+	int cpu = 0, own[2];
 	struct mb_samples alone = {};
 	struct pingpong pairs[2];
 	double pipe_ns;
@@ -238,11 +238,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);	/* a dead peer is an error we report, not a silent exit */
-	err = mb_pin(cpu);
-	if (err) {
-		fprintf(stderr, "ctxswitch: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+	if (mb_pin("ctxswitch", cpu))
 		return 1;
-	}
 	if (pipe(own))
 		die("pipe");
 	/* both pairs set up and asleep before the measured phase: reading /proc is a file copy */

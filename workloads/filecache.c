@@ -105,10 +105,8 @@ int main(int argc, char **argv)
 			"most %d)\n", min_size, nsizes, MB_MAX_STEPS);
 		return 2;
 	}
-	if ((err = mb_pin(cpu))) {
-		fprintf(stderr, "filecache: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+	if (mb_pin("filecache", cpu))
 		return 1;
-	}
 	r.block = block;
 	r.buf = malloc(block);
 	if (!r.buf) {

@@ -144,10 +144,8 @@ int main(int argc, char **argv)
 	if (!strcmp(claim, "auto"))
 		claim = direct ? "direct" : cache;
 	claim_cold = !strcmp(claim, "cold");
-	if ((err = mb_pin(cpu))) {
-		fprintf(stderr, "fileread: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+	if (mb_pin("fileread", cpu))
 		return 1;
-	}
 
 	r.block = block;
 	r.nblocks = wo.file_size / block;

@@ -18,7 +18,7 @@ static void run_empty(void *state, uint64_t iters)
 int main(int argc, char **argv)
 {
 	uint64_t iters = 1000000, reps = 200, warmup = 10;
-	int cpu = 0, err;
+	int cpu = 0;
 	const struct mb_opt opts[] = {
 		{ "iters", MB_COUNT, &iters, "iterations per sample (default 1000000)", 1, 1000000000 },
 		{ "reps", MB_COUNT, &reps, "samples kept (default 200)", 1, 1000000 },
@@ -38,10 +38,8 @@ int main(int argc, char **argv)
 	if (mb_parse(argc, argv, "loop", "Times one iteration of an empty counted loop; the kernel "
 		     "checks the loop never entered it.", opts))
 		return 2;
-	if ((err = mb_pin(cpu))) {
-		fprintf(stderr, "loop: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+	if (mb_pin("loop", cpu))
 		return 1;
-	}
 	hz = mb_tsc_hz();
 	mb_init(&m, "loop", cpu);
 	mb_begin(&m);

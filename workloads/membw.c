@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 	uint64_t size = 256ULL << 20, reps = 50, warmup = 2;
 	const char *only = "all";
 	bool no_prefault = false;
-	int cpu = 0, err;
+	int cpu = 0;
 	const struct mb_opt opts[] = {
 		{ "size", MB_SIZE, &size, "bytes of each buffer, a multiple of 8 (default 256M)", 4096,
 		  4ULL << 30 },
@@ -116,10 +116,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "membw: invalid --size %" PRIu64 " (a multiple of 8)\n", size);
 		return 2;
 	}
-	if ((err = mb_pin(cpu))) {
-		fprintf(stderr, "membw: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+	if (mb_pin("membw", cpu))
 		return 1;
-	}
 	b.size = size;
 	b.src = map_buffer(size, !no_prefault, 0x5a);
 	b.dst = b.src ? map_buffer(size, !no_prefault, 0xa5) : NULL;

@@ -207,7 +207,7 @@ int main(int argc, char **argv)
 	uint64_t min_size = 4096, max_size = 512ULL << 20, iters = 100000, reps = 15, warmup = 1;
 	uint64_t line, seed = 0x9e3779b97f4a7c15ULL, nsizes = 0, mapped, huge, warm_cap;
 	bool hugepages = false;
-	int cpu = 0, err, ncaches;
+	int cpu = 0, ncaches;
 	const struct mb_opt opts[] = {
 		{ "min-size", MB_SIZE, &min_size, "smallest working set, a power of two (default 4K)",
 		  256, 4ULL << 30 },
@@ -243,10 +243,8 @@ int main(int argc, char **argv)
 			min_size);
 		return 2;
 	}
-	if ((err = mb_pin(cpu))) {
-		fprintf(stderr, "memlat: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+	if (mb_pin("memlat", cpu))
 		return 1;
-	}
 	ncaches = read_caches(caches, &line);
 	if (min_size < 2 * line) {
 		fprintf(stderr, "memlat: invalid --min-size %" PRIu64 " (at least two %" PRIu64 "-byte "

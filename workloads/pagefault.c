@@ -136,11 +136,8 @@ int main(int argc, char **argv)
 	advice = !strcmp(advice_name, "random") ? MADV_RANDOM : MADV_NORMAL;
 	pages = size / page;
 	size = pages * page;
-	err = mb_pin(cpu);
-	if (err) {
-		fprintf(stderr, "pagefault: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+	if (mb_pin("pagefault", cpu))
 		return 1;
-	}
 	if (statfs(dir, &fs)) {
 		fprintf(stderr, "pagefault: %s: %s\n", dir, strerror(errno));
 		return 1;

@@ -139,7 +139,6 @@ int main(int argc, char **argv)
 		{},
 	};
 	struct mb m;
-	int err;
 
 	if (mb_parse(argc, argv, "proc-create", "Times process creation: fork, fork+exec and posix_spawn; "
 		     "the kernel counts the processes and syscalls.", opts))
@@ -152,11 +151,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "proc-create: %s: %s\n", tiny_prog, strerror(errno));
 		return 1;
 	}
-	err = mb_pin(cpu);
-	if (err) {
-		fprintf(stderr, "proc-create: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+	if (mb_pin("proc-create", cpu))
 		return 1;
-	}
 	mb_init(&m, "proc-create", cpu);
 	mb_begin(&m);
 	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {

@@ -75,10 +75,8 @@ int main(int argc, char **argv)
 	if (mb_parse(argc, argv, "syscall", "Times null system calls and the vDSO clock calls; the "
 		     "kernel counts which entered it.", opts))
 		return 2;
-	if (mb_pin(cpu)) {
-		fprintf(stderr, "syscall: cannot pin to CPU %d: %s\n", cpu, strerror(-mb_pin(cpu)));
+	if (mb_pin("syscall", cpu))
 		return 1;
-	}
 	mb_init(&m, "syscall", cpu);
 	mb_begin(&m);
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {

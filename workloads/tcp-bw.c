@@ -139,10 +139,8 @@ int main(int argc, char **argv)
 			server_cpu, strerror(-err));
 		return 1;
 	}
-	if ((err = mb_pin(cpu))) {
-		fprintf(stderr, "tcp-bw: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+	if (mb_pin("tcp-bw", cpu))
 		return 1;	/* the server thread ends with the process */
-	}
 
 	mb_init(&m, "tcp-bw", cpu);
 	mb_begin(&m);

@@ -144,10 +144,8 @@ int main(int argc, char **argv)
 			server_cpu, strerror(-err));
 		return 1;
 	}
-	if ((err = mb_pin(cpu))) {
-		fprintf(stderr, "tcp-connect: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+	if (mb_pin("tcp-connect", cpu))
 		return 1;	/* the server thread ends with the process */
-	}
 
 	mb_init(&m, "tcp-connect", cpu);
 	mb_begin(&m);

@@ -111,10 +111,8 @@ int main(int argc, char **argv)
 			server_cpu, strerror(-err));
 		return 1;
 	}
-	if ((err = mb_pin(cpu))) {
-		fprintf(stderr, "tcp-rtt: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+	if (mb_pin("tcp-rtt", cpu))
 		return 1;	/* the server thread ends with the process */
-	}
 
 	mb_init(&m, "tcp-rtt", cpu);
 	mb_begin(&m);

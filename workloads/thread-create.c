@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 {
 	uint64_t iters = 100, reps = 100, warmup = 2;
 	const char *only = "all";
-	int cpu = 0, err;
+	int cpu = 0;
 	struct clone_state cs = {};
 	struct way ways[] = {
 		/* glibc 2.34+ creates threads with clone3 */
@@ -127,11 +127,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "thread-create: (warmup + reps) x iters above 10000000 threads\n");
 		return 2;
 	}
-	err = mb_pin(cpu);
-	if (err) {
-		fprintf(stderr, "thread-create: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+	if (mb_pin("thread-create", cpu))
 		return 1;
-	}
 	cs.stack = mmap(NULL, CLONE_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
 			-1, 0);
 	if (cs.stack == MAP_FAILED) {

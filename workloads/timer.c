@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 {
 	uint64_t reps = 100000, warmup = 1000;
 	const char *only = "all";
-	int cpu = 0, err;
+	int cpu = 0;
 	const struct mb_opt opts[] = {
 		{ "clock", MB_CHOICE, &only, "which clock to read (default all)", .choices =
 		  "all|rdtsc|rdtscp|clock_gettime" },
@@ -97,10 +97,8 @@ int main(int argc, char **argv)
 	if (mb_parse(argc, argv, "timer", "Times reading the clock twice: rdtsc, rdtscp, "
 		     "clock_gettime; the kernel checks that no read entered it.", opts))
 		return 2;
-	if ((err = mb_pin(cpu))) {
-		fprintf(stderr, "timer: cannot pin to CPU %d: %s\n", cpu, strerror(-err));
+	if (mb_pin("timer", cpu))
 		return 1;
-	}
 	if (!MB_HAVE_TSC && strcmp(only, "clock_gettime")) {
 		fprintf(stderr, "timer: no TSC on this architecture (try --clock clock_gettime)\n");
 		return 1;

@@ -183,7 +183,7 @@ double mb_tsc_hz(void)
 	return hz;
 }
 
-int mb_pin(int cpu)
+int mb_pin(const char *name, int cpu)
 {
 	cpu_set_t set;
 
@@ -191,7 +191,11 @@ int mb_pin(int cpu)
 		return 0;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		fprintf(stderr, "%s: cannot pin to CPU %d: %s\n", name, cpu, strerror(errno));
+		return -errno;
+	}
+	return 0;
 }
 
 /* ---- samples ---- */
@@ -207,6 +211,9 @@ void mb_samples_reserve(struct mb_samples *s, size_t n)
 		perror("realloc");
 		exit(1);
 	}
+	/* touched now, and not with 0: malloc + memset(0) becomes calloc, whose fresh pages would
+	 * fault when a step records into them */
+	memset(nv + s->cap, 0xff, (n - s->cap) * sizeof(*nv));
 	s->v = nv;
 	s->cap = n;
 }
@@ -400,24 +407,31 @@ int mb_finish(struct mb *m, json_object *extra)
 	return err ? 1 : 0;
 }
 
-int mb_measure(struct mb *m, const struct mb_bench *b, uint64_t iters, uint64_t warmup, uint64_t reps,
-	       struct mb_samples *out)
+int mb_sample(struct mb *m, const struct mb_bench *b, uint64_t iters, uint64_t warmup, uint64_t reps,
+	      struct mb_samples *s)
 {
-	struct mb_samples own = {}, *s = out ? out : &own;
 	int step;
 
-	/* the allocator may enter the kernel (mmap, brk): not inside the step, where syscalls count */
+	/* the allocator may enter the kernel (mmap, brk) or fault: not inside the step, where both count */
 	mb_samples_reserve(s, s->n + reps);
 	step = mb_step_begin(m, b->name);
-
 	for (uint64_t r = 0; r < warmup + reps; r++) {
 		uint64_t t0 = mb_now_ns();
 
 		b->run(b->state, iters);
 		if (r >= warmup)
-			mb_samples_add(s, (double)(mb_now_ns() - t0) / iters);
+			s->v[s->n++] = (double)(mb_now_ns() - t0) / iters;
 	}
 	mb_step_end(m);
+	return step;
+}
+
+int mb_measure(struct mb *m, const struct mb_bench *b, uint64_t iters, uint64_t warmup, uint64_t reps,
+	       struct mb_samples *out)
+{
+	struct mb_samples own = {}, *s = out ? out : &own;
+	int step = mb_sample(m, b, iters, warmup, reps, s);
+
 	mb_result(m, b->name, b->unit ? b->unit : "ns", s, iters, warmup);
 	if (!out)
 		mb_samples_free(&own);

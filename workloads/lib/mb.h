@@ -81,8 +81,8 @@ double mb_tsc_hz(void);
 #define mb_barrier() __asm__ __volatile__("" ::: "memory")
 #define mb_use(x) __asm__ __volatile__("" : : "r"(x) : "memory")
 
-/* Pins the calling thread to @cpu (-1: leaves it). Returns 0 or -errno. */
-int mb_pin(int cpu);
+/* Pins the calling thread to @cpu (-1: leaves it). Returns 0, or -errno having said why. */
+int mb_pin(const char *name, int cpu);
 
 /* ---- samples and distributions ---- */
 
@@ -147,6 +147,9 @@ struct mb_bench {
 	void (*run)(void *state, uint64_t iters);
 	void *state;
 };
+/* The sampling of mb_measure() without its result: @reps samples appended to @s. */
+int mb_sample(struct mb *m, const struct mb_bench *b, uint64_t iters, uint64_t warmup, uint64_t reps,
+	      struct mb_samples *s);
 int mb_measure(struct mb *m, const struct mb_bench *b, uint64_t iters, uint64_t warmup, uint64_t reps,
 	       struct mb_samples *out);
 

@@ -7,9 +7,6 @@
 #ifndef QUIET_H
 #define QUIET_H
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/resource.h>
 #include "mb.h"
 
@@ -17,14 +14,7 @@
 static inline void quiet_reserve(struct mb_samples *s, size_t n)
 {
 	mb_samples_free(s);
-	s->v = malloc((n ? n : 1) * sizeof(*s->v));
-	if (!s->v) {
-		perror("malloc");
-		exit(1);
-	}
-	/* not 0: the compiler turns malloc + memset(0) into calloc, which leaves fresh pages untouched */
-	memset(s->v, 0xff, (n ? n : 1) * sizeof(*s->v));
-	s->cap = n ? n : 1;
+	mb_samples_reserve(s, n ? n : 1);
 }
 
 /* Involuntary switches of the calling thread so far (the scheduler's nivcsw); -1 if unknown. */
@@ -36,9 +26,8 @@ static inline long quiet_nivcsw(void)
 }
 
 /*
- * mb_measure() without its result: @warmup samples dropped, then @reps kept in @s (reserved here,
- * so the step records them without touching a new page), and *@nivcsw = the involuntary switches
- * of the step. The caller adds the result, e.g. after subtracting an overhead. Returns the step.
+ * mb_sample() into an emptied @s, and *@nivcsw = the involuntary switches of the step. The caller
+ * adds the result, e.g. after subtracting an overhead. Returns the step.
  */
 static inline int quiet_measure(struct mb *m, const struct mb_bench *b, uint64_t iters, uint64_t warmup,
 				uint64_t reps, struct mb_samples *s, long *nivcsw)
@@ -48,15 +37,7 @@ static inline int quiet_measure(struct mb *m, const struct mb_bench *b, uint64_t
 
 	quiet_reserve(s, reps);
 	before = quiet_nivcsw();
-	step = mb_step_begin(m, b->name);
-	for (uint64_t r = 0; r < warmup + reps; r++) {
-		uint64_t t0 = mb_now_ns();
-
-		b->run(b->state, iters);
-		if (r >= warmup)
-			s->v[s->n++] = (double)(mb_now_ns() - t0) / iters;
-	}
-	mb_step_end(m);
+	step = mb_sample(m, b, iters, warmup, reps, s);
 	*nivcsw = quiet_nivcsw() - before;
 	return step;
 }
