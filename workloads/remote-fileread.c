@@ -57,16 +57,6 @@ static uint64_t block_len(uint64_t b)
 	return file.size - off < opts.size ? file.size - off : opts.size;
 }
 
-static int set_timeouts(int fd)
-{
-	struct timeval tv = { .tv_sec = IO_TIMEOUT_S };
-
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
-		return -errno;
-	return 0;
-}
-
 static int send_all(int fd, const void *buf, size_t n, uint64_t *calls)
 {
 	const char *p = buf;
@@ -122,7 +112,8 @@ static int client_main(void *arg)
 	if (!crcs || !buf)
 		return client_fail("malloc", ENOMEM);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) || set_timeouts(fd))
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    wl_socket_timeouts(fd, IO_TIMEOUT_S))
 		return client_fail("connect", errno);
 	if (read(go_pipe[0], &c, 1) != 1)
 		return client_fail("start", EPIPE);
@@ -295,7 +286,7 @@ int main(int argc, char **argv)
 		go_pipe[0] = -1;
 	}
 	if ((err = peer_wait_readable(&peer, lfd, IO_TIMEOUT_S * 1000)) ||
-	    (fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0 || set_timeouts(fd)) {
+	    (fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0 || wl_socket_timeouts(fd, IO_TIMEOUT_S)) {
 		fprintf(stderr, "%s: the client did not connect: %s\n", NAME, strerror(err ? -err : errno));
 		goto out;
 	}

@@ -81,7 +81,7 @@ static void connect_pair(struct bw *b, uint64_t sockbuf)
 	if (sockbuf && ((err = set_sockbuf(b->recv_fd, SO_RCVBUF, sockbuf)) ||
 			(err = set_sockbuf(lfd, SO_SNDBUF, sockbuf))))
 		die("socket buffer size", err);
-	if ((err = mbnet_timeouts(b->recv_fd)))
+	if ((err = wl_socket_timeouts(b->recv_fd, MBNET_TIMEOUT_S)))
 		die("timeouts", err);
 	if (connect(b->recv_fd, (struct sockaddr *)&addr, sizeof(addr)))
 		die("connect", -errno);

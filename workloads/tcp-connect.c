@@ -77,7 +77,7 @@ static void sample(struct conn_bench *cb, uint64_t iters, struct mb_samples *con
 		if (fd < 0)
 			die("socket", -errno);
 		/* SO_SNDTIMEO bounds connect() too */
-		if ((err = mbnet_timeouts(fd)))
+		if ((err = wl_socket_timeouts(fd, MBNET_TIMEOUT_S)))
 			die("timeouts", err);
 		if (cb->reset && setsockopt(fd, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst)))
 			die("SO_LINGER", -errno);

@@ -57,7 +57,7 @@ static void connect_pair(struct rtt *r)
 	if (lfd < 0)
 		die("listen on 127.0.0.1", lfd);
 	r->client_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (r->client_fd < 0 || (err = mbnet_timeouts(r->client_fd)) ||
+	if (r->client_fd < 0 || (err = wl_socket_timeouts(r->client_fd, MBNET_TIMEOUT_S)) ||
 	    connect(r->client_fd, (struct sockaddr *)&addr, sizeof(addr)))
 		die("connect", -errno);
 	r->server_fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);

@@ -7,16 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "mbnet.h"
-
-int mbnet_timeouts(int fd)
-{
-	struct timeval tv = { .tv_sec = MBNET_TIMEOUT_S };
-
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
-		return -errno;
-	return 0;
-}
+#include "wl.h"
 
 int mbnet_listen(struct sockaddr_in *addr, int backlog)
 {
@@ -29,7 +20,7 @@ int mbnet_listen(struct sockaddr_in *addr, int backlog)
 	if (fd < 0)
 		return -errno;
 	/* the timeouts bound accept(), and accepted sockets inherit them from the listener */
-	if ((err = mbnet_timeouts(fd)))
+	if ((err = wl_socket_timeouts(fd, MBNET_TIMEOUT_S)))
 		goto fail;
 	if (bind(fd, (struct sockaddr *)addr, sizeof(*addr)) || listen(fd, backlog) ||
 	    getsockname(fd, (struct sockaddr *)addr, &alen)) {

@@ -23,8 +23,6 @@ struct mbnet_io {
 
 /* Listens on 127.0.0.1 at a port the kernel chooses (written to @addr); accept() times out. */
 int mbnet_listen(struct sockaddr_in *addr, int backlog);
-/* Bounds every blocking call on @fd by MBNET_TIMEOUT_S. Returns 0 or -errno. */
-int mbnet_timeouts(int fd);
 /* Sends all @n bytes with send(), resuming after short writes. Returns 0 or -errno. */
 int mbnet_send_all(int fd, const void *buf, size_t n, struct mbnet_io *io);
 /* Receives exactly @n bytes with recv(), resuming after short reads; -EPIPE at end of stream. */

@@ -158,16 +158,6 @@ static void *receiver_main(void *arg)
 	return NULL;
 }
 
-static int set_timeouts(int fd)
-{
-	struct timeval tv = { .tv_sec = IO_TIMEOUT_S };
-
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
-		return -errno;
-	return 0;
-}
-
 /* Connects one client to the listener; the accepted side sends, the client side receives. */
 static int connect_pair(int lfd, const struct sockaddr_in *addr, struct tcp_conn *c)
 {
@@ -179,7 +169,7 @@ static int connect_pair(int lfd, const struct sockaddr_in *addr, struct tcp_conn
 	c->send_fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (c->send_fd < 0)
 		return -errno;
-	if (set_timeouts(c->send_fd) || set_timeouts(c->recv_fd))
+	if (wl_socket_timeouts(c->send_fd, IO_TIMEOUT_S) || wl_socket_timeouts(c->recv_fd, IO_TIMEOUT_S))
 		return -errno;
 	return 0;
 }
@@ -213,7 +203,7 @@ static int rx_side_main(void *arg)
 
 		c->recv_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (c->recv_fd < 0 || connect(c->recv_fd, (struct sockaddr *)&rx->addr, sizeof(rx->addr)) ||
-		    set_timeouts(c->recv_fd)) {
+		    wl_socket_timeouts(c->recv_fd, IO_TIMEOUT_S)) {
 			err = fail(c, "connect", errno);
 			break;
 		}
@@ -251,7 +241,7 @@ static int accept_peer(int lfd, struct peer_run *peer, struct tcp_conn *c)
 	c->send_fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (c->send_fd < 0)
 		return -errno;
-	return set_timeouts(c->send_fd);
+	return wl_socket_timeouts(c->send_fd, IO_TIMEOUT_S);
 }
 
 static json_object *result_json(const struct tcp_workload *w, const struct wl_opts *o,

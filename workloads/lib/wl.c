@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 #include "wl.h"
@@ -320,6 +322,16 @@ int wl_check_netns(const char *name, const struct wl_opts *o)
 		fprintf(stderr, "%s: --netns: the namespaces are made by 'zctrace run' (run it there)\n", name);
 		return -1;
 	}
+	return 0;
+}
+
+int wl_socket_timeouts(int fd, int seconds)
+{
+	struct timeval tv = { .tv_sec = seconds };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		return -errno;
 	return 0;
 }
 

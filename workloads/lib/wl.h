@@ -73,6 +73,8 @@ int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, stru
 /* --netns outside zctrace: the namespaces are not there. */
 int wl_check_netns(const char *name, const struct wl_opts *o);
 uint64_t wl_now_ns(void);
+/* Bounds every send and receive on @fd (connect() too) to @seconds. Returns 0 or -errno. */
+int wl_socket_timeouts(int fd, int seconds);
 
 /* Log-linear latency histogram: 16 sub-buckets per power of two (about 6% resolution). */
 #define LAT_SUB 16
