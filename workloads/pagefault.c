@@ -106,6 +106,22 @@ static void touch_pages(const char *map, uint64_t pages, long page, struct mb_sa
 	}
 }
 
+/* One step of touches into an emptied @s (already reserved); *@total_ns = the time of them all. */
+static int touch_step(struct mb *m, const char *name, const char *map, uint64_t pages, long page,
+		      struct mb_samples *s, double *total_ns)
+{
+	int step;
+
+	s->n = 0;
+	step = mb_step_begin(m, name);
+	touch_pages(map, pages, page, s);
+	mb_step_end(m);
+	*total_ns = 0;
+	for (size_t i = 0; i < s->n; i++)
+		*total_ns += s->v[i];
+	return step;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t size = 64 << 20, pages, windows, around;
@@ -180,11 +196,8 @@ int main(int argc, char **argv)
 	mb_init(&m, "pagefault", cpu);
 	mb_begin(&m);
 
-	step = mb_step_begin(&m, "cold: touch a page out of the page cache");
-	touch_pages(map, pages, page, &s);
-	mb_step_end(&m);
-	for (size_t i = 0; i < s.n; i++)
-		total_ns += s.v[i];
+	step = touch_step(&m, "cold: touch a page out of the page cache", map, pages, page, &s,
+			  &total_ns);
 	mb_result(&m, "cold fault (page read from the disk)", "ns", &s, 1, 0);
 	snprintf(claim, sizeof(claim), "cold, advice %s: one fault per touched page (%" PRIu64 " pages)",
 		 advice_name, pages);
@@ -203,13 +216,8 @@ int main(int argc, char **argv)
 	resident = resident_pages(map, pages, page);
 	/* fault-around maps the window around a fault, aligned in the address space */
 	windows = (((uintptr_t)map + size - 1) / (around * page)) - ((uintptr_t)map / (around * page)) + 1;
-	s.n = 0;
-	total_ns = 0;
-	step = mb_step_begin(&m, "warm: touch a page in the page cache");
-	touch_pages(map, pages, page, &s);
-	mb_step_end(&m);
-	for (size_t i = 0; i < s.n; i++)
-		total_ns += s.v[i];
+	step = touch_step(&m, "warm: touch a page in the page cache", map, pages, page, &s,
+			  &total_ns);
 	mb_result(&m, "warm touch (page cached, new mapping)", "ns", &s, 1, 0);
 	snprintf(claim, sizeof(claim), "warm: one fault per %" PRIu64 "-page fault-around window (%"
 		 PRIu64 " windows), not one per page", around, windows);
