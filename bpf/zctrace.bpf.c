@@ -698,8 +698,10 @@ int BPF_PROG(filemap_add_btf, struct folio *folio)
 		else
 			pages = 1ULL << (BPF_CORE_READ(folio, _flags_1) & 0xff);
 	}
+	/* a step's pages are its files' own: filesystem metadata read through the block device
+	 * (an evicted extent or bitmap block) is not what a "read in" claim is about */
 	seg = cur_seg();
-	if (seg)
+	if (seg && (BPF_CORE_READ(host, i_mode) & ZCT_S_IFMT) == ZCT_S_IFREG)
 		__sync_fetch_and_add(&seg->pc_pages, pages);
 	cnt = bpf_map_lookup_elem(&pc_adds, &key);
 	if (cnt) {

@@ -168,7 +168,7 @@ struct seg_stats {
 	__u64 exits;
 	__u64 faults_user;
 	__u64 faults_kernel;
-	__u64 pc_pages;		/* pages the targets brought into the page cache */
+	__u64 pc_pages;		/* pages of regular files the targets brought into the page cache */
 	__u64 handoffs;		/* a CPU passed from one target task to another, others in between or not */
 };
 

@@ -205,13 +205,18 @@ def bench_micro():
     print("\n== OS microbenchmarks: untraced median (the figure), traced median, kernel-checked assumptions ==",
           flush=True)
     lm_dir = os.environ.get("LMBENCH")
-    rows = []
+    rows, failures = [], []
     for name, args in MICRO:
         start = time.monotonic()
         own = run_workload(name, args)
         led, rc = run_traced(name, args)
         held = sum(a["holds"] for a in led.get("assumptions", []))
         verdict = f"{held}/{len(led.get('assumptions', []))}" + ("" if rc == 0 else " FAILED")
+        # what failed, in the kernel's figures: a FAILED row alone cannot be looked into
+        failures += [f"{name}: assumption {a['claim']}: {a['measure']} {a['measured']}, allowed "
+                     f"{a['min']}..{a['max']}" for a in led.get("assumptions", []) if not a["holds"]]
+        failures += [f"{name}: check {c['name']}: {c['detail']}" for c in led["checks"]
+                     if not c["ok"] and c["name"] != "assumptions hold"]
         traced = {r["name"]: r for r in led["workload"]["results"]}
         for r in own["results"]:
             t = traced.get(r["name"])
@@ -237,9 +242,10 @@ def bench_micro():
     if not lm_dir:
         print("  lmbench: not compared (set LMBENCH to a directory of lmbench binaries; "
               "tools/build-lmbench.sh builds them)")
-    failed = [r for r in rows if "FAILED" in r[6]]
-    if failed:
-        raise RuntimeError(f"assumptions failed in {', '.join(r[0] for r in failed)}")
+    for f in failures:
+        print(f"  FAILED {f}")
+    if failures:
+        raise RuntimeError(f"{len(failures)} failed in the traced runs (listed above)")
 
 
 # ---- what tracing costs the traced: zctrace against bpftrace on the same events ----
