@@ -176,13 +176,6 @@ struct {
 	__type(value, struct zc_path_stats);
 } zc_path SEC(".maps");
 
-/* Threads inside tcp_sendmsg_locked(), for the fentry/kprobe send_copy flavours. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);	/* tid */
-	__type(value, __u64);	/* sk */
-} in_sendmsg SEC(".maps");
 
 static __always_inline __u32 log2_slot(__u64 v)
 {
@@ -194,8 +187,13 @@ static __always_inline __u32 log2_slot(__u64 v)
 	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
 	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
 	r |= (v >> 1);
-	/* a mask, not a compare: the verifier must see the bound, and clang drops the compare */
-	return r & (MAX_SLOTS - 1);
+	/*
+	 * A mask, not a compare: the verifier must see the bound, and clang drops the compare. The
+	 * asm keeps clang from moving the mask onto one operand of the ORs above, a bound that 6.1's
+	 * verifier does not carry through them.
+	 */
+	asm volatile("%0 &= %1" : "+r"(r) : "i"(MAX_SLOTS - 1));
+	return r;
 }
 
 static __always_inline __u32 current_tgid(void)
@@ -957,75 +955,91 @@ int BPF_PROG(skb_copy_datagram_iovec_btf, const struct sk_buff *skb, int len)
 
 /* ---- fentry/fexit and kprobe flavours, for kernels that allow them --------------------------- */
 
-static __always_inline void enter_sendmsg(struct sock *sk)
+/*
+ * A send call seen at its entry and its return: what it returned is what it moved, and the mode the
+ * kernel chose before its loop says how (the same choice the tracepoint path reads). Copied bytes
+ * go to send_copy; a MSG_ZEROCOPY call is kept for its completion notice; pins and page references
+ * are counted where the kernel makes them (skb_zerocopy_iter_stream, skb_splice_from_iter).
+ */
+static __always_inline void enter_send(struct sock *sk, struct msghdr *msg)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid;
-	__u64 key = (__u64)sk;
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct send_call *call;
 
-	if (!is_target(pid_tgid >> 32))
+	if (!is_target_memo(tgid))
 		return;
-	if (bpf_map_update_elem(&in_sendmsg, &tid, &key, BPF_ANY))
-		__sync_fetch_and_add(&misc.in_sendmsg_dropped, 1);
-	note_sock(sk, pid_tgid >> 32);
+	call = bpf_map_lookup_elem(&send_calls, &tid);
+	if (call) {
+		call->sk = (__u64)sk;
+		call->msg = (__u64)msg;
+	} else {
+		struct send_call fresh = { .sk = (__u64)sk, .msg = (__u64)msg };
+
+		if (bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY))
+			__sync_fetch_and_add(&misc.in_sendmsg_dropped, 1);
+	}
+	note_sock(sk, tgid);
 }
 
-static __always_inline void leave_sendmsg(void)
+static __always_inline void leave_send(__u32 method, long ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct send_call *call;
+	struct sock *sk;
+	struct msghdr *msg;
+	__u32 mode;
 
-	bpf_map_delete_elem(&in_sendmsg, &tid);
-}
+	if (!is_target_memo(tgid))
+		return;
+	call = bpf_map_lookup_elem(&send_calls, &tid);
+	if (!call || !call->sk)
+		return;
+	sk = (struct sock *)call->sk;
+	msg = (struct msghdr *)call->msg;
+	/* closed, not deleted: the thread's next call reuses the slot */
+	call->sk = 0;
+	if (ret <= 0)
+		return;
+	mode = send_mode(sk, msg);
+	if (mode == SEND_MODE_COPY && site_uses(SITE_SEND_COPY, method))
+		record(tgid, SITE_SEND_COPY, ret);
+	if (mode == SEND_MODE_ZEROCOPY) {
+		/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
+		struct zc_key key = { .sk = (__u64)sk, .id = BPF_CORE_READ(sk, sk_zckey.counter) - 1 };
+		__u64 bytes = ret;
 
-/* A user->kernel iov_iter copy made while the thread is inside tcp_sendmsg_locked(). */
-static __always_inline void on_copy_from_iter(__u64 bytes)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-	if (bytes && bpf_map_lookup_elem(&in_sendmsg, &tid))
-		record(current_tgid(), SITE_SEND_COPY, bytes);
+		if (bpf_map_update_elem(&zc_calls, &key, &bytes, BPF_ANY))
+			__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
+	}
 }
 
 SEC("fentry/tcp_sendmsg_locked")
-int BPF_PROG(tcp_sendmsg_locked_fentry, struct sock *sk)
+int BPF_PROG(tcp_sendmsg_locked_fentry, struct sock *sk, struct msghdr *msg)
 {
-	enter_sendmsg(sk);
+	enter_send(sk, msg);
 	return 0;
 }
 
 SEC("fexit/tcp_sendmsg_locked")
-int BPF_PROG(tcp_sendmsg_locked_fexit)
+int BPF_PROG(tcp_sendmsg_locked_fexit, struct sock *sk, struct msghdr *msg, size_t size, int ret)
 {
-	leave_sendmsg();
+	leave_send(METHOD_FENTRY, ret);
 	return 0;
 }
 
 SEC("kprobe/tcp_sendmsg_locked")
-int BPF_KPROBE(tcp_sendmsg_locked_kprobe, struct sock *sk)
+int BPF_KPROBE(tcp_sendmsg_locked_kprobe, struct sock *sk, struct msghdr *msg)
 {
-	enter_sendmsg(sk);
+	enter_send(sk, msg);
 	return 0;
 }
 
 SEC("kretprobe/tcp_sendmsg_locked")
-int BPF_KRETPROBE(tcp_sendmsg_locked_kretprobe)
+int BPF_KRETPROBE(tcp_sendmsg_locked_kretprobe, int ret)
 {
-	leave_sendmsg();
-	return 0;
-}
-
-/* fentry cannot attach under lib/, so the iov_iter copy helpers are kprobe-only (DESIGN.md). */
-SEC("kprobe/_copy_from_iter")
-int BPF_KPROBE(copy_from_iter_kprobe, void *addr, __u64 bytes)
-{
-	on_copy_from_iter(bytes);
-	return 0;
-}
-
-SEC("kprobe/_copy_from_iter_nocache")
-int BPF_KPROBE(copy_from_iter_nocache_kprobe, void *addr, __u64 bytes)
-{
-	on_copy_from_iter(bytes);
+	leave_send(METHOD_KPROBE, ret);
 	return 0;
 }
 
@@ -1066,6 +1080,24 @@ int BPF_PROG(skb_splice_from_iter_fexit)
 
 SEC("kretprobe/skb_splice_from_iter")
 int BPF_KRETPROBE(skb_splice_from_iter_kretprobe, long ret)
+{
+	on_returned_bytes(SITE_SPLICE_REF, ret);
+	return 0;
+}
+
+/* Before 6.5, sendfile and splice reach TCP through do_tcp_sendpages(): page references, no copy. */
+SEC("fexit/do_tcp_sendpages")
+int BPF_PROG(do_tcp_sendpages_fexit)
+{
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	on_returned_bytes(SITE_SPLICE_REF, (long)ret);
+	return 0;
+}
+
+SEC("kretprobe/do_tcp_sendpages")
+int BPF_KRETPROBE(do_tcp_sendpages_kretprobe, long ret)
 {
 	on_returned_bytes(SITE_SPLICE_REF, ret);
 	return 0;
@@ -1203,7 +1235,10 @@ int BPF_KPROBE(skb_copy_datagram_iter_kprobe, const struct sk_buff *skb, int off
 	return 0;
 }
 
-/* File sites: fexit of the page-cache copy loops, or kretprobes on the per-folio copy helpers. */
+/*
+ * File sites: the return of the page-cache copy loops, by fexit or kretprobe. (The per-folio copy
+ * helpers are in lib/, where Debian's kernels refuse kprobes.)
+ */
 static __always_inline void on_file_read(__u32 method, long ret)
 {
 	struct io_call *call = current_io();
@@ -1223,8 +1258,8 @@ int BPF_PROG(filemap_read_fexit)
 	return 0;
 }
 
-SEC("kretprobe/copy_page_to_iter")
-int BPF_KRETPROBE(copy_page_to_iter_kretprobe, long ret)
+SEC("kretprobe/filemap_read")
+int BPF_KRETPROBE(filemap_read_kretprobe, long ret)
 {
 	on_file_read(METHOD_KPROBE, ret);
 	return 0;
@@ -1241,8 +1276,8 @@ int BPF_PROG(generic_perform_write_fexit)
 	return 0;
 }
 
-SEC("kretprobe/copy_folio_from_iter_atomic")
-int BPF_KRETPROBE(copy_folio_from_iter_atomic_kretprobe, long ret)
+SEC("kretprobe/generic_perform_write")
+int BPF_KRETPROBE(generic_perform_write_kretprobe, long ret)
 {
 	if (ret > 0)
 		on_write_copy(METHOD_KPROBE, ret);

@@ -27,6 +27,7 @@
 #include "netns.h"
 #include "perfcnt.h"
 #include "probes.h"
+#include "tracer.h"
 #include "progstats.h"
 #include "sweep.h"
 #include "wl.h"
@@ -270,23 +271,6 @@ static int attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, s
 	return err;
 }
 
-/*
- * The zerocopy path follows MSG_ZEROCOPY skbs through every device: two events per packet of the
- * whole machine. A built-in workload that makes no such send has nothing there to follow.
- */
-static void skip_zc_path(struct zctrace_bpf *obj, struct probe_choice *choice)
-{
-	for (int s = 0; s < nr_probe_sites; s++) {
-		if (strcmp(probe_sites[s].name, "zc_path") || choice[s].chosen < 0)
-			continue;
-		bpf_program__set_autoload(obj->progs.net_dev_start_xmit_btf, false);
-		bpf_program__set_autoload(obj->progs.netif_receive_skb_btf, false);
-		snprintf(choice[s].why_not[0], sizeof(choice[s].why_not[0]),
-			 "not attached: this workload makes no MSG_ZEROCOPY send");
-		choice[s].chosen = -1;
-	}
-}
-
 /* Stops the target's whole process group: TERM first, KILL after a grace period. */
 static void stop_group(pid_t pgid, pid_t leader, int *status, bool *reaped)
 {
@@ -424,7 +408,7 @@ static int cmd_run(int argc, char **argv)
 {
 	static const struct argp argp = { run_options, run_parse, NULL, run_doc };
 	struct run_args a = { .histograms = true, .cap = METHOD_NONE };
-	struct probe_choice choice[32];
+	static struct probe_choice choice[32];
 	struct ledger *l = NULL;
 	struct perf_set *perf = NULL;
 	struct usdt_links ul = {};
@@ -537,30 +521,18 @@ static int cmd_run(int argc, char **argv)
 		goto cleanup;
 	}
 
-	{
-		LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = probes_btf_path());
-
-		obj = zctrace_bpf__open_opts(&open_opts);
-	}
-	if (!obj) {
-		fprintf(stderr, "zctrace: cannot open the BPF object: %s\n", strerror(errno));
-		goto cleanup;
-	}
-	if ((err = choose_probes(obj, choice, a.cap)))
-		goto cleanup;
-	if (a.def && !a.def->zc_notices)
-		skip_zc_path(obj, choice);
-	obj->rodata->gate_on_phase = a.def && !a.no_phase;
-	if ((err = zctrace_bpf__load(obj))) {
-		fprintf(stderr, "zctrace: cannot load the BPF programs: %s (try -v)\n", strerror(-err));
-		goto cleanup;
-	}
-	/* on before attach: every invocation of the run is counted */
+	/* on before load and attach: every invocation of the run is counted */
 	if (a.prog_stats && prog_stats_enable(&ps))
 		fprintf(stderr, "zctrace: --prog-stats: %s\n", ps.why);
-	if ((err = zctrace_bpf__attach(obj))) {
-		fprintf(stderr, "zctrace: cannot attach the BPF programs: %s (try -v)\n", strerror(-err));
-		goto cleanup;
+	{
+		struct tracer_opts to = {
+			.cap = a.cap,
+			.skip_zc_path = a.def && !a.def->zc_notices,
+			.gate_on_phase = a.def && !a.no_phase,
+		};
+
+		if ((err = tracer_start(&obj, choice, &to)))
+			goto cleanup;
 	}
 	prog_stats_begin(&ps);
 
@@ -739,7 +711,7 @@ cleanup:
 	}
 	for (int i = 0; i < NR_USDT; i++)
 		bpf_link__destroy(ul.link[i]);
-	zctrace_bpf__destroy(obj);
+	tracer_stop(obj);
 	prog_stats_close(&ps);
 	live_free(lv);
 	if (perf)
@@ -792,7 +764,7 @@ static int cmd_list(void)
 
 static int cmd_probes(int argc, char **argv)
 {
-	struct probe_choice choice[32];
+	static struct probe_choice choice[32];
 	enum method cap = METHOD_NONE;
 	const char *missing;
 
@@ -811,8 +783,15 @@ static int cmd_probes(int argc, char **argv)
 		return 1;
 	}
 	libbpf_set_print(libbpf_print);
-	if (choose_probes(NULL, choice, cap))
-		return 1;
+	{
+		/* what really loads and attaches here, not only what the kernel advertises */
+		struct tracer_opts to = { .cap = cap };
+		struct zctrace_bpf *obj;
+
+		if (tracer_start(&obj, choice, &to))
+			return 1;
+		tracer_stop(obj);
+	}
 	print_probes(stdout, choice);
 	return 0;
 }

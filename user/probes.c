@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -24,12 +25,16 @@
 #define WRITE_CANDIDATES(what, tail)											\
 		{ METHOD_FENTRY, "fexit generic_perform_write (inside " what ")",				\
 		  { "generic_perform_write_fexit", IO_PROGS }, { "fentry:generic_perform_write", IO_NEEDS } },	\
-		{ METHOD_KPROBE, "kretprobe copy_folio_from_iter_atomic (inside " what ")",			\
-		  { "copy_folio_from_iter_atomic_kretprobe", IO_PROGS },					\
-		  { "kprobe:copy_folio_from_iter_atomic", IO_NEEDS } },						\
+		{ METHOD_KPROBE, "kretprobe generic_perform_write (inside " what ")",				\
+		  { "generic_perform_write_kretprobe", IO_PROGS },						\
+		  { "kprobe:generic_perform_write", IO_NEEDS } },						\
 		{ METHOD_TP_BTF, "tp_btf ext4 write_end per folio (inside " what ")" tail,				\
 		  { EXT4_PROGS, IO_PROGS }, { EXT4_NEEDS, IO_NEEDS } }
 #define TP_SEND_PROGS "tcp_sendmsg_locked_btf", "sock_send_length_btf"
+
+/* a send call from its entry to its return: the bytes it moved, classified as the kernel chose */
+#define SEND_FENTRY_PROGS "tcp_sendmsg_locked_fentry", "tcp_sendmsg_locked_fexit"
+#define SEND_KPROBE_PROGS "tcp_sendmsg_locked_kprobe", "tcp_sendmsg_locked_kretprobe"
 
 const struct probe_site probe_sites[] = {
 	{ "targets", -1, true, {
@@ -39,14 +44,10 @@ const struct probe_site probe_sites[] = {
 		  { "raw_tp:sched_process_fork", "raw_tp:sched_process_exit" } },
 	} },
 	{ "send_copy", SITE_SEND_COPY, false, {
-		{ METHOD_FENTRY, "fentry/fexit tcp_sendmsg_locked + kprobe _copy_from_iter",
-		  { "tcp_sendmsg_locked_fentry", "tcp_sendmsg_locked_fexit", "copy_from_iter_kprobe",
-		    "copy_from_iter_nocache_kprobe" },
-		  { "fentry:tcp_sendmsg_locked", "kprobe:_copy_from_iter", "kprobe:_copy_from_iter_nocache" } },
-		{ METHOD_KPROBE, "kprobe/kretprobe tcp_sendmsg_locked + kprobe _copy_from_iter",
-		  { "tcp_sendmsg_locked_kprobe", "tcp_sendmsg_locked_kretprobe", "copy_from_iter_kprobe",
-		    "copy_from_iter_nocache_kprobe" },
-		  { "kprobe:tcp_sendmsg_locked", "kprobe:_copy_from_iter", "kprobe:_copy_from_iter_nocache" } },
+		{ METHOD_FENTRY, "fentry/fexit tcp_sendmsg_locked (bytes of each copying call)",
+		  { SEND_FENTRY_PROGS }, { "fentry:tcp_sendmsg_locked" } },
+		{ METHOD_KPROBE, "kprobe/kretprobe tcp_sendmsg_locked (bytes of each copying call)",
+		  { SEND_KPROBE_PROGS }, { "kprobe:tcp_sendmsg_locked" } },
 		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked per-iteration + sock_send_length",
 		  { TP_SEND_PROGS }, { TP_SEND } },
 	} },
@@ -61,8 +62,13 @@ const struct probe_site probe_sites[] = {
 	{ "splice_ref", SITE_SPLICE_REF, false, {
 		{ METHOD_FENTRY, "fexit skb_splice_from_iter", { "skb_splice_from_iter_fexit" },
 		  { "fentry:skb_splice_from_iter" } },
+		/* before 6.5 sendfile and splice reach TCP through ->sendpage */
+		{ METHOD_FENTRY, "fexit do_tcp_sendpages", { "do_tcp_sendpages_fexit" },
+		  { "fentry:do_tcp_sendpages" } },
 		{ METHOD_KPROBE, "kretprobe skb_splice_from_iter", { "skb_splice_from_iter_kretprobe" },
 		  { "kprobe:skb_splice_from_iter" } },
+		{ METHOD_KPROBE, "kretprobe do_tcp_sendpages", { "do_tcp_sendpages_kretprobe" },
+		  { "kprobe:do_tcp_sendpages" } },
 		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked (MSG_SPLICE_PAGES iterations)", { TP_SEND_PROGS },
 		  { TP_SEND } },
 	} },
@@ -90,8 +96,8 @@ const struct probe_site probe_sites[] = {
 	{ "file_read_copy", SITE_FILE_READ_COPY, false, {
 		{ METHOD_FENTRY, "fexit filemap_read (inside read syscalls on files)",
 		  { "filemap_read_fexit", IO_PROGS }, { "fentry:filemap_read", IO_NEEDS } },
-		{ METHOD_KPROBE, "kretprobe copy_page_to_iter (inside read syscalls on files)",
-		  { "copy_page_to_iter_kretprobe", IO_PROGS }, { "kprobe:copy_page_to_iter", IO_NEEDS } },
+		{ METHOD_KPROBE, "kretprobe filemap_read (inside read syscalls on files)",
+		  { "filemap_read_kretprobe", IO_PROGS }, { "kprobe:filemap_read", IO_NEEDS } },
 		{ METHOD_TP_BTF, "tp_btf sys_exit of read/pread64/readv on buffered regular files",
 		  { IO_PROGS }, { IO_NEEDS } },
 	} },
@@ -108,11 +114,23 @@ const struct probe_site probe_sites[] = {
 		  { "tp_btf:mm_filemap_add_to_page_cache" } },
 	} },
 	{ "zc_notices", -1, false, {
+		{ METHOD_FENTRY, "tp_btf skb_copy_datagram_iovec (error queue) + fentry/fexit tcp_sendmsg_locked",
+		  { "skb_copy_datagram_iovec_btf", SEND_FENTRY_PROGS },
+		  { "tp_btf:skb_copy_datagram_iovec", "fentry:tcp_sendmsg_locked" } },
+		{ METHOD_KPROBE, "tp_btf skb_copy_datagram_iovec (error queue) + kprobe/kretprobe tcp_sendmsg_locked",
+		  { "skb_copy_datagram_iovec_btf", SEND_KPROBE_PROGS },
+		  { "tp_btf:skb_copy_datagram_iovec", "kprobe:tcp_sendmsg_locked" } },
 		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (error queue) + tcp_sendmsg_locked",
 		  { "skb_copy_datagram_iovec_btf", TP_SEND_PROGS },
 		  { "tp_btf:skb_copy_datagram_iovec", TP_SEND } },
 	} },
 	{ "zc_path", -1, false, {
+		{ METHOD_FENTRY, "tp_btf net_dev_start_xmit + netif_receive_skb, senders by fentry tcp_sendmsg_locked",
+		  { "net_dev_start_xmit_btf", "netif_receive_skb_btf", SEND_FENTRY_PROGS },
+		  { "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb", "fentry:tcp_sendmsg_locked" } },
+		{ METHOD_KPROBE, "tp_btf net_dev_start_xmit + netif_receive_skb, senders by kprobe tcp_sendmsg_locked",
+		  { "net_dev_start_xmit_btf", "netif_receive_skb_btf", SEND_KPROBE_PROGS },
+		  { "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb", "kprobe:tcp_sendmsg_locked" } },
 		{ METHOD_TP_BTF, "tp_btf net_dev_start_xmit + netif_receive_skb (zerocopy skbs by device)",
 		  { "net_dev_start_xmit_btf", "netif_receive_skb_btf", TP_SEND_PROGS },
 		  { "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb", TP_SEND } },
@@ -307,6 +325,36 @@ static bool symbol_in_kallsyms(const char *func)
 	return found;
 }
 
+/*
+ * A real trial, as libbpf would attach it: a kprobe perf event on @func through the kprobe PMU.
+ * Being in kallsyms is not enough: kernels refuse kprobes on some functions (the kprobe blacklist,
+ * Debian's kernels on lib/iov_iter.c) with EINVAL only when the probe is registered.
+ */
+static int try_kprobe(const char *func, char *why, size_t n)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr) };
+	FILE *f = fopen("/sys/bus/event_source/devices/kprobe/type", "r");
+	int type = -1, fd;
+
+	if (!f)		/* tracefs kprobe_events only (old kernels): kallsyms is all there is to ask */
+		return 1;
+	if (fscanf(f, "%d", &type) != 1)
+		type = -1;
+	fclose(f);
+	if (type < 0)
+		return 1;
+	attr.type = type;
+	attr.config1 = (__u64)(unsigned long)func;	/* kprobe_func */
+	fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, n, "kprobe on %s refused: %s%s", func, strerror(errno),
+			 errno == EINVAL ? " (the kernel does not allow probing it)" : "");
+		return 0;
+	}
+	close(fd);
+	return 1;
+}
+
 static int probe_kprobe(const char *func, char *why, size_t n)
 {
 	/* libbpf attaches kprobes through the kprobe PMU, or tracefs kprobe_events on old kernels */
@@ -320,7 +368,7 @@ static int probe_kprobe(const char *func, char *why, size_t n)
 		snprintf(why, n, "%s not in /proc/kallsyms (inlined or absent)", func);
 		return 0;
 	}
-	return 1;
+	return try_kprobe(func, why, n);
 }
 
 static int probe_usdt(char *why, size_t n)
@@ -429,6 +477,8 @@ int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum met
 		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++) {
 			const struct candidate *cand = &ps->cands[c];
 
+			if (ch->refused[c])	/* the kernel refused it at load or attach: why_not says how */
+				continue;
 			ch->why_not[c][0] = '\0';
 			if (cap != METHOD_NONE && method_rank(cand->method) < method_rank(cap)) {
 				snprintf(ch->why_not[c], sizeof(ch->why_not[c]), "skipped: --method %s",

@@ -8,7 +8,7 @@
 
 struct zctrace_bpf;
 
-#define MAX_CANDIDATES 4
+#define MAX_CANDIDATES 6
 #define MAX_PROGS 6
 #define MAX_NEEDS 6
 
@@ -28,6 +28,7 @@ struct probe_site {
 
 struct probe_choice {
 	int chosen;				/* index into cands, -1 if none attaches */
+	bool refused[MAX_CANDIDATES];		/* refused at load or attach: never chosen again */
 	char why_not[MAX_CANDIDATES][256];	/* why each better candidate was refused */
 };
 

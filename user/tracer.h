@@ -1,0 +1,25 @@
+/* The tracer's lifecycle: open the BPF object, choose each site's method, load, attach, destroy. */
+#ifndef TRACER_H
+#define TRACER_H
+
+#include <stdbool.h>
+#include "probes.h"
+
+struct zctrace_bpf;
+
+struct tracer_opts {
+	enum method cap;	/* --method: nothing better than this; METHOD_NONE = the best there is */
+	bool skip_zc_path;	/* the run makes no MSG_ZEROCOPY send: leave the per-packet path out */
+	bool gate_on_phase;	/* count sites only inside the workload's measured phase */
+};
+
+/*
+ * Opens, chooses, loads and attaches. A candidate the kernel refuses at load (the verifier, a
+ * missing helper) or at attach is marked refused in @choice with the kernel's reason, and the
+ * cycle starts again without it, so one refused program never ends a run. @choice must start
+ * zeroed. Returns 0 with *objp attached, or a negative errno with *objp NULL and a line on stderr.
+ */
+int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const struct tracer_opts *o);
+void tracer_stop(struct zctrace_bpf *obj);
+
+#endif
