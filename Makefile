@@ -40,7 +40,7 @@ ZCTRACE_BIN := zctrace
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps test demo bench install clean sanitize fuzz fuzz-targets
+.PHONY: all deps test test-kernels demo bench install clean sanitize fuzz fuzz-targets
 all: $(ZCTRACE_BIN) $(WL_BINS) $(UNIT_BINS)
 
 deps:
@@ -108,6 +108,12 @@ test: deps
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(SUDO) tools/demo.sh
+
+# the portable part of the suite on Debian's stock 6.1 and 6.12 kernels, booted under QEMU over this
+# machine's root file system (tools/kernels.sh; the kernels and virtme-ng go to .kernels/)
+test-kernels: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(SUDO) tools/kernels.sh test
 
 # variants of one job side by side in one run, medians of BENCH_REPS (default 5)
 bench: deps

@@ -23,6 +23,13 @@ needs=(
 	"iproute2:/bin/ip"
 	"util-linux:/usr/bin/setpriv"
 	"bpftrace:/usr/bin/bpftrace"	# make bench: the overhead section compares with it
+	# make test-kernels: virtme-ng boots Debian's stock kernels under QEMU; it needs these, and a venv
+	"qemu-system-x86:/usr/bin/qemu-system-x86_64"
+	"busybox-static:/bin/busybox"
+	"cpio:/usr/bin/cpio"
+	"kmod:/usr/bin/kmod"
+	"python3-venv:/usr/share/doc/python3-venv/copyright"
+	"e2fsprogs:/sbin/mkfs.ext4"
 )
 
 missing=()

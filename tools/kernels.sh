@@ -3,6 +3,7 @@
 #   kernels.sh fetch              the newest 6.1 and 6.12 images the package index offers
 #   kernels.sh list               their versions, one a line (after fetch)
 #   kernels.sh run VERSION CMD    boot VERSION, run CMD as root in the project directory, exit with CMD's status
+#   kernels.sh test               make test-kernels: the portable suite on each, and one table
 # The kernels, their modules and virtme-ng live in $ZCTRACE_KERNELS (default .kernels/ here);
 # the host's own apt configuration and bootloader are never touched.
 set -euo pipefail
@@ -74,27 +75,67 @@ cmd_run() {
 	cd '$ROOT' || exit 99
 	mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 	export ZCTRACE_KERNEL_UNDER_TEST='$ver'
+	# the file workloads' files (in /var/tmp) on ext4, as on the host: the guest's /var is an overlay
+	if modprobe loop 2>/dev/null; truncate -s 1G /tmp/zctrace-ext4.img && mkfs.ext4 -q -F /tmp/zctrace-ext4.img &&
+		mount -o loop /tmp/zctrace-ext4.img /var/tmp; then
+		chmod 1777 /var/tmp
+	else
+		echo "kernels: no ext4 scratch file system in the guest; files go to the overlay" >&2
+	fi
 	$*
 	echo \$? > '$out/status'
 	EOF
 	chmod +x "$out/guest.sh"
 	# /dev/kvm here may be a PVM host that cannot run stock kernels: TCG always works
+	# one host thread per guest (thread=single): multi-threaded TCG crashed 6.12 in __schedule,
+	# inside code the kernel had just patched; two guests then run side by side on two cores
 	PATH="$KDIR/venv/bin:$PATH" vng --disable-kvm -v -r "$KDIR/$ver/boot/vmlinuz-$ver" --memory 4G --cpus 2 \
-		--rwdir "$out" --exec "$out/guest.sh" >"$out/console" 2>&1 || true
+		--qemu-opts="-accel tcg,thread=single" --rwdir "$out" --exec "$out/guest.sh" >"$out/console" 2>&1 || true
 	# the guest's console: keep what the command printed, drop the kernel's boot messages
 	sed -n -e 's/\r$//' -e '/virtme-ng-init: starting script/,$p' "$out/console" | sed -e 1d -e '/^\[ *[0-9]*\.[0-9]*\] /d'
 	if [ ! -s "$out/status" ]; then
-		echo "kernels: $ver did not run the command to its end; the console's last lines:" >&2
-		tail -n 30 "$out/console" >&2
+		echo "kernels: $ver did not run the command to its end; the console:" >&2
+		if grep -q -E '(BUG|Oops|panic|WARNING):' "$out/console"; then
+			sed -n -E '/(BUG|Oops|panic|WARNING):/,$p' "$out/console" | head -n 60 >&2
+		else
+			tail -n 30 "$out/console" >&2
+		fi
 		return 1
 	fi
 	rc=$(cat "$out/status")
 	return "$rc"
 }
 
+# Boots every fetched kernel (two at a time, one host core each) to run tests/kernel-suite.sh, then
+# prints one table: site by kernel and method, and each kernel's tests passed and failed.
+cmd_test() {
+	local ver logs=() rc=0 pids=()
+	cmd_fetch
+	mkdir -p "$KDIR/results"
+	# this machine's own kernel, through the same script's table part
+	(cd "$ROOT" && for m in fentry kprobe tracepoint; do ./zctrace probes --method=$m |
+		awk -v m=$m '/^[a-z_]+ +[a-z_]+ /{ print "SITE", m, $1, $2 }'; done) >"$KDIR/results/host.log"
+	while read -r ver; do
+		echo "kernels: booting $ver to run the suite (QEMU TCG)"
+		( cmd_run "$ver" tests/kernel-suite.sh >"$KDIR/results/$ver.log" 2>&1 ) &
+		pids+=($!)
+		logs+=("$ver")
+	done <"$KDIR/versions"
+	for i in "${!pids[@]}"; do
+		wait "${pids[$i]}" || rc=1
+		echo "==== ${logs[$i]}"
+		grep -E '^(PASS|FAIL|SKIP) |^[0-9]+ passed|^kernels: ' "$KDIR/results/${logs[$i]}.log" | grep -v '^PASS ' || true
+		grep -q -E '^[0-9]+ passed, 0 failed' "$KDIR/results/${logs[$i]}.log" || rc=1
+		grep -A12 -E '^FAIL ' "$KDIR/results/${logs[$i]}.log" | head -n 60 || true
+	done
+	python3 "$ROOT/tools/kernel-table.py" "$KDIR/results" host "${logs[@]}" || rc=1
+	return $rc
+}
+
 case "${1:-}" in
 fetch) cmd_fetch ;;
 list) [ -e "$KDIR/versions" ] || die "no kernels fetched (run: tools/kernels.sh fetch)"; cat "$KDIR/versions" ;;
 run) [ $# -ge 3 ] || die "usage: kernels.sh run VERSION CMD..."; shift; cmd_run "$@" ;;
-*) die "usage: kernels.sh fetch | list | run VERSION CMD..." ;;
+test) cmd_test ;;
+*) die "usage: kernels.sh fetch | list | run VERSION CMD... | test" ;;
 esac

@@ -1,0 +1,17 @@
+#!/bin/sh
+# The portable part of the suite, run inside each kernel that make test-kernels boots: for each
+# method, the site -> method table (lines "SITE METHOD_ASKED SITE_NAME CHOSEN"), then the tests.
+cd "$(dirname "$0")/.." || exit 2
+for m in fentry kprobe tracepoint; do
+	./zctrace probes --method=$m | awk -v m=$m '/^[a-z_]+ +[a-z_]+ /{ print "SITE", m, $1, $2 }'
+done
+exec python3 tests/run.py \
+	'probes_report$' 'json_schema$' method_matrix \
+	'ledger_tcp-twocopy_64K_1thr$' 'ledger_tcp-onecopy_64K_1thr$' 'ledger_tcp-zerocopy_64K_1thr$' \
+	'ledger_tcp-sendfile_64K_1thr$' 'ledger_tcp-zerocopy_64K_4thr$' \
+	'file_file-readwrite_cold$' 'file_file-sendfile_warm$' 'file_file-splice_cold$' \
+	'file_file-copyrange_warm$' 'file_serve-readsend_cold_64K$' 'file_serve-sendfile_cold_64K$' \
+	'remote_fileread_seq_thread_warm$' \
+	'command_and_children_traced$' 'attach_to_running_pid$' \
+	'micro_syscall_counts_exact$' 'micro_fileread_pages_exact$' 'micro_pagefault_counts_exact$' \
+	'netns_zerocopy_path$'
