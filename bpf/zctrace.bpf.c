@@ -8,6 +8,8 @@
 #include <bpf/usdt.bpf.h>
 #include "zctrace.h"
 
+#define ZCT_PF_EXITING 0x00000004	/* include/linux/sched.h: set at the start of do_exit() */
+
 /* Set before load. */
 const volatile __u32 site_method[NR_SITES] = {};
 const volatile __u8 gate_on_phase = 0;	/* count sites only between the USDT phase markers */
@@ -378,6 +380,9 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 					__sync_fetch_and_add(&seg->preempted, 1);
 			}
 		}
+		/* perf stops counting a task inside do_exit(): what follows is the tracer's alone */
+		if (BPF_CORE_READ(prev, flags) & ZCT_PF_EXITING)
+			__sync_fetch_and_add(&misc.switches_exiting, 1);
 		tid = BPF_CORE_READ(prev, pid);
 		if (bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY))
 			__sync_fetch_and_add(&misc.offcpu_dropped, 1);

@@ -90,7 +90,7 @@ cmd_run() {
 	# one host thread per guest (thread=single): multi-threaded TCG crashed 6.12 in __schedule,
 	# inside code the kernel had just patched; two guests then run side by side on two cores
 	PATH="$KDIR/venv/bin:$PATH" vng --disable-kvm -v -r "$KDIR/$ver/boot/vmlinuz-$ver" --memory 4G --cpus 2 \
-		--qemu-opts="-accel tcg,thread=single" --rwdir "$out" --exec "$out/guest.sh" >"$out/console" 2>&1 || true
+		--qemu-opts="-accel tcg,thread=single" --append "tsc=reliable" --rwdir "$out" --exec "$out/guest.sh" >"$out/console" 2>&1 || true
 	# the guest's console: keep what the command printed, drop the kernel's boot messages
 	sed -n -e 's/\r$//' -e '/virtme-ng-init: starting script/,$p' "$out/console" | sed -e 1d -e '/^\[ *[0-9]*\.[0-9]*\] /d'
 	if [ ! -s "$out/status" ]; then

@@ -551,6 +551,8 @@ static int cmd_run(int argc, char **argv)
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", a.pid);
 		attach_usdt(obj, a.pid, exe, &ul);
 		perf_open_pid(perf, a.pid);
+		/* what comes after this line is counted: scripts wait for it before they drive traffic */
+		fprintf(stderr, "zctrace: tracing pid %d for %g s\n", a.pid, a.duration);
 		while (!stop_signal && waited < a.duration && !(kill(a.pid, 0) && errno == ESRCH)) {
 			sleep_ms(50);
 			waited += 0.05;
@@ -784,13 +786,20 @@ static int cmd_probes(int argc, char **argv)
 	}
 	libbpf_set_print(libbpf_print);
 	{
-		/* what really loads and attaches here, not only what the kernel advertises */
+		/* what really loads and attaches here, not only what the kernel advertises; without
+		 * BTF nothing CO-RE loads, and the candidates' refusals are all there is to show */
 		struct tracer_opts to = { .cap = cap };
 		struct zctrace_bpf *obj;
+		char why[256];
 
-		if (tracer_start(&obj, choice, &to))
-			return 1;
-		tracer_stop(obj);
+		if (probes_check_btf(why, sizeof(why))) {
+			if (choose_probes(NULL, choice, cap))
+				return 1;
+		} else {
+			if (tracer_start(&obj, choice, &to))
+				return 1;
+			tracer_stop(obj);
+		}
 	}
 	print_probes(stdout, choice);
 	return 0;

@@ -247,10 +247,47 @@ static int btf_id(const char *name, int kind, char *why, size_t n)
 	return id;
 }
 
-/* Loads a 2-instruction tracing program at the BTF id and attaches it, as the real one would. */
-static int try_tracing(int attach_type, int id, char *why, size_t n)
+/*
+ * @name in the BTF of a loaded kernel module (ext4's tracepoints when ext4 is a module, as in
+ * Debian's kernels): its id there, with *obj_fd holding that BTF open; -ENOENT if in none.
+ */
+static int module_btf_id(const char *name, int kind, int *obj_fd)
 {
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach_type, .attach_btf_id = id);
+	__u32 id = 0;
+
+	while (!bpf_btf_get_next_id(id, &id)) {
+		struct bpf_btf_info info = {};
+		__u32 len = sizeof(info);
+		char mod[64] = "";
+		struct btf *btf;
+		int fd, tid;
+
+		fd = bpf_btf_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		info.name = (__u64)(unsigned long)mod;
+		info.name_len = sizeof(mod);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.kernel_btf || !strcmp(mod, "vmlinux")) {
+			close(fd);
+			continue;
+		}
+		btf = btf__load_from_kernel_by_id_split(id, vmlinux_btf);
+		tid = btf ? btf__find_by_name_kind(btf, name, kind) : -ENOENT;
+		btf__free(btf);
+		if (tid > 0) {
+			*obj_fd = fd;
+			return tid;
+		}
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+/* Loads a 2-instruction tracing program at the BTF id and attaches it, as the real one would. */
+static int try_tracing_in(int attach_type, int id, int obj_fd, char *why, size_t n)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach_type, .attach_btf_id = id,
+		    .attach_btf_obj_fd = obj_fd);
 	int fd, link;
 
 	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", ret0, 2, &opts);
@@ -269,6 +306,11 @@ static int try_tracing(int attach_type, int id, char *why, size_t n)
 	return 1;
 }
 
+static int try_tracing(int attach_type, int id, char *why, size_t n)
+{
+	return try_tracing_in(attach_type, id, 0, why, n);
+}
+
 static int probe_fentry(const char *func, char *why, size_t n)
 {
 	int id = btf_id(func, BTF_KIND_FUNC, why, n);
@@ -283,11 +325,20 @@ static int probe_tp_btf(const char *tp, char *why, size_t n)
 
 	snprintf(name, sizeof(name), "btf_trace_%s", tp);
 	id = btf_id(name, BTF_KIND_TYPEDEF, why, n);
-	if (id < 0) {
-		if (vmlinux_btf)	/* else why says there is no BTF at all */
-			snprintf(why, n, "tracepoint %s not in this kernel", tp);
-		return 0;
+	if (id < 0 && vmlinux_btf) {
+		int obj_fd = -1, ok;
+
+		id = module_btf_id(name, BTF_KIND_TYPEDEF, &obj_fd);
+		if (id < 0) {
+			snprintf(why, n, "tracepoint %s not in this kernel or its loaded modules", tp);
+			return 0;
+		}
+		ok = try_tracing_in(BPF_TRACE_RAW_TP, id, obj_fd, why, n);
+		close(obj_fd);
+		return ok;
 	}
+	if (id < 0)	/* why says there is no BTF at all */
+		return 0;
 	return try_tracing(BPF_TRACE_RAW_TP, id, why, n);
 }
 
@@ -383,9 +434,10 @@ static int probe_usdt(char *why, size_t n)
 /*
  * ZCTRACE_REFUSE=POINT[,POINT...] refuses those attach points as if this kernel lacked them (e.g.
  * "tp_btf:tcp_sendmsg_locked,raw_tp:sched_switch"): what zctrace does without a tracepoint, shown
- * on a kernel that has it.
+ * on a kernel that has it. "load:PROG" and "attach:PROG" make the kernel refuse that program at load
+ * (the verifier, given an out-of-bounds read) or at attach (tracer.c).
  */
-static bool refused_by_env(const char *point)
+bool probes_refused_by_env(const char *point)
 {
 	const char *list = getenv("ZCTRACE_REFUSE"), *p = list;
 	size_t n = strlen(point);
@@ -413,7 +465,7 @@ static const struct probe_result *probe_point(const char *point)
 	snprintf(r->point, sizeof(r->point), "%s", point);
 	r->why[0] = '\0';
 	arg = arg ? arg + 1 : "";
-	if (refused_by_env(point)) {
+	if (probes_refused_by_env(point)) {
 		r->ok = 0;
 		snprintf(r->why, sizeof(r->why), "refused by ZCTRACE_REFUSE (simulated: as if the kernel lacked it)");
 	} else if (!strncmp(point, "fentry:", 7))
@@ -474,6 +526,8 @@ int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum met
 		struct probe_choice *ch = &choice[s];
 
 		ch->chosen = -1;
+		if (ch->skip)
+			continue;
 		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++) {
 			const struct candidate *cand = &ps->cands[c];
 

@@ -29,6 +29,7 @@ struct probe_site {
 struct probe_choice {
 	int chosen;				/* index into cands, -1 if none attaches */
 	bool refused[MAX_CANDIDATES];		/* refused at load or attach: never chosen again */
+	bool skip;				/* not wanted by this run: why_not[0] says why */
 	char why_not[MAX_CANDIDATES][256];	/* why each better candidate was refused */
 };
 
@@ -40,6 +41,8 @@ int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum met
 const char *method_name(enum method m);
 int parse_method(const char *s, enum method *m);
 void print_probes(FILE *f, const struct probe_choice *choice);
+/* ZCTRACE_REFUSE names @point ("tp_btf:T", "load:PROG", "attach:PROG", ...): refuse it. */
+bool probes_refused_by_env(const char *point);
 /* ZCTRACE_BTF: a file with the kernel's BTF to use instead of /sys/kernel/btf/vmlinux; NULL if unset. */
 const char *probes_btf_path(void);
 /* 0 when the kernel's BTF loads; else -ENOENT and why (naming BTF and the file). */

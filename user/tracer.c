@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <linux/bpf.h>
 #include <bpf/libbpf.h>
 #include "tracer.h"
 #include "zctrace.skel.h"
@@ -18,6 +20,7 @@ static struct {
 	char why[200];
 } refusal;
 static libbpf_print_fn_t next_print;
+static bool attach_simulated;	/* the last attach refusal came from ZCTRACE_REFUSE */
 
 /* The verifier's verdict: the last line of a load log that is not a statistic. */
 static void note_verdict(const char *log)
@@ -62,17 +65,15 @@ static int capture_print(enum libbpf_print_level level, const char *fmt, va_list
 	return next_print ? next_print(level, fmt, args) : 0;
 }
 
-/* Drops the per-packet zerocopy path: two events per packet of the whole machine, for nothing. */
-static void skip_zc_path(struct zctrace_bpf *obj, struct probe_choice *choice)
+/* Leaves the per-packet zerocopy path out: two events per packet of the whole machine, for nothing. */
+static void skip_zc_path(struct probe_choice *choice)
 {
 	for (int s = 0; s < nr_probe_sites; s++) {
-		if (strcmp(probe_sites[s].name, "zc_path") || choice[s].chosen < 0)
+		if (strcmp(probe_sites[s].name, "zc_path"))
 			continue;
-		bpf_program__set_autoload(obj->progs.net_dev_start_xmit_btf, false);
-		bpf_program__set_autoload(obj->progs.netif_receive_skb_btf, false);
+		choice[s].skip = true;
 		snprintf(choice[s].why_not[0], sizeof(choice[s].why_not[0]),
 			 "not attached: this workload makes no MSG_ZEROCOPY send");
-		choice[s].chosen = -1;
 	}
 }
 
@@ -100,10 +101,36 @@ static int refuse_holders(struct probe_choice *choice, const char *prog, const c
 	return n;
 }
 
+/*
+ * ZCTRACE_REFUSE=load:PROG: a tracing program (fentry/fexit/tp_btf) is pointed at a function or
+ * tracepoint with fewer arguments than it reads, which the verifier refuses: the real refusal path,
+ * on a kernel that would load it.
+ */
+static void refuse_loads_by_env(struct zctrace_bpf *obj)
+{
+	struct bpf_program *p;
+	char point[96];
+
+	if (!getenv("ZCTRACE_REFUSE"))
+		return;
+	bpf_object__for_each_program(p, obj->obj) {
+		enum bpf_attach_type t = bpf_program__expected_attach_type(p);
+
+		snprintf(point, sizeof(point), "load:%s", bpf_program__name(p));
+		if (!bpf_program__autoload(p) || !probes_refused_by_env(point))
+			continue;
+		if (t == BPF_TRACE_FENTRY || t == BPF_TRACE_FEXIT)
+			bpf_program__set_attach_target(p, 0, "schedule");	/* no arguments */
+		else if (t == BPF_TRACE_RAW_TP)
+			bpf_program__set_attach_target(p, 0, "sched_process_free");	/* one */
+	}
+}
+
 /* Attaches program by program, so that a refusal names its program. */
 static int attach_all(struct zctrace_bpf *obj, char *prog, size_t n)
 {
 	struct bpf_object_skeleton *sk = obj->skeleton;
+	char point[96];
 
 	for (int i = 0; i < sk->prog_cnt; i++) {
 		struct bpf_program *p = *sk->progs[i].prog;
@@ -112,6 +139,12 @@ static int attach_all(struct zctrace_bpf *obj, char *prog, size_t n)
 		/* USDT programs attach per binary, once the target exists */
 		if (!bpf_program__autoload(p) || !strcmp(bpf_program__section_name(p), "usdt"))
 			continue;
+		snprintf(point, sizeof(point), "attach:%s", bpf_program__name(p));
+		if (probes_refused_by_env(point)) {
+			snprintf(prog, n, "%s", bpf_program__name(p));
+			attach_simulated = true;
+			return -EINVAL;
+		}
 		*link = bpf_program__attach(p);
 		if (!*link) {
 			int err = -errno;
@@ -130,6 +163,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 	int max_tries = nr_probe_sites * MAX_CANDIDATES, err = 0;
 	struct zctrace_bpf *obj = NULL;
 
+	if (o->skip_zc_path)
+		skip_zc_path(choice);
 	next_print = libbpf_set_print(capture_print);
 	for (int tries = 0; tries < max_tries; tries++) {
 		char prog[64], why[256];
@@ -143,17 +178,18 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		}
 		if ((err = choose_probes(obj, choice, o->cap)))
 			break;
-		if (o->skip_zc_path)
-			skip_zc_path(obj, choice);
 		obj->rodata->gate_on_phase = o->gate_on_phase;
+		refuse_loads_by_env(obj);
 		refusal.prog[0] = refusal.why[0] = '\0';
+		attach_simulated = false;
 		err = zctrace_bpf__load(obj);
 		if (!err) {
 			loading = false;
 			err = attach_all(obj, prog, sizeof(prog));
 			if (!err)
 				break;
-			snprintf(why, sizeof(why), "attach refused: %s", strerror(-err));
+			snprintf(why, sizeof(why), "attach refused: %s%s", strerror(-err),
+				 attach_simulated ? " (simulated by ZCTRACE_REFUSE)" : "");
 		} else {
 			snprintf(prog, sizeof(prog), "%s", refusal.prog);
 			snprintf(why, sizeof(why), "load refused: %s", refusal.why[0] ? refusal.why : strerror(-err));
