@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What every part of zctrace's BPF object shares: the settings user space writes before load, the
+ * maps more than one site reads or writes, the target filter, and the per-site counters with their
+ * log2 histograms.
+ */
+#ifndef ZCTRACE_COMMON_BPF_H
+#define ZCTRACE_COMMON_BPF_H
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
+#include "zctrace.h"
+
+#define ZCT_PF_EXITING 0x00000004	/* include/linux/sched.h: set at the start of do_exit() */
+
+/* Set before load. */
+const volatile __u32 site_method[NR_SITES] = {};
+const volatile __u8 gate_on_phase = 0;	/* count sites only between the USDT phase markers */
+const volatile __u8 track_io = 0;	/* follow file syscalls for the file sites */
+const volatile __u8 io_kind_of[MAX_SYSCALLS] = {};	/* enum io_kind by syscall number */
+const volatile __u32 o_direct_flag = 0;	/* O_DIRECT of this architecture */
+const volatile __u32 execve_nr = ~0U;	/* execve's number on this architecture */
+
+/* Set by user space: the process zctrace started, whose exec starts the perf counters. */
+__u32 root_tgid = 0;
+/* Bumped by whoever adds a target (a fork here, user space there): older verdicts are stale. */
+__u32 targets_gen = 0;
+
+/* Written by the USDT phase markers. */
+__u32 phase_active = 0;
+struct misc_stats misc = {};
+/* Written by the USDT segment marker: the microbenchmark step now running, 0 = none. */
+__u32 segment = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGETS);
+	__type(key, __u32);	/* tgid */
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGETS * NR_SITES);
+	__type(key, struct site_key);
+	__type(value, struct site_stats);
+} sites SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_SEGMENTS);
+	__type(key, __u32);
+	__type(value, struct seg_stats);
+} seg_stats SEC(".maps");
+
+/*
+ * The target filter's last verdict on each CPU: tgid << 32 | generation << 1 | verdict, one word so
+ * that a program preempted on the same CPU never reads half of another's. Most events come from
+ * the task that ran the last one, and an array slot costs less than the targets hash's lookup.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} target_memo SEC(".maps");
+
+/* One in-flight send call per thread, from entry to return (freed with the thread). */
+struct send_call {
+	__u64 sk;
+	__u64 msg;
+	__u64 start_left;	/* msg_data_left() at the first loop iteration */
+	__u64 last_left;	/* ... at the latest iteration */
+	__u32 mode;		/* enum send_mode */
+	__u32 zc_id;		/* MSG_ZEROCOPY notification id of this call */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, struct send_call);
+} send_calls SEC(".maps");
+
+struct zc_key {
+	__u64 sk;
+	__u32 id;
+	__u32 pad;
+};
+
+/* MSG_ZEROCOPY sends waiting for their completion notice: bytes pinned by each. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_ZC_CALLS);
+	__type(key, struct zc_key);
+	__type(value, __u64);
+} zc_calls SEC(".maps");
+
+/* Sockets the targets sent on: deferred copies happen in softirq context, found by socket. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u32);	/* tgid */
+} target_socks SEC(".maps");
+
+static __always_inline __u32 log2_slot(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	shift = (v > 0xFFFFFFFF) << 5; v >>= shift; r |= shift;
+	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	/*
+	 * A mask, not a compare: the verifier must see the bound, and clang drops the compare. The
+	 * asm keeps clang from moving the mask onto one operand of the ORs above, a bound that 6.1's
+	 * verifier does not carry through them.
+	 */
+	asm volatile("%0 &= %1" : "+r"(r) : "i"(MAX_SLOTS - 1));
+	return r;
+}
+
+static __always_inline __u32 current_tgid(void)
+{
+	return bpf_get_current_pid_tgid() >> 32;
+}
+
+static __always_inline bool is_target(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/* is_target() through this CPU's memo: the filter every hot program runs first. */
+static __always_inline bool is_target_memo(__u32 tgid)
+{
+	__u32 zero = 0, gen = (targets_gen & 0x7fffffff) << 1;
+	__u64 *memo = bpf_map_lookup_elem(&target_memo, &zero), m;
+	bool verdict;
+
+	if (memo) {
+		m = *memo;
+		if ((__u32)(m >> 32) == tgid && ((__u32)m & ~1U) == gen)
+			return m & 1;
+	}
+	verdict = is_target(tgid);
+	if (memo)
+		*memo = (__u64)tgid << 32 | gen | verdict;
+	return verdict;
+}
+
+/* The current microbenchmark step's figures, or NULL outside any step. */
+static __always_inline struct seg_stats *cur_seg(void)
+{
+	__u32 seg = segment;
+
+	return seg ? bpf_map_lookup_elem(&seg_stats, &seg) : NULL;
+}
+
+static __always_inline bool counting(void)
+{
+	return !gate_on_phase || phase_active;
+}
+
+/* Adds @ncopies copies of @bytes in all to a site; the histogram gets the mean copy size. */
+static __always_inline void record_n(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies)
+{
+	static const struct site_stats zero;
+	struct site_key key = { .tgid = tgid, .site = site };
+	struct site_stats *st;
+	__u32 slot;
+
+	if (!counting() || ncopies == 0)
+		return;
+	st = bpf_map_lookup_elem(&sites, &key);
+	if (!st) {
+		bpf_map_update_elem(&sites, &key, &zero, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&sites, &key);
+		if (!st) {
+			__sync_fetch_and_add(&misc.sites_dropped, 1);
+			return;
+		}
+	}
+	slot = log2_slot(bytes / ncopies);
+	__sync_fetch_and_add(&st->count, ncopies);
+	__sync_fetch_and_add(&st->bytes, bytes);
+	__sync_fetch_and_add(&st->hist[slot], ncopies);
+}
+
+static __always_inline void record(__u32 tgid, __u32 site, __u64 bytes)
+{
+	record_n(tgid, site, bytes, 1);
+}
+
+static __always_inline bool site_uses(__u32 site, __u32 method)
+{
+	return site_method[site] == method;
+}
+
+#endif /* ZCTRACE_COMMON_BPF_H */

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * File sites: file syscalls classified at entry, closed at exit; file_read_copy, file_write_copy,
+ * kernel_copy by fexit, kretprobe or ext4 tracepoints; page-cache insertions.
+ * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
+ * site keeps all its flavours here, for every kernel.
+ */
+
+/* One file syscall in flight per thread: what its descriptors are and what copies were seen. */
+struct io_call {
+	__u32 kind;		/* enum io_kind */
+	__u8 in;		/* FD_* of the source descriptor */
+	__u8 out;		/* FD_* of the destination descriptor */
+	__u16 pad;
+	__u64 seen_write;	/* bytes the write-copy probes saw during the call */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, struct io_call);
+} io_calls SEC(".maps");
+
+/* Pages the targets brought into the page cache, by file. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct pc_key);
+	__type(value, __u64);
+} pc_adds SEC(".maps");
+
+/* ---- syscalls and page faults -------------------------------------------------------------- */
+
+#define ZCT_S_IFMT 0170000
+#define ZCT_S_IFREG 0100000
+#define ZCT_S_IFIFO 0010000
+#define ZCT_S_IFSOCK 0140000
+
+/* FD_* flags of the calling task's descriptor @fd. */
+static __always_inline __u8 fd_class(long fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *f = NULL;
+	__u32 mode, flags;
+	__u8 cls = 0;
+
+	if (fd < 0 || !fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_core_read(&f, sizeof(f), &fds[fd]) || !f)
+		return 0;
+	mode = BPF_CORE_READ(f, f_inode, i_mode) & ZCT_S_IFMT;
+	flags = BPF_CORE_READ(f, f_flags);
+	if (mode == ZCT_S_IFREG)
+		cls |= FD_REG;
+	else if (mode == ZCT_S_IFIFO)
+		cls |= FD_PIPE;
+	else if (mode == ZCT_S_IFSOCK)
+		cls |= FD_SOCK;
+	if (flags & o_direct_flag)
+		cls |= FD_DIRECT;
+	return cls;
+}
+
+/* Remembers a file syscall's descriptors until its exit, for the file sites. */
+static __always_inline void enter_io(struct pt_regs *regs, __u32 kind)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct io_call call = { .kind = kind };
+	long a0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
+
+	switch (kind) {
+	case IO_READ:
+		call.in = fd_class(a0);
+		break;
+	case IO_WRITE:
+		call.out = fd_class(a0);
+		break;
+	case IO_SENDFILE:
+		call.out = fd_class(a0);
+		call.in = fd_class(PT_REGS_PARM2_CORE_SYSCALL(regs));
+		break;
+	default:	/* splice, copy_file_range: (in, off_in, out, ...) */
+		call.in = fd_class(a0);
+		call.out = fd_class(PT_REGS_PARM3_CORE_SYSCALL(regs));
+		break;
+	}
+	if (bpf_map_update_elem(&io_calls, &tid, &call, BPF_ANY))
+		__sync_fetch_and_add(&misc.io_calls_dropped, 1);
+}
+
+static __always_inline struct io_call *current_io(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	return bpf_map_lookup_elem(&io_calls, &tid);
+}
+
+static __always_inline bool kernel_copy_kind(__u32 kind)
+{
+	return kind == IO_SENDFILE || kind == IO_SPLICE || kind == IO_COPY_RANGE;
+}
+
+/*
+ * A copy into the page cache seen by one of the write probes: user->page cache inside write(),
+ * page cache->page cache inside copy_file_range/sendfile/splice to a file.
+ */
+static __always_inline void on_write_copy(__u32 method, __u64 bytes)
+{
+	struct io_call *call = current_io();
+	__u32 site;
+
+	if (!call || !bytes || !(call->out & FD_REG))
+		return;
+	if (call->kind == IO_WRITE)
+		site = SITE_FILE_WRITE_COPY;
+	else if (kernel_copy_kind(call->kind))
+		site = SITE_KERNEL_COPY;
+	else
+		return;
+	call->seen_write += bytes;
+	if (site_uses(site, method))
+		record(current_tgid(), site, bytes);
+}
+
+/*
+ * Closes a file syscall. read() on a file copies what it returns (the tracepoint path has no event
+ * closer to the copy). A buffered write() whose copies no probe saw (a filesystem without the
+ * write_end tracepoint) is counted from its return; bytes a copy_file_range/sendfile/splice put in
+ * a file without any copy are the filesystem's clone (reflink) or unseen, and are reported as such.
+ */
+static __always_inline void exit_io(long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct io_call *call = bpf_map_lookup_elem(&io_calls, &tid);
+	__u32 tgid = current_tgid();
+
+	if (!call)
+		return;
+	if (ret > 0) {
+		if (call->kind == IO_READ && (call->in & (FD_REG | FD_DIRECT)) == FD_REG &&
+		    site_uses(SITE_FILE_READ_COPY, METHOD_TP_BTF))
+			record(tgid, SITE_FILE_READ_COPY, ret);
+		if (call->kind == IO_WRITE && (call->out & (FD_REG | FD_DIRECT)) == FD_REG &&
+		    !call->seen_write && site_method[SITE_FILE_WRITE_COPY] != METHOD_NONE) {
+			record(tgid, SITE_FILE_WRITE_COPY, ret);
+			if (counting())
+				__sync_fetch_and_add(&misc.write_bytes_by_return, ret);
+		}
+		if (kernel_copy_kind(call->kind) && (call->out & FD_REG) && !call->seen_write && counting())
+			__sync_fetch_and_add(&misc.file_bytes_unseen, ret);
+	}
+	bpf_map_delete_elem(&io_calls, &tid);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
+{
+	/* only a tracked file syscall has an io_call to close: no lookup for the others */
+#if defined(__TARGET_ARCH_x86)
+	unsigned long nr = regs->orig_ax;
+#elif defined(__TARGET_ARCH_arm64)
+	unsigned long nr = regs->syscallno;
+#else
+	unsigned long nr = MAX_SYSCALLS;	/* unknown here: look every call up */
+#endif
+
+	if (!track_io || (nr < MAX_SYSCALLS && !io_kind_of[nr]))
+		return 0;
+	exit_io(ret);
+	return 0;
+}
+
+/* ext4 reports every buffered write's copy per folio: len asked, copied done. */
+SEC("tp_btf/ext4_da_write_end")
+int BPF_PROG(ext4_da_write_end_btf, struct inode *inode, loff_t pos, unsigned int len, unsigned int copied)
+{
+	on_write_copy(METHOD_TP_BTF, copied);
+	return 0;
+}
+
+SEC("tp_btf/ext4_write_end")
+int BPF_PROG(ext4_write_end_btf, struct inode *inode, loff_t pos, unsigned int len, unsigned int copied)
+{
+	on_write_copy(METHOD_TP_BTF, copied);
+	return 0;
+}
+
+SEC("tp_btf/ext4_journalled_write_end")
+int BPF_PROG(ext4_journalled_write_end_btf, struct inode *inode, loff_t pos, unsigned int len,
+	     unsigned int copied)
+{
+	on_write_copy(METHOD_TP_BTF, copied);
+	return 0;
+}
+
+/* A folio entering the page cache on behalf of a target: a page read in (or a new page written). */
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(filemap_add_btf, struct folio *folio)
+{
+	struct inode *host = BPF_CORE_READ(folio, mapping, host);
+	struct pc_key key = {};
+	struct seg_stats *seg;
+	__u64 flags = 0, pages = 1, *cnt;
+
+	if (!host || !counting() || !is_target_memo(current_tgid()))
+		return 0;
+	key.ino = BPF_CORE_READ(host, i_ino);
+	key.dev = BPF_CORE_READ(host, i_sb, s_dev);
+	/* folio_nr_pages(): one page unless PG_head marks a large folio */
+	bpf_core_read(&flags, sizeof(flags), folio);
+	if ((flags >> bpf_core_enum_value(enum pageflags, PG_head)) & 1) {
+		if (bpf_core_field_exists(folio->_nr_pages))
+			pages = BPF_CORE_READ(folio, _nr_pages);
+		else
+			pages = 1ULL << (BPF_CORE_READ(folio, _flags_1) & 0xff);
+	}
+	/* a step's pages are its files' own: filesystem metadata read through the block device
+	 * (an evicted extent or bitmap block) is not what a "read in" claim is about */
+	seg = cur_seg();
+	if (seg && (BPF_CORE_READ(host, i_mode) & ZCT_S_IFMT) == ZCT_S_IFREG)
+		__sync_fetch_and_add(&seg->pc_pages, pages);
+	cnt = bpf_map_lookup_elem(&pc_adds, &key);
+	if (cnt) {
+		__sync_fetch_and_add(cnt, pages);
+	} else {
+		/* EEXIST: another CPU made the entry first; add to it */
+		if (bpf_map_update_elem(&pc_adds, &key, &pages, BPF_NOEXIST)) {
+			cnt = bpf_map_lookup_elem(&pc_adds, &key);
+			if (cnt)
+				__sync_fetch_and_add(cnt, pages);
+			else
+				__sync_fetch_and_add(&misc.pc_adds_dropped, 1);
+		}
+	}
+	return 0;
+}
+
+static __always_inline void on_file_read(__u32 method, long ret)
+{
+	struct io_call *call = current_io();
+
+	if (ret > 0 && call && call->kind == IO_READ && (call->in & FD_REG) &&
+	    site_uses(SITE_FILE_READ_COPY, method))
+		record(current_tgid(), SITE_FILE_READ_COPY, ret);
+}
+
+SEC("fexit/filemap_read")
+int BPF_PROG(filemap_read_fexit)
+{
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	on_file_read(METHOD_FENTRY, (long)ret);
+	return 0;
+}
+
+SEC("kretprobe/filemap_read")
+int BPF_KRETPROBE(filemap_read_kretprobe, long ret)
+{
+	on_file_read(METHOD_KPROBE, ret);
+	return 0;
+}
+
+SEC("fexit/generic_perform_write")
+int BPF_PROG(generic_perform_write_fexit)
+{
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	if ((long)ret > 0)
+		on_write_copy(METHOD_FENTRY, ret);
+	return 0;
+}
+
+SEC("kretprobe/generic_perform_write")
+int BPF_KRETPROBE(generic_perform_write_kretprobe, long ret)
+{
+	if (ret > 0)
+		on_write_copy(METHOD_KPROBE, ret);
+	return 0;
+}

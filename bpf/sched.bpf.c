@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Context switches and off-CPU time (tp_btf, raw_tp sched_switch), and the exec perf starts at.
+ * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
+ * site keeps all its flavours here, for every kernel.
+ */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGETS);
+	__type(key, __u32);	/* tgid */
+	__type(value, struct sched_stats);
+} sched SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, __u64);	/* ns when it left the CPU */
+} offcpu_start SEC(".maps");
+
+/* The target task (tid) that last ran on each CPU: a step's handoffs are counted against it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} last_target SEC(".maps");
+
+/* ---- context switches and off-CPU time ----------------------------------------------------- */
+
+/* The tgids come from the caller: tp_btf reads them directly, raw_tp through CO-RE reads. */
+static __always_inline void on_switch(bool preempt, struct task_struct *prev,
+				      struct task_struct *next, unsigned int prev_state,
+				      __u32 prev_tgid, __u32 next_tgid)
+{
+	static const struct sched_stats zero;
+	__u32 tgid = prev_tgid;
+	__u32 tid, zero_key = 0, *last;
+	__u64 now = 0, *start;
+
+	if (is_target(tgid)) {
+		now = bpf_ktime_get_ns();
+		struct sched_stats *st = bpf_map_lookup_elem(&sched, &tgid);
+
+		if (!st) {
+			bpf_map_update_elem(&sched, &tgid, &zero, BPF_NOEXIST);
+			st = bpf_map_lookup_elem(&sched, &tgid);
+		}
+		struct seg_stats *seg = cur_seg();
+		/* the scheduler's own rule for nvcsw/nivcsw in __schedule() */
+		bool voluntary = !preempt && prev_state;
+
+		if (st) {
+			if (voluntary)
+				__sync_fetch_and_add(&st->voluntary, 1);
+			else
+				__sync_fetch_and_add(&st->involuntary, 1);
+		} else {
+			__sync_fetch_and_add(&misc.sched_dropped, 1);
+		}
+		if (seg) {
+			if (voluntary) {
+				__sync_fetch_and_add(&seg->voluntary, 1);
+			} else {
+				__sync_fetch_and_add(&seg->involuntary, 1);
+				if (!is_target(next_tgid))
+					__sync_fetch_and_add(&seg->preempted, 1);
+			}
+		}
+		/* perf stops counting a task inside do_exit(): what follows is the tracer's alone */
+		if (BPF_CORE_READ(prev, flags) & ZCT_PF_EXITING)
+			__sync_fetch_and_add(&misc.switches_exiting, 1);
+		tid = BPF_CORE_READ(prev, pid);
+		if (bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY))
+			__sync_fetch_and_add(&misc.offcpu_dropped, 1);
+	}
+
+	tgid = next_tgid;
+	if (!is_target(tgid))
+		return;
+	tid = BPF_CORE_READ(next, pid);
+	if (!now)
+		now = bpf_ktime_get_ns();
+	/*
+	 * A handoff: this CPU now runs a target task other than the target that ran on it last.
+	 * Unlike switches, a task outside the targets running in between (A -> X -> A, or
+	 * A -> X -> B) neither adds nor hides one.
+	 */
+	last = bpf_map_lookup_elem(&last_target, &zero_key);
+	if (last) {
+		struct seg_stats *seg = cur_seg();
+
+		if (seg && *last && *last != tid)
+			__sync_fetch_and_add(&seg->handoffs, 1);
+		*last = tid;
+	}
+	start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!start)
+		return;
+	if (now > *start) {
+		struct sched_stats *st = bpf_map_lookup_elem(&sched, &tgid);
+		__u64 delta = now - *start;
+
+		if (st) {
+			__sync_fetch_and_add(&st->offcpu_ns, delta);
+			__sync_fetch_and_add(&st->offcpu_hist[log2_slot(delta / 1000)], 1);
+		}
+	}
+	bpf_map_delete_elem(&offcpu_start, &tid);
+}
+
+/* perf counts from the exec (enable_on_exec): note how many switches happened before it. */
+static __always_inline void on_exec(struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct sched_stats *st;
+
+	if (!root_tgid || tgid != root_tgid || misc.exec_seen)
+		return;
+	st = bpf_map_lookup_elem(&sched, &tgid);
+	misc.switches_before_exec = st ? st->voluntary + st->involuntary : 0;
+	misc.exec_seen = 1;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_btf, struct task_struct *task)
+{
+	on_exec(task);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(exec_raw, struct task_struct *task)
+{
+	on_exec(task);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	on_switch(preempt, prev, next, prev_state, prev->tgid, next->tgid);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	on_switch(preempt, prev, next, prev_state, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(next, tgid));
+	return 0;
+}

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Send sites: send_copy, zc_pin, splice_ref. tp_btf tcp_sendmsg_locked per loop iteration,
+ * fentry/fexit or kprobe/kretprobe tcp_sendmsg_locked per call, and the kernel's own pin and
+ * page-reference helpers.
+ * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
+ * site keeps all its flavours here, for every kernel.
+ */
+
+/* ---- send side through tracepoints ---------------------------------------------------------- */
+
+static __always_inline void note_sock(const struct sock *sk, __u32 tgid)
+{
+	__u64 key = (__u64)sk;
+	__u32 *known = bpf_map_lookup_elem(&target_socks, &key);
+
+	/* an LRU update on every send call costs more than the lookup that mostly finds it */
+	if (!known || *known != tgid)
+		bpf_map_update_elem(&target_socks, &key, &tgid, BPF_ANY);
+}
+
+/* The same decision tcp_sendmsg_locked() takes before its loop. */
+static __always_inline __u32 send_mode(const struct sock *sk, const struct msghdr *msg)
+{
+	__u32 flags = BPF_CORE_READ(msg, msg_flags);
+	__u64 route_sg = BPF_CORE_READ(sk, sk_route_caps) & 1;	/* NETIF_F_SG is bit 0 */
+
+	if (flags & ZCT_MSG_ZEROCOPY) {
+		unsigned long sk_flags = BPF_CORE_READ(sk, __sk_common.skc_flags);
+		bool has_ubuf = false;
+
+		if (bpf_core_field_exists(msg->msg_ubuf))
+			has_ubuf = BPF_CORE_READ(msg, msg_ubuf) != NULL;
+		if ((has_ubuf || (sk_flags >> bpf_core_enum_value(enum sock_flags, SOCK_ZEROCOPY)) & 1)
+		    && route_sg)
+			return SEND_MODE_ZEROCOPY;
+		return SEND_MODE_COPY;
+	}
+	if ((flags & ZCT_MSG_SPLICE_PAGES) && route_sg)
+		return SEND_MODE_SPLICE;
+	return SEND_MODE_COPY;
+}
+
+static __always_inline __u32 mode_site(__u32 mode)
+{
+	if (mode == SEND_MODE_ZEROCOPY)
+		return SITE_ZC_PIN;
+	if (mode == SEND_MODE_SPLICE)
+		return SITE_SPLICE_REF;
+	return SITE_SEND_COPY;
+}
+
+static __always_inline void record_send_chunk(__u32 tgid, __u32 mode, __u64 bytes)
+{
+	__u32 site = mode_site(mode);
+
+	if (bytes && site_uses(site, METHOD_TP_BTF))
+		record(tgid, site, bytes);
+}
+
+/*
+ * Fires at the head of every loop iteration of tcp_sendmsg_locked(); each iteration moves one
+ * chunk (one copy, one pin or one set of page references), seen as the drop of msg_data_left().
+ */
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr *msg,
+	     const struct sk_buff *skb, int size_goal)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct send_call *call;
+	__u64 left;
+
+	if (!is_target_memo(tgid))
+		return 0;
+	left = msg->msg_iter.count;
+	call = bpf_map_lookup_elem(&send_calls, &tid);
+	if (!call || call->sk != (__u64)sk || call->msg != (__u64)msg) {
+		struct send_call fresh = {
+			.sk = (__u64)sk,
+			.msg = (__u64)msg,
+			.start_left = left,
+			.last_left = left,
+			.mode = send_mode(sk, msg),
+		};
+
+		if (fresh.mode == SEND_MODE_ZEROCOPY)
+			fresh.zc_id = BPF_CORE_READ(sk, sk_zckey.counter) - 1;
+		/* the thread's slot is reused in place: only this thread writes it */
+		if (call)
+			*call = fresh;
+		else if (bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY))
+			__sync_fetch_and_add(&misc.send_calls_dropped, 1);
+		note_sock(sk, tgid);
+		return 0;
+	}
+	if (left < call->last_left) {
+		record_send_chunk(tgid, call->mode, call->last_left - left);
+		call->last_left = left;
+	}
+	return 0;
+}
+
+/* Closes a send call: its last chunk is what it returned minus what earlier iterations moved. */
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct send_call *call;
+
+	if (!is_target_memo(tgid))
+		return 0;
+	call = bpf_map_lookup_elem(&send_calls, &tid);
+	if (!call)
+		return 0;
+	if (call->sk == (__u64)sk && ret > 0) {
+		__u64 earlier = call->start_left - call->last_left;
+
+		if ((__u64)ret > earlier)
+			record_send_chunk(tgid, call->mode, ret - earlier);
+		if (call->mode == SEND_MODE_ZEROCOPY) {
+			struct zc_key key = { .sk = call->sk, .id = call->zc_id };
+			__u64 bytes = ret;
+
+			if (bpf_map_update_elem(&zc_calls, &key, &bytes, BPF_ANY))
+				__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
+		}
+	}
+	/* closed, not deleted: the thread's next call reuses the slot (a delete and an insert cost more) */
+	call->sk = 0;
+	return 0;
+}
+
+/* ---- fentry/fexit and kprobe flavours, for kernels that allow them --------------------------- */
+
+/*
+ * A send call seen at its entry and its return: what it returned is what it moved, and the mode the
+ * kernel chose before its loop says how (the same choice the tracepoint path reads). Copied bytes
+ * go to send_copy; a MSG_ZEROCOPY call is kept for its completion notice; pins and page references
+ * are counted where the kernel makes them (skb_zerocopy_iter_stream, skb_splice_from_iter).
+ */
+static __always_inline void enter_send(struct sock *sk, struct msghdr *msg)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct send_call *call;
+
+	if (!is_target_memo(tgid))
+		return;
+	call = bpf_map_lookup_elem(&send_calls, &tid);
+	if (call) {
+		call->sk = (__u64)sk;
+		call->msg = (__u64)msg;
+	} else {
+		struct send_call fresh = { .sk = (__u64)sk, .msg = (__u64)msg };
+
+		if (bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY))
+			__sync_fetch_and_add(&misc.in_sendmsg_dropped, 1);
+	}
+	note_sock(sk, tgid);
+}
+
+static __always_inline void leave_send(__u32 method, long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct send_call *call;
+	struct sock *sk;
+	struct msghdr *msg;
+	__u32 mode;
+
+	if (!is_target_memo(tgid))
+		return;
+	call = bpf_map_lookup_elem(&send_calls, &tid);
+	if (!call || !call->sk)
+		return;
+	sk = (struct sock *)call->sk;
+	msg = (struct msghdr *)call->msg;
+	/* closed, not deleted: the thread's next call reuses the slot */
+	call->sk = 0;
+	if (ret <= 0)
+		return;
+	mode = send_mode(sk, msg);
+	if (mode == SEND_MODE_COPY && site_uses(SITE_SEND_COPY, method))
+		record(tgid, SITE_SEND_COPY, ret);
+	if (mode == SEND_MODE_ZEROCOPY) {
+		/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
+		struct zc_key key = { .sk = (__u64)sk, .id = BPF_CORE_READ(sk, sk_zckey.counter) - 1 };
+		__u64 bytes = ret;
+
+		if (bpf_map_update_elem(&zc_calls, &key, &bytes, BPF_ANY))
+			__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
+	}
+}
+
+SEC("fentry/tcp_sendmsg_locked")
+int BPF_PROG(tcp_sendmsg_locked_fentry, struct sock *sk, struct msghdr *msg)
+{
+	enter_send(sk, msg);
+	return 0;
+}
+
+SEC("fexit/tcp_sendmsg_locked")
+int BPF_PROG(tcp_sendmsg_locked_fexit, struct sock *sk, struct msghdr *msg, size_t size, int ret)
+{
+	leave_send(METHOD_FENTRY, ret);
+	return 0;
+}
+
+SEC("kprobe/tcp_sendmsg_locked")
+int BPF_KPROBE(tcp_sendmsg_locked_kprobe, struct sock *sk, struct msghdr *msg)
+{
+	enter_send(sk, msg);
+	return 0;
+}
+
+SEC("kretprobe/tcp_sendmsg_locked")
+int BPF_KRETPROBE(tcp_sendmsg_locked_kretprobe, int ret)
+{
+	leave_send(METHOD_KPROBE, ret);
+	return 0;
+}
+
+static __always_inline void on_returned_bytes(__u32 site, long ret)
+{
+	__u32 tgid = current_tgid();
+
+	if (ret > 0 && is_target(tgid))
+		record(tgid, site, ret);
+}
+
+SEC("fexit/skb_zerocopy_iter_stream")
+int BPF_PROG(skb_zerocopy_iter_stream_fexit)
+{
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	on_returned_bytes(SITE_ZC_PIN, (int)ret);
+	return 0;
+}
+
+SEC("kretprobe/skb_zerocopy_iter_stream")
+int BPF_KRETPROBE(skb_zerocopy_iter_stream_kretprobe, int ret)
+{
+	on_returned_bytes(SITE_ZC_PIN, ret);
+	return 0;
+}
+
+SEC("fexit/skb_splice_from_iter")
+int BPF_PROG(skb_splice_from_iter_fexit)
+{
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	on_returned_bytes(SITE_SPLICE_REF, (long)ret);
+	return 0;
+}
+
+SEC("kretprobe/skb_splice_from_iter")
+int BPF_KRETPROBE(skb_splice_from_iter_kretprobe, long ret)
+{
+	on_returned_bytes(SITE_SPLICE_REF, ret);
+	return 0;
+}
+
+/* Before 6.5, sendfile and splice reach TCP through do_tcp_sendpages(): page references, no copy. */
+SEC("fexit/do_tcp_sendpages")
+int BPF_PROG(do_tcp_sendpages_fexit)
+{
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	on_returned_bytes(SITE_SPLICE_REF, (long)ret);
+	return 0;
+}
+
+SEC("kretprobe/do_tcp_sendpages")
+int BPF_KRETPROBE(do_tcp_sendpages_kretprobe, long ret)
+{
+	on_returned_bytes(SITE_SPLICE_REF, ret);
+	return 0;
+}
+
+/*
+ * skb_copy_ubufs() copies the pinned frags of a zerocopy skb into kernel pages. It runs on the
+ * delivery path, often in softirq, so the owner is found through the notification skb that
+ * holds the ubuf_info in its cb, and that skb's socket.
+ */

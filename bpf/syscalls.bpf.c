@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Syscalls by number (whole run, measured phase, microbenchmark step) and page faults.
+ * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
+ * site keeps all its flavours here, for every kernel.
+ */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_SYSCALLS);
+	__type(key, __u32);
+	__type(value, __u64);
+} syscalls SEC(".maps");
+
+/* Syscalls of the measured phase, by number: the per-chunk call counts of the workloads. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_SYSCALLS);
+	__type(key, __u32);
+	__type(value, __u64);
+} phase_syscalls SEC(".maps");
+
+/* Syscalls of each microbenchmark step: key = segment * MAX_SYSCALLS + number. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_SEGMENTS * MAX_SYSCALLS);
+	__type(key, __u32);
+	__type(value, __u64);
+} seg_syscalls SEC(".maps");
+
+static __always_inline void on_syscall(struct pt_regs *regs, long id)
+{
+	__u32 nr = id, seg = segment, key, tgid = current_tgid();
+	__u64 *cnt;
+
+	if (id < 0 || id >= MAX_SYSCALLS || !is_target_memo(tgid))
+		return;
+	if (nr == execve_nr && tgid == root_tgid && !misc.execve_seen) {
+		struct sched_stats *st = bpf_map_lookup_elem(&sched, &tgid);
+
+		misc.switches_at_execve = st ? st->voluntary + st->involuntary : 0;
+		misc.execve_seen = 1;
+	}
+	cnt = bpf_map_lookup_elem(&syscalls, &nr);
+	if (cnt)
+		__sync_fetch_and_add(cnt, 1);
+	if (seg) {
+		struct seg_stats *st = bpf_map_lookup_elem(&seg_stats, &seg);
+
+		if (st)
+			__sync_fetch_and_add(&st->syscalls, 1);
+		key = seg * MAX_SYSCALLS + nr;
+		cnt = bpf_map_lookup_elem(&seg_syscalls, &key);
+		if (cnt)
+			__sync_fetch_and_add(cnt, 1);
+	}
+	if (phase_active) {
+		cnt = bpf_map_lookup_elem(&phase_syscalls, &nr);
+		if (cnt)
+			__sync_fetch_and_add(cnt, 1);
+	}
+	if (track_io && io_kind_of[nr & (MAX_SYSCALLS - 1)])
+		enter_io(regs, io_kind_of[nr & (MAX_SYSCALLS - 1)]);
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
+{
+	on_syscall(regs, id);
+	return 0;
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
+{
+	on_syscall(regs, id);
+	return 0;
+}
+
+static __always_inline void on_fault(bool user)
+{
+	struct seg_stats *seg;
+
+	if (!is_target_memo(current_tgid()))
+		return;
+	__sync_fetch_and_add(user ? &misc.page_faults_user : &misc.page_faults_kernel, 1);
+	seg = cur_seg();
+	if (seg)
+		__sync_fetch_and_add(user ? &seg->faults_user : &seg->faults_kernel, 1);
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(fault_user_btf) { on_fault(true); return 0; }
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(fault_kernel_btf) { on_fault(false); return 0; }
+
+SEC("raw_tp/page_fault_user")
+int BPF_PROG(fault_user_raw) { on_fault(true); return 0; }
+
+SEC("raw_tp/page_fault_kernel")
+int BPF_PROG(fault_kernel_raw) { on_fault(false); return 0; }

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Target filter: the traced processes follow forks and exits (tp_btf, raw_tp).
+ * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
+ * site keeps all its flavours here, for every kernel.
+ */
+
+/* ---- target filter: follow forks ---------------------------------------------------------- */
+
+static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	struct seg_stats *seg;
+	__u8 one = 1;
+
+	if (!is_target(ptgid))
+		return;
+
+	if (bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY))
+		__sync_fetch_and_add(&misc.targets_dropped, 1);
+	__sync_fetch_and_add(&targets_gen, 1);
+	__sync_fetch_and_add(&misc.forks, 1);
+	seg = cur_seg();
+	if (seg)
+		__sync_fetch_and_add(&seg->forks, 1);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(parent, child);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(parent, child);
+	return 0;
+}
+
+static __always_inline void on_exit(struct task_struct *task)
+{
+	struct seg_stats *seg;
+	__u32 tid;
+
+	if (!is_target(BPF_CORE_READ(task, tgid)))
+		return;
+	/* send call slots live as long as their thread */
+	tid = BPF_CORE_READ(task, pid);
+	bpf_map_delete_elem(&send_calls, &tid);
+	__sync_fetch_and_add(&misc.exits, 1);
+	seg = cur_seg();
+	if (seg)
+		__sync_fetch_and_add(&seg->exits, 1);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exit_btf, struct task_struct *task)
+{
+	on_exit(task);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(exit_raw, struct task_struct *task)
+{
+	on_exit(task);
+	return 0;
+}

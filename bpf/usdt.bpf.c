@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * USDT: the workloads' own copies (user_copy), their measured phase and microbenchmark steps.
+ * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
+ * site keeps all its flavours here, for every kernel.
+ */
+
+/* ---- USDT: the workloads' own copies and their measured phase -------------------------------- */
+
+SEC("usdt")
+int BPF_USDT(user_copy_usdt, __u64 bytes, __u64 ncopies)
+{
+	__u32 tgid = current_tgid();
+
+	if (is_target(tgid))
+		record_n(tgid, SITE_USER_COPY, bytes, ncopies);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(phase_begin_usdt)
+{
+	if (is_target(current_tgid())) {
+		phase_active = 1;
+		__sync_fetch_and_add(&misc.phase_begins, 1);
+	}
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(phase_end_usdt)
+{
+	if (is_target(current_tgid())) {
+		phase_active = 0;
+		__sync_fetch_and_add(&misc.phase_ends, 1);
+	}
+	return 0;
+}
+
+/* A microbenchmark's numbered step begins (id > 0) or ends (0). */
+SEC("usdt")
+int BPF_USDT(segment_usdt, __u32 id)
+{
+	if (is_target(current_tgid())) {
+		segment = id < MAX_SEGMENTS ? id : 0;
+		__sync_fetch_and_add(&misc.segment_marks, 1);
+	}
+	return 0;
+}
