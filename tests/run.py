@@ -2022,6 +2022,29 @@ def robust_refused_program_falls_back():
             assert r.returncode == 1 and "not measured" in r.stdout, r.stdout[-1000:]
 
 
+def raw_tp_flavours_count_the_same():
+    """Where tp_btf is refused, the raw_tp flavours of the target filter, syscalls and page faults
+    take over and count the same: every sendmsg of the run, the forked receiver followed."""
+    refuse = ["tp_btf:sched_process_fork", "tp_btf:sched_process_exit", "tp_btf:sys_enter",
+              "tp_btf:page_fault_user", "tp_btf:page_fault_kernel", "tp_btf:sched_switch"]
+    figures = []
+    for env in (None, refused(refuse)):
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            p = subprocess.run([ZCTRACE, "run", "--no-hist", "--json", f.name, "tcp-onecopy", "--size", "64K",
+                                "--messages", "100", "--peer", "process"], capture_output=True, text=True,
+                               env=env, timeout=TIMEOUT)
+            led = json.load(open(f.name))
+        assert p.returncode == 0, p.stdout[-1500:]
+        want = "raw_tp" if env else "tp_btf"
+        for site in ("targets", "syscalls", "page_faults", "sched"):
+            assert led["probes"][site] == want, (site, led["probes"])
+        assert_eq(f"sendmsg calls ({want})", led["phase_syscalls"].get("sendmsg"), 100)
+        assert led["processes"] >= 2, f"{want}: the receiving process was not followed"
+        assert led["page_faults"]["user"] > 0, led["page_faults"]
+        figures.append((led["phase_syscalls"].get("sendmsg"), led["processes"]))
+    assert figures[0] == figures[1], figures
+
+
 def robust_no_btf():
     """A kernel without BTF (simulated with ZCTRACE_BTF=/nonexistent): 'zctrace probes' shows every
     BTF-typed candidate refused and the raw_tp fallbacks; a run stops at once, in one line naming
@@ -2112,7 +2135,7 @@ def main():
               make_robust_command_end_test("exit 3", "zctrace: command sh exited with status 3"),
               robust_concurrent_runs, robust_bad_input, robust_json_path_written_or_left_alone,
               robust_missing_capabilities, robust_refused_tracepoint, robust_refused_program_falls_back,
-              robust_no_btf,
+              raw_tp_flavours_count_the_same, robust_no_btf,
               robust_one_byte_messages_60s, robust_full_map_is_reported]
     # NAME runs the tests whose names hold NAME; NAME$ runs the one test so named
     only = sys.argv[1:]
