@@ -75,20 +75,27 @@ static __always_inline void on_zc_notice(const struct sk_buff *skb, __u32 tgid)
 	__sync_fetch_and_add(&misc.zc_bytes_copied_notice, walk.bytes);
 }
 
-static __always_inline void on_copy_ubufs(struct sk_buff *skb)
+/*
+ * The traced process that pinned a zerocopy skb's pages, or NULL: the skb's ubuf_info sits in the
+ * cb of its notification skb, whose socket the sender used.
+ */
+static __always_inline __u32 *zc_sender(struct skb_shared_info *shinfo)
 {
-	struct skb_shared_info *shinfo;
-	void *uarg, *notify_skb;
+	void *uarg = BPF_CORE_READ(shinfo, destructor_arg), *notify_skb;
 	__u64 sk;
-	__u32 *tgid;
 
-	shinfo = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
-	uarg = BPF_CORE_READ(shinfo, destructor_arg);
 	if (!uarg)
-		return;
+		return NULL;
 	notify_skb = uarg - bpf_core_field_offset(struct sk_buff, cb);
 	sk = (__u64)BPF_CORE_READ((struct sk_buff *)notify_skb, sk);
-	tgid = bpf_map_lookup_elem(&target_socks, &sk);
+	return bpf_map_lookup_elem(&target_socks, &sk);
+}
+
+static __always_inline void on_copy_ubufs(struct sk_buff *skb)
+{
+	struct skb_shared_info *shinfo = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
+	__u32 *tgid = zc_sender(shinfo);
+
 	if (tgid)
 		record(*tgid, SITE_DEFERRED_COPY, BPF_CORE_READ(skb, data_len));
 }
@@ -109,7 +116,7 @@ int BPF_KPROBE(skb_copy_ubufs_kprobe, struct sk_buff *skb)
 
 /*
  * The path of a zerocopy skb. Delivery runs in softirq, often on another task, so the sender is
- * found as skb_copy_ubufs() finds it: through the notification skb holding the ubuf_info.
+ * found as skb_copy_ubufs()'s is: zc_sender().
  */
 static __always_inline void on_zc_path(const struct sk_buff *skb, const struct net_device *dev,
 				       __u32 stage)
@@ -118,8 +125,6 @@ static __always_inline void on_zc_path(const struct sk_buff *skb, const struct n
 	struct skb_shared_info *shinfo;
 	struct zc_path_stats *st;
 	struct zc_path_key key = { .stage = stage };
-	void *uarg, *notify_skb;
-	__u64 sk;
 	__u32 *tgid;
 	__u8 flags;
 
@@ -133,12 +138,7 @@ static __always_inline void on_zc_path(const struct sk_buff *skb, const struct n
 	shinfo = (void *)(skb->head + skb->end);
 	if (bpf_core_read(&flags, sizeof(flags), &shinfo->flags) || !(flags & SKBFL_ZEROCOPY_ENABLE))
 		return;
-	uarg = BPF_CORE_READ(shinfo, destructor_arg);
-	if (!uarg)
-		return;
-	notify_skb = uarg - bpf_core_field_offset(struct sk_buff, cb);
-	sk = (__u64)BPF_CORE_READ((struct sk_buff *)notify_skb, sk);
-	tgid = bpf_map_lookup_elem(&target_socks, &sk);
+	tgid = zc_sender(shinfo);
 	if (!tgid)
 		return;
 	key.tgid = *tgid;
