@@ -4,8 +4,9 @@
 #   kernels.sh list               their versions, one a line (after fetch)
 #   kernels.sh run VERSION CMD    boot VERSION, run CMD as root in the project directory, exit with CMD's status
 #   kernels.sh test               make test-kernels: the portable suite on each, and one table
-# The kernels, their modules and virtme-ng live in $ZCTRACE_KERNELS (default .kernels/ here);
-# the host's own apt configuration and bootloader are never touched.
+# The kernels, their modules and virtme-ng live in $ZCTRACE_KERNELS (default .kernels/ here):
+# virtme-ng finds each image's modules in its unpacked package (and runs depmod there). The host's
+# apt configuration, /lib/modules and bootloader are never touched.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 KDIR=${ZCTRACE_KERNELS:-$ROOT/.kernels}
@@ -30,14 +31,6 @@ fetch_one() {
 		dpkg -x "$KDIR"/debs/"$pkg"_*.deb "$KDIR/$ver.tmp"
 		rm -f "$KDIR"/debs/"$pkg"_*.deb
 		mv "$KDIR/$ver.tmp" "$KDIR/$ver"
-	fi
-	# virtme-ng builds the guest's initramfs from /lib/modules/VERSION of the host, which never
-	# boots these versions: installing their modules there changes nothing the host runs
-	if [ ! -e "/lib/modules/$ver/modules.dep" ]; then
-		mkdir -p /lib/modules
-		rm -rf "/lib/modules/$ver"
-		cp -a "$KDIR/$ver/lib/modules/$ver" /lib/modules/
-		depmod "$ver"
 	fi
 	echo "$ver" >>"$KDIR/versions.new"
 }

@@ -554,8 +554,9 @@ static void check_notices(struct ledger *l)
 		if (zc_redelivered(l, &delivered) && delivered > sent)
 			again = delivered - sent;
 		add_check(l, l->site[SITE_DEFERRED_COPY].bytes == l->misc.zc_bytes_copied_notice + again, name,
-			  "deferred_copy %" PRIu64 ", COPIED notices cover %" PRIu64 "%s", (uint64_t)l->site[SITE_DEFERRED_COPY].bytes,
-			  (uint64_t)l->misc.zc_bytes_copied_notice, again ? " + segments delivered again" : "");
+			  "deferred_copy %" PRIu64 ", COPIED notices cover %" PRIu64 " + %" PRIu64 " delivered again",
+			  (uint64_t)l->site[SITE_DEFERRED_COPY].bytes, (uint64_t)l->misc.zc_bytes_copied_notice,
+			  (uint64_t)again);
 	}
 }
 
