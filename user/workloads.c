@@ -6,7 +6,8 @@
 /* Sites a file workload never touches: no bytes there is part of its expected ledger. */
 #define NO_FILE_COPIES \
 	[SITE_FILE_READ_COPY] = EXP_ZERO, [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_ZERO
-#define NO_COPIES { EXP_ZERO, EXP_ZERO, EXP_ZERO, EXP_ZERO, EXP_ZERO, EXP_ZERO, EXP_ZERO, EXP_ZERO, EXP_ZERO }
+/* every site, whatever their number: a new site is "no bytes" here too, not silently "no claim" */
+#define NO_COPIES { [0 ... NR_SITES - 1] = EXP_ZERO }
 #define NO_NET_COPIES \
 	[SITE_SEND_COPY] = EXP_ZERO, [SITE_ZC_PIN] = EXP_ZERO, [SITE_SPLICE_REF] = EXP_ZERO, \
 	[SITE_DEFERRED_COPY] = EXP_ZERO, [SITE_RECV_COPY] = EXP_ZERO
