@@ -196,6 +196,16 @@ static __always_inline void record(__u32 tgid, __u32 site, __u64 bytes)
 	record_n(tgid, site, bytes, 1);
 }
 
+/* What the traced function returned, in an fexit program (bpf_get_func_ret: the return value's
+ * place among the arguments moves when a kernel adds one). */
+static __always_inline long func_ret(void *ctx)
+{
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	return (long)ret;
+}
+
 static __always_inline bool site_uses(__u32 site, __u32 method)
 {
 	return site_method[site] == method;

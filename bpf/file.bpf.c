@@ -250,10 +250,7 @@ static __always_inline void on_file_read(__u32 method, long ret)
 SEC("fexit/filemap_read")
 int BPF_PROG(filemap_read_fexit)
 {
-	__u64 ret = 0;
-
-	bpf_get_func_ret(ctx, &ret);
-	on_file_read(METHOD_FENTRY, (long)ret);
+	on_file_read(METHOD_FENTRY, func_ret(ctx));
 	return 0;
 }
 
@@ -267,10 +264,9 @@ int BPF_KRETPROBE(filemap_read_kretprobe, long ret)
 SEC("fexit/generic_perform_write")
 int BPF_PROG(generic_perform_write_fexit)
 {
-	__u64 ret = 0;
+	long ret = func_ret(ctx);
 
-	bpf_get_func_ret(ctx, &ret);
-	if ((long)ret > 0)
+	if (ret > 0)
 		on_write_copy(METHOD_FENTRY, ret);
 	return 0;
 }

@@ -44,10 +44,7 @@ SEC("fexit/skb_copy_datagram_iter")
 int BPF_PROG(skb_copy_datagram_iter_fexit, const struct sk_buff *skb, int offset, void *to,
 	     int len)
 {
-	__u64 ret = 0;
-
-	bpf_get_func_ret(ctx, &ret);
-	if ((int)ret == 0)
+	if ((int)func_ret(ctx) == 0)
 		on_datagram_copy(skb, len);
 	return 0;
 }

@@ -156,7 +156,7 @@ static __always_inline void enter_send(struct sock *sk, struct msghdr *msg)
 		struct send_call fresh = { .sk = (__u64)sk, .msg = (__u64)msg };
 
 		if (bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY))
-			__sync_fetch_and_add(&misc.in_sendmsg_dropped, 1);
+			__sync_fetch_and_add(&misc.send_calls_dropped, 1);
 	}
 	note_sock(sk, tgid);
 }
@@ -226,17 +226,15 @@ static __always_inline void on_returned_bytes(__u32 site, long ret)
 {
 	__u32 tgid = current_tgid();
 
-	if (ret > 0 && is_target(tgid))
+	/* once per page on the ->sendpage path: the per-CPU memo first, as every hot program does */
+	if (ret > 0 && is_target_memo(tgid))
 		record(tgid, site, ret);
 }
 
 SEC("fexit/skb_zerocopy_iter_stream")
 int BPF_PROG(skb_zerocopy_iter_stream_fexit)
 {
-	__u64 ret = 0;
-
-	bpf_get_func_ret(ctx, &ret);
-	on_returned_bytes(SITE_ZC_PIN, (int)ret);
+	on_returned_bytes(SITE_ZC_PIN, (int)func_ret(ctx));
 	return 0;
 }
 
@@ -250,10 +248,7 @@ int BPF_KRETPROBE(skb_zerocopy_iter_stream_kretprobe, int ret)
 SEC("fexit/skb_splice_from_iter")
 int BPF_PROG(skb_splice_from_iter_fexit)
 {
-	__u64 ret = 0;
-
-	bpf_get_func_ret(ctx, &ret);
-	on_returned_bytes(SITE_SPLICE_REF, (long)ret);
+	on_returned_bytes(SITE_SPLICE_REF, func_ret(ctx));
 	return 0;
 }
 
@@ -268,10 +263,7 @@ int BPF_KRETPROBE(skb_splice_from_iter_kretprobe, long ret)
 SEC("fexit/do_tcp_sendpages")
 int BPF_PROG(do_tcp_sendpages_fexit)
 {
-	__u64 ret = 0;
-
-	bpf_get_func_ret(ctx, &ret);
-	on_returned_bytes(SITE_SPLICE_REF, (long)ret);
+	on_returned_bytes(SITE_SPLICE_REF, func_ret(ctx));
 	return 0;
 }
 

@@ -150,8 +150,7 @@ struct misc_stats {
 	__u64 offcpu_dropped;		/* switch-outs whose off-CPU time was not timed */
 	__u64 io_calls_dropped;		/* file syscalls not followed to their exit */
 	__u64 pc_adds_dropped;		/* page-cache insertions of a file with no entry */
-	__u64 send_calls_dropped;	/* send calls not followed through their loop */
-	__u64 in_sendmsg_dropped;	/* tcp_sendmsg_locked() entries not noted (fentry/kprobe path) */
+	__u64 send_calls_dropped;	/* send calls not followed from entry (or loop) to return */
 	__u64 zc_path_dropped;		/* zerocopy skbs on a (device, stage) with no entry */
 };
 

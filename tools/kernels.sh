@@ -26,7 +26,9 @@ fetch_one() {
 	ver=${ver%-unsigned}
 	if [ ! -e "$KDIR/$ver/boot/vmlinuz-$ver" ]; then
 		echo "kernels: fetching $pkg"
-		(cd "$KDIR/debs" && apt-get download -q "$pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+		# apt's warning that root downloads unsandboxed is noise here; a failed download is not
+		(cd "$KDIR/debs" && apt-get download -q "$pkg" 2>&1) | grep -v '^W: Download is performed unsandboxed' || true
+		compgen -G "$KDIR/debs/${pkg}_*.deb" >/dev/null || die "cannot download $pkg"
 		rm -rf "$KDIR/$ver.tmp"
 		dpkg -x "$KDIR"/debs/"$pkg"_*.deb "$KDIR/$ver.tmp"
 		rm -f "$KDIR"/debs/"$pkg"_*.deb
@@ -107,8 +109,7 @@ cmd_test() {
 	cmd_fetch
 	mkdir -p "$KDIR/results"
 	# this machine's own kernel, through the same script's table part
-	(cd "$ROOT" && for m in fentry kprobe tracepoint; do ./zctrace probes --method=$m |
-		awk -v m=$m '/^[a-z_]+ +[a-z_]+ /{ print "SITE", m, $1, $2 }'; done) >"$KDIR/results/host.log"
+	"$ROOT/tests/kernel-suite.sh" table >"$KDIR/results/host.log"
 	while read -r ver; do
 		echo "kernels: booting $ver to run the suite (QEMU TCG)"
 		( cmd_run "$ver" tests/kernel-suite.sh >"$KDIR/results/$ver.log" 2>&1 ) &

@@ -678,7 +678,6 @@ static const struct {
 	{ "io_calls", offsetof(struct misc_stats, io_calls_dropped) },
 	{ "pc_adds", offsetof(struct misc_stats, pc_adds_dropped) },
 	{ "send_calls", offsetof(struct misc_stats, send_calls_dropped) },
-	{ "in_sendmsg", offsetof(struct misc_stats, in_sendmsg_dropped) },
 	{ "zc_calls", offsetof(struct misc_stats, zc_calls_dropped) },
 	{ "zc_path", offsetof(struct misc_stats, zc_path_dropped) },
 };

@@ -283,8 +283,11 @@ static int module_btf_id(const char *name, int kind, int *obj_fd)
 	return -ENOENT;
 }
 
-/* Loads a 2-instruction tracing program at the BTF id and attaches it, as the real one would. */
-static int try_tracing_in(int attach_type, int id, int obj_fd, char *why, size_t n)
+/*
+ * Loads a 2-instruction tracing program at the BTF id (of vmlinux, or of the module BTF @obj_fd
+ * when not 0) and attaches it, as the real one would.
+ */
+static int try_tracing(int attach_type, int id, int obj_fd, char *why, size_t n)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach_type, .attach_btf_id = id,
 		    .attach_btf_obj_fd = obj_fd);
@@ -306,16 +309,11 @@ static int try_tracing_in(int attach_type, int id, int obj_fd, char *why, size_t
 	return 1;
 }
 
-static int try_tracing(int attach_type, int id, char *why, size_t n)
-{
-	return try_tracing_in(attach_type, id, 0, why, n);
-}
-
 static int probe_fentry(const char *func, char *why, size_t n)
 {
 	int id = btf_id(func, BTF_KIND_FUNC, why, n);
 
-	return id < 0 ? 0 : try_tracing(BPF_TRACE_FENTRY, id, why, n);
+	return id < 0 ? 0 : try_tracing(BPF_TRACE_FENTRY, id, 0, why, n);
 }
 
 static int probe_tp_btf(const char *tp, char *why, size_t n)
@@ -333,13 +331,13 @@ static int probe_tp_btf(const char *tp, char *why, size_t n)
 			snprintf(why, n, "tracepoint %s not in this kernel or its loaded modules", tp);
 			return 0;
 		}
-		ok = try_tracing_in(BPF_TRACE_RAW_TP, id, obj_fd, why, n);
+		ok = try_tracing(BPF_TRACE_RAW_TP, id, obj_fd, why, n);
 		close(obj_fd);
 		return ok;
 	}
 	if (id < 0)	/* why says there is no BTF at all */
 		return 0;
-	return try_tracing(BPF_TRACE_RAW_TP, id, why, n);
+	return try_tracing(BPF_TRACE_RAW_TP, id, 0, why, n);
 }
 
 static int probe_raw_tp(const char *tp, char *why, size_t n)
@@ -435,7 +433,7 @@ static int probe_usdt(char *why, size_t n)
  * ZCTRACE_REFUSE=POINT[,POINT...] refuses those attach points as if this kernel lacked them (e.g.
  * "tp_btf:tcp_sendmsg_locked,raw_tp:sched_switch"): what zctrace does without a tracepoint, shown
  * on a kernel that has it. "load:PROG" and "attach:PROG" make the kernel refuse that program at load
- * (the verifier, given an out-of-bounds read) or at attach (tracer.c).
+ * (the verifier, given a target with fewer arguments than the program reads) or at attach (tracer.c).
  */
 bool probes_refused_by_env(const char *point)
 {

@@ -20,7 +20,6 @@ static struct {
 	char why[200];
 } refusal;
 static libbpf_print_fn_t next_print;
-static bool attach_simulated;	/* the last attach refusal came from ZCTRACE_REFUSE */
 
 /* The verifier's verdict: the last line of a load log that is not a statistic. */
 static void note_verdict(const char *log)
@@ -45,13 +44,17 @@ static void note_verdict(const char *log)
 
 static int capture_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	char buf[16384];
+	char *buf = NULL;
 	const char *name;
 	va_list copy;
 
+	/* the whole message: a load log's verdict is its last line, however long the log */
 	va_copy(copy, args);
-	vsnprintf(buf, sizeof(buf), fmt, copy);
+	if (vasprintf(&buf, fmt, copy) < 0)
+		buf = NULL;
 	va_end(copy);
+	if (!buf)
+		goto forward;
 	/* "libbpf: prog 'NAME': ..." */
 	if ((name = strstr(buf, "prog '"))) {
 		const char *q = strchr(name + 6, '\'');
@@ -62,6 +65,8 @@ static int capture_print(enum libbpf_print_level level, const char *fmt, va_list
 			note_verdict(buf);
 		}
 	}
+	free(buf);
+forward:
 	return next_print ? next_print(level, fmt, args) : 0;
 }
 
@@ -126,8 +131,8 @@ static void refuse_loads_by_env(struct zctrace_bpf *obj)
 	}
 }
 
-/* Attaches program by program, so that a refusal names its program. */
-static int attach_all(struct zctrace_bpf *obj, char *prog, size_t n)
+/* Attaches program by program; a refusal names its program in @prog and the kernel's answer in @why. */
+static int attach_all(struct zctrace_bpf *obj, char *prog, size_t prog_n, char *why, size_t n)
 {
 	struct bpf_object_skeleton *sk = obj->skeleton;
 	char point[96];
@@ -135,24 +140,23 @@ static int attach_all(struct zctrace_bpf *obj, char *prog, size_t n)
 	for (int i = 0; i < sk->prog_cnt; i++) {
 		struct bpf_program *p = *sk->progs[i].prog;
 		struct bpf_link **link = sk->progs[i].link;
+		int err;
 
 		/* USDT programs attach per binary, once the target exists */
 		if (!bpf_program__autoload(p) || !strcmp(bpf_program__section_name(p), "usdt"))
 			continue;
 		snprintf(point, sizeof(point), "attach:%s", bpf_program__name(p));
 		if (probes_refused_by_env(point)) {
-			snprintf(prog, n, "%s", bpf_program__name(p));
-			attach_simulated = true;
-			return -EINVAL;
+			err = -EINVAL;
+			snprintf(why, n, "attach refused: %s (simulated by ZCTRACE_REFUSE)", strerror(-err));
+		} else if ((*link = bpf_program__attach(p))) {
+			continue;
+		} else {
+			err = errno ? -errno : -EINVAL;
+			snprintf(why, n, "attach refused: %s", strerror(-err));
 		}
-		*link = bpf_program__attach(p);
-		if (!*link) {
-			int err = -errno;
-
-			*link = NULL;
-			snprintf(prog, n, "%s", bpf_program__name(p));
-			return err ? err : -EINVAL;
-		}
+		snprintf(prog, prog_n, "%s", bpf_program__name(p));
+		return err;
 	}
 	return 0;
 }
@@ -160,15 +164,16 @@ static int attach_all(struct zctrace_bpf *obj, char *prog, size_t n)
 int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const struct tracer_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = probes_btf_path());
-	int max_tries = nr_probe_sites * MAX_CANDIDATES, err = 0;
 	struct zctrace_bpf *obj = NULL;
+	int err = -ENOTSUP;
 
 	if (o->skip_zc_path)
 		skip_zc_path(choice);
 	next_print = libbpf_set_print(capture_print);
-	for (int tries = 0; tries < max_tries; tries++) {
-		char prog[64], why[256];
-		bool loading = true;
+	/* each pass sets at least one candidate aside, so there are at most as many as candidates */
+	for (int tries = 0; tries < nr_probe_sites * MAX_CANDIDATES; tries++) {
+		char prog[64] = "", why[256];
+		bool loading;
 
 		obj = zctrace_bpf__open_opts(&open_opts);
 		if (!obj) {
@@ -181,18 +186,13 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		obj->rodata->gate_on_phase = o->gate_on_phase;
 		refuse_loads_by_env(obj);
 		refusal.prog[0] = refusal.why[0] = '\0';
-		attach_simulated = false;
 		err = zctrace_bpf__load(obj);
-		if (!err) {
-			loading = false;
-			err = attach_all(obj, prog, sizeof(prog));
-			if (!err)
-				break;
-			snprintf(why, sizeof(why), "attach refused: %s%s", strerror(-err),
-				 attach_simulated ? " (simulated by ZCTRACE_REFUSE)" : "");
-		} else {
+		loading = err;
+		if (loading) {
 			snprintf(prog, sizeof(prog), "%s", refusal.prog);
 			snprintf(why, sizeof(why), "load refused: %s", refusal.why[0] ? refusal.why : strerror(-err));
+		} else if (!(err = attach_all(obj, prog, sizeof(prog), why, sizeof(why)))) {
+			break;
 		}
 		if (!prog[0] || !refuse_holders(choice, prog, why)) {
 			fprintf(stderr, "zctrace: cannot %s the BPF programs: %s (try -v)\n",
@@ -203,8 +203,6 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		obj = NULL;
 	}
 	libbpf_set_print(next_print);
-	if (err && !obj)
-		fprintf(stderr, "zctrace: every candidate the kernel offered was refused\n");
 	if (err) {
 		zctrace_bpf__destroy(obj);
 		obj = NULL;
