@@ -23,17 +23,21 @@
 #define ZCT_MSG_SPLICE_PAGES 0x8000000
 #define ZCT_IPPROTO_TCP 6
 
-/* Logical copy sites of the ledger. */
+/*
+ * Logical copy sites of the ledger, in the order a byte meets them: file read, user, kernel, file
+ * write, network. Reports print them in this order. Each one is a row of the probe table
+ * (user/sites.c): docs/ARCHITECTURE.md, "Add a site".
+ */
 enum site {
+	SITE_FILE_READ_COPY,	/* page cache->user copy of read()/pread()/readv() on a file */
+	SITE_USER_COPY,		/* copies done by the program itself (USDT) */
+	SITE_KERNEL_COPY,	/* page cache->page cache copy inside copy_file_range/sendfile/splice */
+	SITE_FILE_WRITE_COPY,	/* user->page cache copy of write()/pwrite()/writev() to a file */
 	SITE_SEND_COPY,		/* user->kernel copy into the socket buffer */
 	SITE_ZC_PIN,		/* MSG_ZEROCOPY: user pages pinned instead of copied */
 	SITE_SPLICE_REF,	/* sendfile/splice: page references added to the skb */
 	SITE_DEFERRED_COPY,	/* pinned zerocopy data copied later, on delivery */
 	SITE_RECV_COPY,		/* kernel->user copy out of the socket */
-	SITE_USER_COPY,		/* copies done by the program itself (USDT) */
-	SITE_FILE_READ_COPY,	/* page cache->user copy of read()/pread()/readv() on a file */
-	SITE_FILE_WRITE_COPY,	/* user->page cache copy of write()/pwrite()/writev() to a file */
-	SITE_KERNEL_COPY,	/* page cache->page cache copy inside copy_file_range/sendfile/splice */
 	NR_SITES,
 };
 

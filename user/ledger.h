@@ -1,11 +1,16 @@
-/* The copy ledger: kernel figures collected from the maps, reconciled and reported. */
+/*
+ * The copy ledger: one run's context (what was traced, how, the workload's own report) beside the
+ * kernel's figures, and the checks made on them. This file holds the model and the questions every
+ * part asks of it (roles, namespaces, payload); checks.c checks it, report_text.c and
+ * report_json.c report it. docs/ARCHITECTURE.md draws the flow.
+ */
 #ifndef LEDGER_H
 #define LEDGER_H
 
 #include <stdbool.h>
-#include <stdio.h>
+#include <stddef.h>
 #include <json-c/json.h>
-#include "zctrace.h"
+#include "kfigures.h"
 #include "netns.h"
 #include "perfcnt.h"
 #include "probes.h"
@@ -14,30 +19,6 @@
 struct zctrace_bpf;
 
 #define MAX_CHECKS 32
-#define MAX_PC_FILES 64
-#define MAX_ASSUMPTIONS 256
-
-/* A microbenchmark's claim about one of its steps, and what the kernel counted. */
-struct assumption {
-	char claim[160];
-	char measure[48];	/* syscall:NAME, syscalls, switches, ... (micro.c) */
-	int step;
-	__u64 expected, min, max;
-	__u64 measured;
-	bool known;		/* the measure exists and its probe was attached */
-	bool holds;
-	char why[96];		/* when not known */
-};
-
-#define MAX_PROC_SITES 16	/* processes shown side by side */
-#define MAX_ZC_PATHS 32
-
-/* One traced process's sites: the sender's and the receiver's ledgers. */
-struct proc_sites {
-	__u32 tgid;
-	__u64 count[NR_SITES];
-	__u64 bytes[NR_SITES];
-};
 
 struct check {
 	char name[80];
@@ -46,64 +27,59 @@ struct check {
 };
 
 struct ledger {
+	/* the run: what was traced, and how */
 	const char *target;			/* workload name or command */
-	struct site_stats site[NR_SITES];
-	enum method method[NR_SITES];
-	const char *method_label[NR_SITES];
-	bool sched_attached, syscalls_attached, faults_attached, notices_attached, page_cache_attached;
-	struct sched_stats sched;
-	__u64 syscalls[MAX_SYSCALLS];
-	__u64 phase_syscalls[MAX_SYSCALLS];	/* inside the measured phase */
-	struct pc_key pc_key[MAX_PC_FILES];	/* files the targets brought pages of into the cache */
-	__u64 pc_pages[MAX_PC_FILES];
-	int npc;
-	struct misc_stats misc;
-	int nprocs;				/* traced processes (tgids) */
-	struct proc_sites procs[MAX_PROC_SITES];	/* by process, those with any site counted */
-	int nproc_sites;
-	struct zc_path_key zp_key[MAX_ZC_PATHS];	/* where the zerocopy skbs went */
-	struct zc_path_stats zp[MAX_ZC_PATHS];
-	int nzp;
+	const struct workload_def *def;		/* a built-in workload's, or NULL */
+	json_object *workload;			/* the workload's own report, or NULL */
+	int exit_status;			/* of the traced command, -1 if not ours */
+	const struct perf_set *perf;
+	const struct probe_choice *choice;	/* [NR_PROBES] */
 	const struct netns_pair *net;		/* the namespaces of a --netns run; host's inode always */
 	bool phase_gated;			/* sites counted between the workload's phase markers */
-	json_object *workload;			/* the workload's own figures, or NULL */
-	int exit_status;			/* of the traced command, -1 if not ours */
-	const struct workload_def *def;
-	const struct perf_set *perf;
-	const struct probe_choice *choice;
+	enum method method[NR_SITES];		/* how each site counted, METHOD_NONE if it did not */
+	const char *method_label[NR_SITES];
+	/* what the kernel counted */
+	struct kfigures k;
+	/* what was checked (checks.c) */
 	struct check checks[MAX_CHECKS];
 	int nchecks;
-	/* microbenchmarks: the kernel's figures per numbered step, and the claims checked on them */
-	bool segments_attached;
-	struct seg_stats seg[MAX_SEGMENTS];
-	__u64 seg_syscalls[MAX_SEGMENTS][MAX_SYSCALLS];
-	struct assumption assumptions[MAX_ASSUMPTIONS];
-	int nassumptions;
 };
 
-const char *site_name(int site);
-/* The sites in the order a byte meets them: file read, user, kernel, file write, network. */
-extern const int site_order[NR_SITES];
+/* Reads the kernel's figures and each site's method; the run's fields are set before. */
 void ledger_collect(struct ledger *l, struct zctrace_bpf *obj);
-void ledger_check(struct ledger *l);
-bool ledger_ok(const struct ledger *l);
-void add_check(struct ledger *l, bool ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-void ledger_print(FILE *f, const struct ledger *l, bool histograms);
-json_object *ledger_json(const struct ledger *l);
+/* Whether probe site @id (enum probe_id) attached for this run. */
+bool ledger_has(const struct ledger *l, int id);
+/* Why probe site @id attached nothing, for a "not supported" line. */
+const char *refusal_of(const struct ledger *l, int id);
 
-/* log2 histogram in the libbpf-tools layout: "lo -> hi : count |***|", first to last used slot. */
-void print_log2_hist(FILE *f, const __u64 *vals, int nslots, const char *unit);
-/* The largest value of log2 slot @slot: 2^(slot+1) - 1; the last slot ends at 2^64 - 1. */
-__u64 log2_slot_hi(int slot);
-/* Small helpers shared with the tests. */
-const char *syscall_name(int nr);
-int syscall_nr(const char *name);
-__u64 json_u64(json_object *o, const char *path, bool *found);
-const char *json_str(json_object *o, const char *key, const char *dflt);
-/* The workload's JSON is read, not trusted: @key of @o if it is an array (else NULL), and the
- * length of an array (0 for anything else, where json-c would assert). */
-json_object *json_array(json_object *o, const char *key);
-size_t json_array_len(json_object *a);
+/* The role of a traced process, from the pids the workload reported: sender, receiver, ... */
+const char *proc_role(const struct ledger *l, __u32 tgid);
+/* Sender and receiver are separate processes: each has its own ledger. */
+bool two_sides(const struct ledger *l);
+/* The first process of @role with any site counted, or NULL. */
+const struct proc_sites *proc_of(const struct ledger *l, const char *role);
+/* The bytes ran over veth between namespaces zctrace made. */
+bool on_veth(const struct ledger *l);
+/* The namespace a role ran in: the sender's and receiver's with --netns, else the host's. */
+const char *role_netns(const struct ledger *l, const char *role);
+/* A network namespace inode by its role, or "net:[INODE]". */
+const char *netns_label(const struct ledger *l, __u32 ino, char *buf, size_t n);
+/* The workload's payload ("bytes"); @found says whether it reported one. */
+double payload_of(const struct ledger *l, bool *found);
+/* Pages the targets brought into the page cache for the file the workload names at @path. */
+bool file_pages_added(const struct ledger *l, const char *path, __u64 *pages);
+/* Zerocopy bytes that reached delivery, where the per-skb deferred probes see every delivery. */
+bool zc_redelivered(const struct ledger *l, __u64 *delivered);
+
+/* Kernel map updates that failed, by map: each one a figure lost. */
+struct dropped_counter {
+	const char *map;
+	size_t off;		/* in struct misc_stats */
+};
+extern const struct dropped_counter dropped_counters[];
+extern const int nr_dropped_counters;
+__u64 dropped_of(const struct ledger *l, int i);
+/* "sites 3, sched 1", or "none"; returns the total. */
+__u64 dropped_summary(const struct ledger *l, char *buf, size_t n);
 
 #endif

@@ -9,7 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include "ledger.h"
+#include "hist.h"
+#include "kfigures.h"
 #include "live.h"
 #include "zctrace.skel.h"
 
@@ -22,7 +23,8 @@ struct live {
 	uint64_t t0_ns, last_ns;
 	int draws;
 	int lines;			/* lines of the last drawing, to redraw over them on a terminal */
-	struct ledger *prev, *cur;
+	bool phase_gated;
+	struct kfigures *prev, *cur;
 };
 
 static uint64_t now_ns(void)
@@ -81,48 +83,20 @@ static const char *rate(double v, const char *unit, char *buf, size_t n)
 	return buf;
 }
 
-/* One histogram, interval counts beside whole-run counts, bars for the interval. */
-static void print_hist_pair(FILE *f, const __u64 *iv, const __u64 *all)
-{
-	int first = -1, last = -1, width = 30;
-	__u64 max = 0;
-
-	for (int i = 0; i < MAX_SLOTS; i++) {
-		if (all[i]) {
-			if (first < 0)
-				first = i;
-			last = i;
-		}
-		if (iv[i] > max)
-			max = iv[i];
-	}
-	for (int i = first; first >= 0 && i <= last; i++) {
-		int stars = max ? (int)((double)iv[i] * width / max + 0.5) : 0;
-
-		if (iv[i] && !stars)
-			stars = 1;
-		fprintf(f, "  %10llu -> %-10llu : %10llu %12llu |%-*.*s|\n", i ? 1ULL << i : 0ULL,
-			(unsigned long long)log2_slot_hi(i), (unsigned long long)iv[i], (unsigned long long)all[i], width,
-			stars, "******************************");
-	}
-}
-
 static void draw(struct live *lv, FILE *f, double secs, double total_s)
 {
-	const struct ledger *c = lv->cur, *p = lv->prev;
+	const struct kfigures *c = lv->cur, *p = lv->prev;
 	__u64 sw = c->sched.voluntary + c->sched.involuntary, psw = p->sched.voluntary + p->sched.involuntary;
 	__u64 sys = 0, psys = 0;
 	char b1[32], b2[32], b3[32];
 
 	fprintf(f, "zctrace live: %s   t=%.1f s   interval %.1f s   copy sites %s\n", lv->target, total_s, secs,
-		!c->phase_gated ? "count the whole run" : c->misc.phase_begins > c->misc.phase_ends
+		!lv->phase_gated ? "count the whole run" : c->misc.phase_begins > c->misc.phase_ends
 		? "counting (measured phase)" : c->misc.phase_ends ? "stopped (phase over)"
 		: "waiting for the measured phase");
 	fprintf(f, "  %-16s %14s %14s %14s %16s\n", "SITE", "COPIES/s", "BYTES/s", "TOTAL COPIES", "TOTAL BYTES");
-	for (int i = 0; i < NR_SITES; i++) {
-		int s = site_order[i];
-
-		if (c->method[s] == METHOD_NONE) {
+	for (int s = 0; s < NR_SITES; s++) {
+		if (site_method_of(lv->choice, s, NULL) == METHOD_NONE) {
 			fprintf(f, "  %-16s %14s\n", site_name(s), "not supported");
 			continue;
 		}
@@ -133,7 +107,7 @@ static void draw(struct live *lv, FILE *f, double secs, double total_s)
 			rate((c->site[s].bytes - p->site[s].bytes) / secs, "B/s", b2, sizeof(b2)),
 			(uint64_t)c->site[s].count, (uint64_t)c->site[s].bytes);
 	}
-	if (c->sched_attached)
+	if (probe_attached(lv->choice, PROBE_SCHED))
 		fprintf(f, "  context switches: %s (voluntary %s, involuntary %s); total %" PRIu64 "\n",
 			rate((sw - psw) / secs, "/s", b1, sizeof(b1)),
 			rate((c->sched.voluntary - p->sched.voluntary) / secs, "/s", b2, sizeof(b2)),
@@ -144,12 +118,11 @@ static void draw(struct live *lv, FILE *f, double secs, double total_s)
 		sys += c->syscalls[nr];
 		psys += p->syscalls[nr];
 	}
-	if (c->syscalls_attached)
+	if (probe_attached(lv->choice, PROBE_SYSCALLS))
 		fprintf(f, "  syscalls: %s; total %" PRIu64 "   page faults: %" PRIu64 "\n",
 			rate((sys - psys) / secs, "/s", b1, sizeof(b1)), (uint64_t)sys,
 			(uint64_t)(c->misc.page_faults_user + c->misc.page_faults_kernel));
-	for (int k = 0; k < NR_SITES; k++) {
-		int s = site_order[k];
+	for (int s = 0; s < NR_SITES; s++) {
 		__u64 iv[MAX_SLOTS];
 
 		if (!c->site[s].count)
@@ -157,7 +130,7 @@ static void draw(struct live *lv, FILE *f, double secs, double total_s)
 		for (int i = 0; i < MAX_SLOTS; i++)
 			iv[i] = c->site[s].hist[i] - p->site[s].hist[i];
 		fprintf(f, "  %s copy sizes (bytes)      %10s %12s\n", site_name(s), "interval", "total");
-		print_hist_pair(f, iv, c->site[s].hist);
+		print_log2_hist_pair(f, iv, c->site[s].hist, MAX_SLOTS);
 	}
 }
 
@@ -165,17 +138,15 @@ void live_tick(struct live *lv, struct zctrace_bpf *obj)
 {
 	uint64_t now = now_ns();
 	double secs = (now - lv->last_ns) / 1e9;
-	struct ledger *tmp;
+	struct kfigures *tmp;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m;
 
 	if (secs < lv->interval)
 		return;
-	memset(lv->cur, 0, sizeof(*lv->cur));
-	lv->cur->choice = lv->choice;
-	lv->cur->phase_gated = obj->rodata->gate_on_phase;
-	ledger_collect(lv->cur, obj);
+	lv->phase_gated = obj->rodata->gate_on_phase;
+	kfigures_read(lv->cur, obj);
 	m = open_memstream(&buf, &len);
 	if (!m)
 		return;

@@ -22,7 +22,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cli.h"
+#include "checks.h"
 #include "ledger.h"
+#include "micro.h"
+#include "report_json.h"
+#include "report_text.h"
 #include "live.h"
 #include "netns.h"
 #include "perfcnt.h"
@@ -408,8 +412,9 @@ static int cmd_run(int argc, char **argv)
 {
 	static const struct argp argp = { run_options, run_parse, NULL, run_doc };
 	struct run_args a = { .histograms = true, .cap = METHOD_NONE };
-	static struct probe_choice choice[32];
+	static struct probe_choice choice[NR_PROBES];
 	struct ledger *l = NULL;
+	struct micro *m = NULL;
 	struct perf_set *perf = NULL;
 	struct usdt_links ul = {};
 	struct zctrace_bpf *obj = NULL;
@@ -516,7 +521,9 @@ static int cmd_run(int argc, char **argv)
 	libbpf_set_print(libbpf_print);
 	l = calloc(1, sizeof(*l));
 	perf = calloc(1, sizeof(*perf));
-	if (!l || !perf) {
+	if (a.def && a.def->micro)
+		m = calloc(1, sizeof(*m));
+	if (!l || !perf || (a.def && a.def->micro && !m)) {
 		fprintf(stderr, "zctrace: out of memory\n");
 		goto cleanup;
 	}
@@ -688,12 +695,17 @@ static int cmd_run(int argc, char **argv)
 	l->net = &np;
 	ledger_collect(l, obj);
 	ledger_check(l);
-	ledger_print(stdout, l, a.histograms);
+	if (m) {
+		micro_collect(m, obj);
+		if (l->workload)
+			micro_check(m, l);
+	}
+	ledger_print(stdout, l, m, a.histograms);
 	if (a.prog_stats)
 		prog_stats_print(stdout, &ps);
 	ret = ledger_ok(l) ? 0 : 1;
 	if (a.json_path) {
-		json_object *root = ledger_json(l);
+		json_object *root = ledger_json(l, m);
 
 		json_object_object_add(root, "prog_stats", a.prog_stats ? prog_stats_json(&ps) : NULL);
 
@@ -728,6 +740,7 @@ cleanup:
 	free(report.text);
 	json_close(&jo);
 	free(l);
+	free(m);
 	free(perf);
 	/* after the target is reaped: nothing is left in the namespaces */
 	netns_teardown(&np);
@@ -766,7 +779,7 @@ static int cmd_list(void)
 
 static int cmd_probes(int argc, char **argv)
 {
-	static struct probe_choice choice[32];
+	static struct probe_choice choice[NR_PROBES];
 	enum method cap = METHOD_NONE;
 	const char *missing;
 

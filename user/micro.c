@@ -6,32 +6,16 @@
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
-#include <bpf/bpf.h>
+#include <stdlib.h>
+#include "checks.h"
+#include "hist.h"
+#include "jsonpath.h"
 #include "micro.h"
-#include "zctrace.skel.h"
+#include "sysnames.h"
 
-void micro_collect(struct ledger *l, struct zctrace_bpf *obj)
+void micro_collect(struct micro *m, struct zctrace_bpf *obj)
 {
-	__u32 keys[MAX_SEGMENTS], in = 0, out, count;
-	int fd = bpf_map__fd(obj->maps.seg_stats);
-
-	for (__u32 s = 0; s < MAX_SEGMENTS; s++) {
-		keys[s] = s;
-		bpf_map_lookup_elem(fd, &keys[s], &l->seg[s]);
-	}
-	/* 64K counters: in batches, not one syscall each */
-	fd = bpf_map__fd(obj->maps.seg_syscalls);
-	for (__u32 done = 0; done < MAX_SEGMENTS * MAX_SYSCALLS; done += count) {
-		static __u32 batch_keys[MAX_SYSCALLS];
-
-		count = MAX_SYSCALLS;
-		if (bpf_map_lookup_batch(fd, done ? &in : NULL, &out, batch_keys,
-					 (__u64 *)l->seg_syscalls + done, &count, NULL) && errno != ENOENT)
-			break;
-		in = out;
-		if (!count)
-			break;
-	}
+	kfigures_read_segments(&m->seg, obj);
 }
 
 /* What a step's figure needs attached; forks and exits are followed on every run. */
@@ -80,16 +64,16 @@ static const struct step_measure {
 static bool need_met(const struct ledger *l, enum step_need need, const char **probe)
 {
 	switch (need) {
-	case NEED_SYSCALLS: *probe = "syscalls"; return l->syscalls_attached;
-	case NEED_SCHED: *probe = "sched"; return l->sched_attached;
-	case NEED_FAULTS: *probe = "page_faults"; return l->faults_attached;
-	case NEED_PAGE_CACHE: *probe = "page_cache"; return l->page_cache_attached;
+	case NEED_SYSCALLS: *probe = probe_name(PROBE_SYSCALLS); return ledger_has(l, PROBE_SYSCALLS);
+	case NEED_SCHED: *probe = probe_name(PROBE_SCHED); return ledger_has(l, PROBE_SCHED);
+	case NEED_FAULTS: *probe = probe_name(PROBE_PAGE_FAULTS); return ledger_has(l, PROBE_PAGE_FAULTS);
+	case NEED_PAGE_CACHE: *probe = probe_name(PROBE_PAGE_CACHE); return ledger_has(l, PROBE_PAGE_CACHE);
 	default: *probe = NULL; return true;
 	}
 }
 
 /* The kernel's count of @a's measure in its step; false (with why) when there is no such count. */
-static bool measure_value(const struct ledger *l, struct assumption *a)
+static bool measure_value(const struct micro *m, const struct ledger *l, struct assumption *a)
 {
 	const char *probe;
 	char measure[sizeof(a->measure)], *why = a->why;
@@ -110,7 +94,7 @@ static bool measure_value(const struct ledger *l, struct assumption *a)
 			snprintf(why, n, "%s not supported on this kernel", probe);
 			return false;
 		}
-		*v = l->seg_syscalls[step][nr];
+		*v = m->seg.syscalls[step][nr];
 		return true;
 	}
 	for (size_t i = 0; i < NR_STEP_MEASURES; i++) {
@@ -120,30 +104,30 @@ static bool measure_value(const struct ledger *l, struct assumption *a)
 			snprintf(why, n, "%s not supported on this kernel", probe);
 			return false;
 		}
-		*v = step_measures[i].value(&l->seg[step]);
+		*v = step_measures[i].value(&m->seg.seg[step]);
 		return true;
 	}
 	snprintf(why, n, "unknown measure '%s'", measure);
 	return false;
 }
 
-void micro_check(struct ledger *l)
+void micro_check(struct micro *m, struct ledger *l)
 {
 	json_object *list = json_array(l->workload, "assumptions");
 	int held = 0, nsteps = json_array_len(json_array(l->workload, "steps"));
 	size_t n;
 
-	l->nassumptions = 0;
+	m->nassumptions = 0;
 	if (!list) {
 		add_check(l, false, "assumptions", "the workload stated none");
 		return;
 	}
 	/* every step begins and ends with a marker: without them no step figure means anything */
-	add_check(l, l->misc.segment_marks == 2ULL * nsteps, "step markers seen",
-		  "%" PRIu64 " of %d", (uint64_t)l->misc.segment_marks, 2 * nsteps);
-	for (size_t i = 0; i < json_object_array_length(list) && l->nassumptions < MAX_ASSUMPTIONS; i++) {
+	add_check(l, l->k.misc.segment_marks == 2ULL * nsteps, "step markers seen",
+		  "%" PRIu64 " of %d", (uint64_t)l->k.misc.segment_marks, 2 * nsteps);
+	for (size_t i = 0; i < json_object_array_length(list) && m->nassumptions < MAX_ASSUMPTIONS; i++) {
 		json_object *a = json_object_array_get_idx(list, i);
-		struct assumption *as = &l->assumptions[l->nassumptions++];
+		struct assumption *as = &m->assumptions[m->nassumptions++];
 		__u64 step = json_u64(a, "step", NULL);
 
 		memset(as, 0, sizeof(*as));
@@ -157,7 +141,7 @@ void micro_check(struct ledger *l)
 			continue;
 		}
 		as->step = step;
-		as->known = measure_value(l, as);
+		as->known = measure_value(m, l, as);
 		as->holds = as->known && as->measured >= as->min && as->measured <= as->max;
 		held += as->holds;
 	}
@@ -176,42 +160,30 @@ static void print_value(FILE *f, double v)
 		fprintf(f, " %10.*f", fabs(v) >= 100 ? 1 : fabs(v) >= 10 ? 2 : 3, v);
 }
 
-static double num(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : NAN;
-}
-
+/* A measurement's distribution, in the workload's own buckets (the last one above its p99). */
 static void print_sample_hist(FILE *f, json_object *r)
 {
+	static const struct hist_look look = { .width = 40, .real = true };
 	json_object *hist = json_array(r, "hist");
-	uint64_t max = 0;
 	size_t n = json_array_len(hist);
+	struct hist_bucket *b;
 
-	if (!hist)
+	if (!hist || !(b = calloc(n + 1, sizeof(*b))))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t c = json_u64(json_object_array_get_idx(hist, i), "count", NULL);
+		json_object *o = json_object_array_get_idx(hist, i);
 
-		if (c > max)
-			max = c;
+		b[i] = (struct hist_bucket){ .flo = json_double(o, "lo"), .fhi = json_double(o, "hi"),
+					     .count = json_u64(o, "count", NULL),
+					     .note = i == n - 1 && n > 12 ? " (above p99)" : NULL };
 	}
 	fprintf(f, "\n%s: %s per iteration, %" PRIu64 " samples\n", json_str(r, "name", "?"),
 		json_str(r, "unit", "?"), (uint64_t)json_u64(r, "samples", NULL));
-	for (size_t i = 0; i < n; i++) {
-		json_object *b = json_object_array_get_idx(hist, i);
-		uint64_t c = json_u64(b, "count", NULL);
-		int stars = max ? (int)((double)c * 40 / max + 0.5) : 0;
-
-		if (c && !stars)
-			stars = 1;
-		fprintf(f, "  %12.4g -> %-12.4g : %-8" PRIu64 " |%-40.*s|%s\n", num(b, "lo"), num(b, "hi"), c,
-			stars, "****************************************", i == n - 1 && n > 12 ? " (above p99)" : "");
-	}
+	hist_print(f, b, (int)n, &look);
+	free(b);
 }
 
-void micro_print(FILE *f, const struct ledger *l, bool histograms)
+void micro_print(FILE *f, const struct micro *m, const struct ledger *l, bool histograms)
 {
 	json_object *results = json_array(l->workload, "results"), *notes = json_array(l->workload, "notes");
 	json_object *steps = json_array(l->workload, "steps");
@@ -232,11 +204,11 @@ void micro_print(FILE *f, const struct ledger *l, bool histograms)
 			snprintf(n, sizeof(n), "%" PRIu64 " x %" PRIu64, (uint64_t)json_u64(r, "samples", NULL),
 				 (uint64_t)json_u64(r, "iters_per_sample", NULL));
 			fprintf(f, "  %-40.40s %-6s %14s", json_str(r, "name", "?"), json_str(r, "unit", "?"), n);
-			print_value(f, num(r, "min"));
-			print_value(f, num(r, "median"));
-			print_value(f, num(r, "mean"));
-			print_value(f, num(r, "p99"));
-			print_value(f, num(r, "max"));
+			print_value(f, json_double(r, "min"));
+			print_value(f, json_double(r, "median"));
+			print_value(f, json_double(r, "mean"));
+			print_value(f, json_double(r, "p99"));
+			print_value(f, json_double(r, "max"));
 			fprintf(f, "\n");
 		}
 		fprintf(f, "  warm-up: %" PRIu64 " samples run first and dropped; values are per iteration\n",
@@ -267,13 +239,13 @@ void micro_print(FILE *f, const struct ledger *l, bool histograms)
 			if (id < 1 || id >= MAX_SEGMENTS)
 				continue;
 			fprintf(f, "  %-4" PRIu64 " %-40.40s", (uint64_t)id, json_str(s, "name", "?"));
-			for (size_t m = 0; m < NR_STEP_MEASURES; m++) {
-				const struct step_measure *sm = &step_measures[m];
+			for (size_t k = 0; k < NR_STEP_MEASURES; k++) {
+				const struct step_measure *sm = &step_measures[k];
 
 				if (!sm->column)
 					continue;
 				if (need_met(l, sm->need, &probe))
-					fprintf(f, " %9" PRIu64, (uint64_t)sm->value(&l->seg[id]));
+					fprintf(f, " %9" PRIu64, (uint64_t)sm->value(&m->seg.seg[id]));
 				else
 					fprintf(f, " %9s", "n/s"), unsupported = true;
 			}
@@ -283,10 +255,10 @@ void micro_print(FILE *f, const struct ledger *l, bool histograms)
 			fprintf(f, "  n/s: not supported on this kernel (the probe did not attach)\n");
 	}
 	fprintf(f, "\nassumptions, each checked against the kernel's count\n");
-	if (!l->nassumptions)
+	if (!m->nassumptions)
 		fprintf(f, "  (none stated)\n");
-	for (int i = 0; i < l->nassumptions; i++) {
-		const struct assumption *a = &l->assumptions[i];
+	for (int i = 0; i < m->nassumptions; i++) {
+		const struct assumption *a = &m->assumptions[i];
 
 		fprintf(f, "  assumption: %s — ", a->claim);
 		if (!a->known)
@@ -304,13 +276,13 @@ void micro_print(FILE *f, const struct ledger *l, bool histograms)
 	}
 }
 
-void micro_json(json_object *root, const struct ledger *l)
+void micro_json(json_object *root, const struct micro *m, const struct ledger *l)
 {
 	json_object *as = json_object_new_array(), *steps = json_object_new_array();
 	json_object *names = json_array(l->workload, "steps");
 
-	for (int i = 0; i < l->nassumptions; i++) {
-		const struct assumption *a = &l->assumptions[i];
+	for (int i = 0; i < m->nassumptions; i++) {
+		const struct assumption *a = &m->assumptions[i];
 		json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "claim", json_object_new_string(a->claim));
@@ -336,12 +308,12 @@ void micro_json(json_object *root, const struct ledger *l)
 		json_object_object_add(o, "step", json_object_new_int(id));
 		json_object_object_add(o, "name", json_object_new_string(
 			json_str(json_object_array_get_idx(names, i), "name", "?")));
-		for (size_t m = 0; m < NR_STEP_MEASURES; m++) {
-			const struct step_measure *sm = &step_measures[m];
+		for (size_t k = 0; k < NR_STEP_MEASURES; k++) {
+			const struct step_measure *sm = &step_measures[k];
 			const char *probe;
 
 			json_object_object_add(o, sm->name, need_met(l, sm->need, &probe)
-					       ? json_object_new_uint64(sm->value(&l->seg[id])) : NULL);
+					       ? json_object_new_uint64(sm->value(&m->seg.seg[id])) : NULL);
 		}
 		json_object_array_add(steps, o);
 	}

@@ -16,143 +16,6 @@
 #include "probes.h"
 #include "zctrace.skel.h"
 
-#define TP_SEND "tp_btf:tcp_sendmsg_locked", "tp_btf:sock_send_length"
-/* the file sites follow each file syscall from entry to exit */
-#define IO_PROGS "sys_enter_btf", "sys_exit_btf"
-#define IO_NEEDS "tp_btf:sys_enter", "tp_btf:sys_exit"
-#define EXT4_PROGS "ext4_da_write_end_btf", "ext4_write_end_btf", "ext4_journalled_write_end_btf"
-#define EXT4_NEEDS "tp_btf:ext4_da_write_end", "tp_btf:ext4_write_end", "tp_btf:ext4_journalled_write_end"
-#define WRITE_CANDIDATES(what, tail)											\
-		{ METHOD_FENTRY, "fexit generic_perform_write (inside " what ")",				\
-		  { "generic_perform_write_fexit", IO_PROGS }, { "fentry:generic_perform_write", IO_NEEDS } },	\
-		{ METHOD_KPROBE, "kretprobe generic_perform_write (inside " what ")",				\
-		  { "generic_perform_write_kretprobe", IO_PROGS },						\
-		  { "kprobe:generic_perform_write", IO_NEEDS } },						\
-		{ METHOD_TP_BTF, "tp_btf ext4 write_end per folio (inside " what ")" tail,				\
-		  { EXT4_PROGS, IO_PROGS }, { EXT4_NEEDS, IO_NEEDS } }
-#define TP_SEND_PROGS "tcp_sendmsg_locked_btf", "sock_send_length_btf"
-
-/* a send call from its entry to its return: the bytes it moved, classified as the kernel chose */
-#define SEND_FENTRY_PROGS "tcp_sendmsg_locked_fentry", "tcp_sendmsg_locked_fexit"
-#define SEND_KPROBE_PROGS "tcp_sendmsg_locked_kprobe", "tcp_sendmsg_locked_kretprobe"
-
-const struct probe_site probe_sites[] = {
-	{ "targets", -1, true, {
-		{ METHOD_TP_BTF, "tp_btf sched_process_fork/exit", { "fork_btf", "exit_btf" },
-		  { "tp_btf:sched_process_fork", "tp_btf:sched_process_exit" } },
-		{ METHOD_RAW_TP, "raw_tp sched_process_fork/exit", { "fork_raw", "exit_raw" },
-		  { "raw_tp:sched_process_fork", "raw_tp:sched_process_exit" } },
-	} },
-	{ "send_copy", SITE_SEND_COPY, false, {
-		{ METHOD_FENTRY, "fentry/fexit tcp_sendmsg_locked (bytes of each copying call)",
-		  { SEND_FENTRY_PROGS }, { "fentry:tcp_sendmsg_locked" } },
-		{ METHOD_KPROBE, "kprobe/kretprobe tcp_sendmsg_locked (bytes of each copying call)",
-		  { SEND_KPROBE_PROGS }, { "kprobe:tcp_sendmsg_locked" } },
-		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked per-iteration + sock_send_length",
-		  { TP_SEND_PROGS }, { TP_SEND } },
-	} },
-	{ "zc_pin", SITE_ZC_PIN, false, {
-		{ METHOD_FENTRY, "fexit skb_zerocopy_iter_stream", { "skb_zerocopy_iter_stream_fexit" },
-		  { "fentry:skb_zerocopy_iter_stream" } },
-		{ METHOD_KPROBE, "kretprobe skb_zerocopy_iter_stream", { "skb_zerocopy_iter_stream_kretprobe" },
-		  { "kprobe:skb_zerocopy_iter_stream" } },
-		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked (MSG_ZEROCOPY iterations)", { TP_SEND_PROGS },
-		  { TP_SEND } },
-	} },
-	{ "splice_ref", SITE_SPLICE_REF, false, {
-		{ METHOD_FENTRY, "fexit skb_splice_from_iter", { "skb_splice_from_iter_fexit" },
-		  { "fentry:skb_splice_from_iter" } },
-		/* before 6.5 sendfile and splice reach TCP through ->sendpage */
-		{ METHOD_FENTRY, "fexit do_tcp_sendpages", { "do_tcp_sendpages_fexit" },
-		  { "fentry:do_tcp_sendpages" } },
-		{ METHOD_KPROBE, "kretprobe skb_splice_from_iter", { "skb_splice_from_iter_kretprobe" },
-		  { "kprobe:skb_splice_from_iter" } },
-		{ METHOD_KPROBE, "kretprobe do_tcp_sendpages", { "do_tcp_sendpages_kretprobe" },
-		  { "kprobe:do_tcp_sendpages" } },
-		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked (MSG_SPLICE_PAGES iterations)", { TP_SEND_PROGS },
-		  { TP_SEND } },
-	} },
-	{ "deferred_copy", SITE_DEFERRED_COPY, false, {
-		{ METHOD_FENTRY, "fentry skb_copy_ubufs", { "skb_copy_ubufs_fentry" },
-		  { "fentry:skb_copy_ubufs" } },
-		{ METHOD_KPROBE, "kprobe skb_copy_ubufs", { "skb_copy_ubufs_kprobe" },
-		  { "kprobe:skb_copy_ubufs" } },
-		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (COPIED completion notices, by send call)",
-		  { "skb_copy_datagram_iovec_btf", TP_SEND_PROGS },
-		  { "tp_btf:skb_copy_datagram_iovec", TP_SEND } },
-	} },
-	{ "recv_copy", SITE_RECV_COPY, false, {
-		{ METHOD_FENTRY, "fexit skb_copy_datagram_iter", { "skb_copy_datagram_iter_fexit" },
-		  { "fentry:skb_copy_datagram_iter" } },
-		{ METHOD_KPROBE, "kprobe skb_copy_datagram_iter", { "skb_copy_datagram_iter_kprobe" },
-		  { "kprobe:skb_copy_datagram_iter" } },
-		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (TCP payload)",
-		  { "skb_copy_datagram_iovec_btf" }, { "tp_btf:skb_copy_datagram_iovec" } },
-	} },
-	{ "user_copy", SITE_USER_COPY, false, {
-		{ METHOD_USDT, "USDT zctrace:user_copy", { "user_copy_usdt", "phase_begin_usdt", "phase_end_usdt", "segment_usdt" },
-		  { "usdt" } },
-	} },
-	{ "file_read_copy", SITE_FILE_READ_COPY, false, {
-		{ METHOD_FENTRY, "fexit filemap_read (inside read syscalls on files)",
-		  { "filemap_read_fexit", IO_PROGS }, { "fentry:filemap_read", IO_NEEDS } },
-		{ METHOD_KPROBE, "kretprobe filemap_read (inside read syscalls on files)",
-		  { "filemap_read_kretprobe", IO_PROGS }, { "kprobe:filemap_read", IO_NEEDS } },
-		{ METHOD_TP_BTF, "tp_btf sys_exit of read/pread64/readv on buffered regular files",
-		  { IO_PROGS }, { IO_NEEDS } },
-	} },
-	{ "file_write_copy", SITE_FILE_WRITE_COPY, false, {
-		WRITE_CANDIDATES("write syscalls", "; other filesystems: the syscall's return"),
-		{ METHOD_TP_BTF, "tp_btf sys_exit of write/pwrite64/writev on buffered regular files",
-		  { IO_PROGS }, { IO_NEEDS } },
-	} },
-	{ "kernel_copy", SITE_KERNEL_COPY, false, {
-		WRITE_CANDIDATES("copy_file_range/sendfile/splice to a file", ""),
-	} },
-	{ "page_cache", -1, false, {
-		{ METHOD_TP_BTF, "tp_btf mm_filemap_add_to_page_cache", { "filemap_add_btf" },
-		  { "tp_btf:mm_filemap_add_to_page_cache" } },
-	} },
-	{ "zc_notices", -1, false, {
-		{ METHOD_FENTRY, "tp_btf skb_copy_datagram_iovec (error queue) + fentry/fexit tcp_sendmsg_locked",
-		  { "skb_copy_datagram_iovec_btf", SEND_FENTRY_PROGS },
-		  { "tp_btf:skb_copy_datagram_iovec", "fentry:tcp_sendmsg_locked" } },
-		{ METHOD_KPROBE, "tp_btf skb_copy_datagram_iovec (error queue) + kprobe/kretprobe tcp_sendmsg_locked",
-		  { "skb_copy_datagram_iovec_btf", SEND_KPROBE_PROGS },
-		  { "tp_btf:skb_copy_datagram_iovec", "kprobe:tcp_sendmsg_locked" } },
-		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (error queue) + tcp_sendmsg_locked",
-		  { "skb_copy_datagram_iovec_btf", TP_SEND_PROGS },
-		  { "tp_btf:skb_copy_datagram_iovec", TP_SEND } },
-	} },
-	{ "zc_path", -1, false, {
-		{ METHOD_FENTRY, "tp_btf net_dev_start_xmit + netif_receive_skb, senders by fentry tcp_sendmsg_locked",
-		  { "net_dev_start_xmit_btf", "netif_receive_skb_btf", SEND_FENTRY_PROGS },
-		  { "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb", "fentry:tcp_sendmsg_locked" } },
-		{ METHOD_KPROBE, "tp_btf net_dev_start_xmit + netif_receive_skb, senders by kprobe tcp_sendmsg_locked",
-		  { "net_dev_start_xmit_btf", "netif_receive_skb_btf", SEND_KPROBE_PROGS },
-		  { "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb", "kprobe:tcp_sendmsg_locked" } },
-		{ METHOD_TP_BTF, "tp_btf net_dev_start_xmit + netif_receive_skb (zerocopy skbs by device)",
-		  { "net_dev_start_xmit_btf", "netif_receive_skb_btf", TP_SEND_PROGS },
-		  { "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb", TP_SEND } },
-	} },
-	{ "sched", -1, false, {
-		{ METHOD_TP_BTF, "tp_btf sched_switch + sched_process_exec", { "switch_btf", "exec_btf" },
-		  { "tp_btf:sched_switch", "tp_btf:sched_process_exec" } },
-		{ METHOD_RAW_TP, "raw_tp sched_switch + sched_process_exec", { "switch_raw", "exec_raw" },
-		  { "raw_tp:sched_switch", "raw_tp:sched_process_exec" } },
-	} },
-	{ "syscalls", -1, false, {
-		{ METHOD_TP_BTF, "tp_btf sys_enter", { "sys_enter_btf" }, { "tp_btf:sys_enter" } },
-		{ METHOD_RAW_TP, "raw_tp sys_enter", { "sys_enter_raw" }, { "raw_tp:sys_enter" } },
-	} },
-	{ "page_faults", -1, false, {
-		{ METHOD_TP_BTF, "tp_btf page_fault_user/kernel", { "fault_user_btf", "fault_kernel_btf" },
-		  { "tp_btf:page_fault_user", "tp_btf:page_fault_kernel" } },
-		{ METHOD_RAW_TP, "raw_tp page_fault_user/kernel", { "fault_user_raw", "fault_kernel_raw" },
-		  { "raw_tp:page_fault_user", "raw_tp:page_fault_kernel" } },
-	} },
-};
-const int nr_probe_sites = sizeof(probe_sites) / sizeof(probe_sites[0]);
 
 const char *method_name(enum method m)
 {
@@ -494,10 +357,13 @@ static void set_io_table(struct zctrace_bpf *obj)
 		{ SYS_pwritev, IO_WRITE }, { SYS_pwritev2, IO_WRITE },
 		{ SYS_sendfile, IO_SENDFILE }, { SYS_splice, IO_SPLICE }, { SYS_copy_file_range, IO_COPY_RANGE },
 	};
+	static const int file_sites[] = {
+		SITE_FILE_READ_COPY, SITE_FILE_WRITE_COPY, SITE_KERNEL_COPY,
+	};
 	bool any = false;
 
-	for (int s = SITE_FILE_READ_COPY; s <= SITE_KERNEL_COPY; s++)
-		any |= obj->rodata->site_method[s] != METHOD_NONE;
+	for (unsigned i = 0; i < sizeof(file_sites) / sizeof(file_sites[0]); i++)
+		any |= obj->rodata->site_method[file_sites[i]] != METHOD_NONE;
 	obj->rodata->track_io = any;
 	obj->rodata->o_direct_flag = O_DIRECT;
 	obj->rodata->execve_nr = SYS_execve;	/* where perf's enable_on_exec starts counting */
@@ -519,7 +385,7 @@ int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum met
 		bpf_object__for_each_program(prog, obj->obj)
 			bpf_program__set_autoload(prog, false);
 	}
-	for (int s = 0; s < nr_probe_sites; s++) {
+	for (int s = 0; s < NR_PROBES; s++) {
 		const struct probe_site *ps = &probe_sites[s];
 		struct probe_choice *ch = &choice[s];
 
@@ -571,8 +437,8 @@ int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum met
 			}
 			bpf_program__set_autoload(prog, true);
 		}
-		if (ps->site >= 0)
-			obj->rodata->site_method[ps->site] = ps->cands[ch->chosen].method;
+		if (s < NR_SITES)
+			obj->rodata->site_method[s] = ps->cands[ch->chosen].method;
 	}
 	if (obj)
 		set_io_table(obj);
@@ -581,22 +447,22 @@ int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum met
 
 enum method site_method_of(const struct probe_choice *choice, int site, const char **label)
 {
-	for (int s = 0; s < nr_probe_sites; s++) {
-		if (probe_sites[s].site != site || choice[s].chosen < 0)
-			continue;
-		if (label)
-			*label = probe_sites[s].cands[choice[s].chosen].label;
-		return probe_sites[s].cands[choice[s].chosen].method;
-	}
+	int c = site >= 0 && site < NR_SITES ? choice[site].chosen : -1;
+
 	if (label)
-		*label = "not attached";
-	return METHOD_NONE;
+		*label = c >= 0 ? probe_sites[site].cands[c].label : "not attached";
+	return c >= 0 ? probe_sites[site].cands[c].method : METHOD_NONE;
+}
+
+bool probe_attached(const struct probe_choice *choice, int id)
+{
+	return choice && id >= 0 && id < NR_PROBES && choice[id].chosen >= 0;
 }
 
 void print_probes(FILE *f, const struct probe_choice *choice)
 {
 	fprintf(f, "%-16s %-8s %s\n", "SITE", "METHOD", "ATTACHED / WHY BETTER ONES WERE REFUSED");
-	for (int s = 0; s < nr_probe_sites; s++) {
+	for (int s = 0; s < NR_PROBES; s++) {
 		const struct probe_site *ps = &probe_sites[s];
 		const struct probe_choice *ch = &choice[s];
 

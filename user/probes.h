@@ -4,27 +4,9 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "zctrace.h"
+#include "sites.h"
 
 struct zctrace_bpf;
-
-#define MAX_CANDIDATES 6
-#define MAX_PROGS 6
-#define MAX_NEEDS 6
-
-struct candidate {
-	enum method method;
-	const char *label;			/* what is attached, for reports */
-	const char *progs[MAX_PROGS];		/* skeleton programs to autoload */
-	const char *needs[MAX_NEEDS];		/* attach points: "fentry:F", "kprobe:F", "tp_btf:T", "raw_tp:T", "usdt" */
-};
-
-struct probe_site {
-	const char *name;
-	int site;				/* enum site, or -1 for non-copy figures */
-	bool required;				/* without it a run means nothing */
-	struct candidate cands[MAX_CANDIDATES];
-};
 
 struct probe_choice {
 	int chosen;				/* index into cands, -1 if none attaches */
@@ -32,9 +14,6 @@ struct probe_choice {
 	bool skip;				/* not wanted by this run: why_not[0] says why */
 	char why_not[MAX_CANDIDATES][256];	/* why each better candidate was refused */
 };
-
-extern const struct probe_site probe_sites[];
-extern const int nr_probe_sites;
 
 /* Decides every site's method; with @obj set, also sets autoload and the BPF rodata. */
 int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum method cap);
@@ -47,8 +26,10 @@ bool probes_refused_by_env(const char *point);
 const char *probes_btf_path(void);
 /* 0 when the kernel's BTF loads; else -ENOENT and why (naming BTF and the file). */
 int probes_check_btf(char *why, size_t n);
-/* Why probe site @s (an index into probe_sites) attached nothing: its last candidate's refusal; NULL if attached. */
+/* Why probe site @s (enum probe_id) attached nothing: its last candidate's refusal; NULL if attached. */
 const char *probe_refusal(const struct probe_choice *choice, int s);
+/* Whether probe site @id (enum probe_id) attached. */
+bool probe_attached(const struct probe_choice *choice, int id);
 /* The method a copy site counts through, or METHOD_NONE. */
 enum method site_method_of(const struct probe_choice *choice, int site, const char **label);
 

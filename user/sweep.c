@@ -19,6 +19,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <json-c/json.h>
+#include "jsonpath.h"
 #include "ledger.h"
 #include "perfcnt.h"
 #include "probes.h"

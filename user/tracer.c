@@ -73,13 +73,10 @@ forward:
 /* Leaves the per-packet zerocopy path out: two events per packet of the whole machine, for nothing. */
 static void skip_zc_path(struct probe_choice *choice)
 {
-	for (int s = 0; s < nr_probe_sites; s++) {
-		if (strcmp(probe_sites[s].name, "zc_path"))
-			continue;
-		choice[s].skip = true;
-		snprintf(choice[s].why_not[0], sizeof(choice[s].why_not[0]),
-			 "not attached: this workload makes no MSG_ZEROCOPY send");
-	}
+	struct probe_choice *ch = &choice[PROBE_ZC_PATH];
+
+	ch->skip = true;
+	snprintf(ch->why_not[0], sizeof(ch->why_not[0]), "not attached: this workload makes no MSG_ZEROCOPY send");
 }
 
 /* Sets aside every chosen candidate that holds program @prog; how many were. */
@@ -87,7 +84,7 @@ static int refuse_holders(struct probe_choice *choice, const char *prog, const c
 {
 	int n = 0;
 
-	for (int s = 0; s < nr_probe_sites; s++) {
+	for (int s = 0; s < NR_PROBES; s++) {
 		const struct candidate *cand;
 		int c = choice[s].chosen;
 
@@ -171,7 +168,7 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		skip_zc_path(choice);
 	next_print = libbpf_set_print(capture_print);
 	/* each pass sets at least one candidate aside, so there are at most as many as candidates */
-	for (int tries = 0; tries < nr_probe_sites * MAX_CANDIDATES; tries++) {
+	for (int tries = 0; tries < NR_PROBES * MAX_CANDIDATES; tries++) {
 		char prog[64] = "", why[256];
 		bool loading;
 

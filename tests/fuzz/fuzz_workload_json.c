@@ -12,9 +12,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "checks.h"
 #include "cli.h"
+#include "jsonpath.h"
 #include "ledger.h"
 #include "micro.h"
+#include "report_json.h"
+#include "report_text.h"
 
 static FILE *devnull;
 
@@ -52,7 +56,7 @@ static __u64 figure(uint64_t *st, json_object *wl)
 
 static void fill_probes(struct probe_choice *choice, uint64_t *st)
 {
-	for (int s = 0; s < nr_probe_sites; s++) {
+	for (int s = 0; s < NR_PROBES; s++) {
 		int n = 0;
 
 		while (n < MAX_CANDIDATES && probe_sites[s].cands[n].label)
@@ -63,73 +67,60 @@ static void fill_probes(struct probe_choice *choice, uint64_t *st)
 	}
 }
 
-static bool attached(const struct probe_choice *choice, const char *name)
-{
-	for (int s = 0; s < nr_probe_sites; s++)
-		if (!strcmp(probe_sites[s].name, name))
-			return choice[s].chosen >= 0;
-	return false;
-}
-
-static void fill_ledger(struct ledger *l, json_object *wl, uint64_t *st, struct perf_set *perf,
-			struct netns_pair *np)
+static void fill_ledger(struct ledger *l, struct micro *m, json_object *wl, uint64_t *st,
+			struct perf_set *perf, struct netns_pair *np)
 {
 	__u64 sender = json_u64(wl, "sender_pid", NULL), receiver = json_u64(wl, "receiver_pid", NULL);
 
 	for (int s = 0; s < NR_SITES; s++) {
 		l->method[s] = site_method_of(l->choice, s, &l->method_label[s]);
-		l->site[s].count = figure(st, wl);
-		l->site[s].bytes = figure(st, wl);
+		l->k.site[s].count = figure(st, wl);
+		l->k.site[s].bytes = figure(st, wl);
 		for (uint64_t k = next(st) % 4; k; k--)	/* a few slots: each used one is a JSON object */
-			l->site[s].hist[next(st) % MAX_SLOTS] = figure(st, wl);
+			l->k.site[s].hist[next(st) % MAX_SLOTS] = figure(st, wl);
 	}
-	l->sched_attached = attached(l->choice, "sched");
-	l->syscalls_attached = attached(l->choice, "syscalls");
-	l->faults_attached = attached(l->choice, "page_faults");
-	l->notices_attached = attached(l->choice, "zc_notices");
-	l->page_cache_attached = attached(l->choice, "page_cache");
-	l->sched.voluntary = figure(st, wl);
-	l->sched.involuntary = figure(st, wl);
-	l->sched.offcpu_ns = figure(st, wl);
+	l->k.sched.voluntary = figure(st, wl);
+	l->k.sched.involuntary = figure(st, wl);
+	l->k.sched.offcpu_ns = figure(st, wl);
 	for (uint64_t k = next(st) % 4; k; k--)
-		l->sched.offcpu_hist[next(st) % MAX_SLOTS] = figure(st, wl);
+		l->k.sched.offcpu_hist[next(st) % MAX_SLOTS] = figure(st, wl);
 	for (uint64_t k = next(st) % 32; k; k--) {
-		l->syscalls[next(st) % MAX_SYSCALLS] = figure(st, wl);
-		l->phase_syscalls[next(st) % MAX_SYSCALLS] = figure(st, wl);
+		l->k.syscalls[next(st) % MAX_SYSCALLS] = figure(st, wl);
+		l->k.phase_syscalls[next(st) % MAX_SYSCALLS] = figure(st, wl);
 	}
-	l->npc = next(st) % 4 ? next(st) % 4 : next(st) % (MAX_PC_FILES + 1);
-	for (int i = 0; i < l->npc; i++) {
-		l->pc_key[i] = (struct pc_key){ .ino = next(st) % 2 ? json_u64(wl, "source.ino", NULL) : next(st),
+	l->k.npc = next(st) % 4 ? next(st) % 4 : next(st) % (MAX_PC_FILES + 1);
+	for (int i = 0; i < l->k.npc; i++) {
+		l->k.pc_key[i] = (struct pc_key){ .ino = next(st) % 2 ? json_u64(wl, "source.ino", NULL) : next(st),
 						.dev = (__u32)(json_u64(wl, "source.dev_major", NULL) << 20 |
 							       json_u64(wl, "source.dev_minor", NULL)) };
-		l->pc_pages[i] = figure(st, wl);
+		l->k.pc_pages[i] = figure(st, wl);
 	}
 	{
-		__u64 *misc = (__u64 *)&l->misc;
+		__u64 *misc = (__u64 *)&l->k.misc;
 
-		for (size_t i = 0; i < sizeof(l->misc) / sizeof(__u64); i++)
+		for (size_t i = 0; i < sizeof(l->k.misc) / sizeof(__u64); i++)
 			misc[i] = figure(st, wl);
 	}
-	l->nprocs = next(st) % 8;
-	l->nproc_sites = next(st) % 4 ? next(st) % 4 : next(st) % (MAX_PROC_SITES + 1);
-	for (int i = 0; i < l->nproc_sites; i++) {
+	l->k.nprocs = next(st) % 8;
+	l->k.nproc_sites = next(st) % 4 ? next(st) % 4 : next(st) % (MAX_PROC_SITES + 1);
+	for (int i = 0; i < l->k.nproc_sites; i++) {
 		uint64_t r = next(st);
 
-		l->procs[i].tgid = r % 3 == 0 ? (__u32)sender : r % 3 == 1 ? (__u32)receiver : (__u32)(r >> 32);
+		l->k.procs[i].tgid = r % 3 == 0 ? (__u32)sender : r % 3 == 1 ? (__u32)receiver : (__u32)(r >> 32);
 		for (int s = 0; s < NR_SITES; s++) {
-			l->procs[i].count[s] = figure(st, wl);
-			l->procs[i].bytes[s] = figure(st, wl);
+			l->k.procs[i].count[s] = figure(st, wl);
+			l->k.procs[i].bytes[s] = figure(st, wl);
 		}
 	}
-	l->nzp = next(st) % 4 ? next(st) % 4 : next(st) % (MAX_ZC_PATHS + 1);
-	for (int i = 0; i < l->nzp; i++) {
+	l->k.nzp = next(st) % 4 ? next(st) % 4 : next(st) % (MAX_ZC_PATHS + 1);
+	for (int i = 0; i < l->k.nzp; i++) {
 		uint64_t r = next(st);
 		const __u32 ns[] = { np->host_ino, np->sender_ino, np->receiver_ino, (__u32)r };
 
-		l->zp_key[i] = (struct zc_path_key){ .tgid = (__u32)sender, .netns = ns[r % 4],
+		l->k.zp_key[i] = (struct zc_path_key){ .tgid = (__u32)sender, .netns = ns[r % 4],
 						     .ifindex = (r >> 8) % 16, .stage = (r >> 16) % NR_ZC_STAGES };
-		l->zp[i] = (struct zc_path_stats){ figure(st, wl), figure(st, wl), figure(st, wl) };
-		snprintf(l->zp[i].dev, sizeof(l->zp[i].dev), "%s", r % 2 ? "lo" : np->receiver_dev);
+		l->k.zp[i] = (struct zc_path_stats){ figure(st, wl), figure(st, wl), figure(st, wl) };
+		snprintf(l->k.zp[i].dev, sizeof(l->k.zp[i].dev), "%s", r % 2 ? "lo" : np->receiver_dev);
 	}
 	if (next(st) % 2) {
 		/* a --netns run: the namespaces are named, their inodes known */
@@ -143,14 +134,13 @@ static void fill_ledger(struct ledger *l, json_object *wl, uint64_t *st, struct 
 		np->delay = next(st) % 2 ? "1ms" : NULL;
 	}
 	l->net = np;
-	l->segments_attached = next(st) % 2;
 	for (int s = 0; s < MAX_SEGMENTS; s++) {
-		__u64 *seg = (__u64 *)&l->seg[s];
+		__u64 *seg = (__u64 *)&m->seg.seg[s];
 
-		for (size_t i = 0; i < sizeof(l->seg[s]) / sizeof(__u64); i++)
+		for (size_t i = 0; i < sizeof(m->seg.seg[s]) / sizeof(__u64); i++)
 			seg[i] = next(st) % 4 ? 0 : figure(st, wl);
 		for (uint64_t k = next(st) % 4; k; k--)
-			l->seg_syscalls[s][next(st) % MAX_SYSCALLS] = figure(st, wl);
+			m->seg.syscalls[s][next(st) % MAX_SYSCALLS] = figure(st, wl);
 	}
 	if (next(st) % 4) {
 		for (int i = 0; i < NR_PERF_COUNTERS; i++) {
@@ -174,9 +164,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct probe_choice choice[32];
+	static struct probe_choice choice[NR_PROBES];
 	static struct perf_set perf;
 	static struct ledger *l;
+	static struct micro *m;
 	struct netns_pair np;
 	json_object *wl, *root;
 	const char *text;
@@ -207,9 +198,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail("json_str: a string found where there is none, or none where there is one");
 
 	/* as zctrace does, on the heap (it is large); once, and cleared for every input */
-	if (!l && !(l = malloc(sizeof(*l))))
+	if ((!l && !(l = malloc(sizeof(*l)))) || (!m && !(m = malloc(sizeof(*m)))))
 		fail("out of memory");
 	memset(l, 0, sizeof(*l));
+	memset(m, 0, sizeof(*m));
 	memset(&perf, 0, sizeof(perf));
 	netns_init(&np);
 	fill_probes(choice, &st);
@@ -219,14 +211,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	l->def = find_workload(json_str(wl, "workload", ""));
 	if (!l->def && next(&st) % 4)
 		l->def = &workload_defs[next(&st) % nr_workload_defs];
-	fill_ledger(l, wl, &st, &perf, &np);
+	fill_ledger(l, m, wl, &st, &perf, &np);
 
 	ledger_check(l);
-	if (l->nchecks < 0 || l->nchecks > MAX_CHECKS || l->nassumptions < 0 ||
-	    l->nassumptions > MAX_ASSUMPTIONS)
+	if (l->def && l->def->micro && wl)
+		micro_check(m, l);
+	else
+		m->nassumptions = 0;
+	if (l->nchecks < 0 || l->nchecks > MAX_CHECKS || m->nassumptions < 0 ||
+	    m->nassumptions > MAX_ASSUMPTIONS)
 		fail("check or assumption count out of range");
-	ledger_print(devnull, l, next(&st) % 2);
-	root = ledger_json(l);
+	ledger_print(devnull, l, l->def && l->def->micro ? m : NULL, next(&st) % 2);
+	root = ledger_json(l, l->def && l->def->micro ? m : NULL);
 	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
 	{
 		json_object *back = json_tokener_parse(text), *w;

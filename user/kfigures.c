@@ -1,0 +1,213 @@
+/*
+ * Reading the kernel's maps (kfigures.h): in batches (BPF_MAP_LOOKUP_BATCH), a few system calls
+ * per map rather than one per entry, since the live view reads them all every tick.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "kfigures.h"
+#include "zctrace.skel.h"
+
+#define BATCH 256	/* entries per lookup */
+
+typedef void (*entry_fn)(void *ctx, const void *key, const void *val);
+
+/* One entry at a time: where the kernel has no batch lookup for the map. */
+static void each_entry_slowly(int fd, size_t ksz, size_t vsz, entry_fn fn, void *ctx)
+{
+	char key[64], next[64], val[1024];
+	void *prev = NULL;
+
+	if (ksz > sizeof(key) || vsz > sizeof(val))
+		return;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, ksz);
+		prev = key;
+		if (!bpf_map_lookup_elem(fd, key, val))
+			fn(ctx, key, val);
+	}
+}
+
+/* Calls @fn on every entry of map @fd; hash and array maps alike. */
+static void each_entry(int fd, size_t ksz, size_t vsz, entry_fn fn, void *ctx)
+{
+	char *keys = malloc(BATCH * ksz), *vals = malloc(BATCH * vsz);
+	__u32 in = 0, out = 0, count;
+	bool first = true;
+	int err;
+
+	do {
+		count = BATCH;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &count, NULL) ? -errno : 0;
+		if (err && err != -ENOENT) {
+			if (first)	/* no batch lookup here: the old way */
+				each_entry_slowly(fd, ksz, vsz, fn, ctx);
+			break;
+		}
+		for (__u32 i = 0; keys && vals && i < count; i++)
+			fn(ctx, keys + i * ksz, vals + i * vsz);
+		in = out;
+		first = false;
+	} while (!err);	/* -ENOENT: that was the last batch */
+	free(keys);
+	free(vals);
+}
+
+static void add_proc_site(struct kfigures *k, __u32 tgid, __u32 site, const struct site_stats *st)
+{
+	int i;
+
+	if (!st->count && !st->bytes)
+		return;
+	for (i = 0; i < k->nproc_sites && k->procs[i].tgid != tgid; i++)
+		;
+	if (i == k->nproc_sites) {
+		if (i == MAX_PROC_SITES)
+			return;
+		k->procs[k->nproc_sites++] = (struct proc_sites){ .tgid = tgid };
+	}
+	k->procs[i].count[site] += st->count;
+	k->procs[i].bytes[site] += st->bytes;
+}
+
+static void on_site(void *ctx, const void *key, const void *val)
+{
+	struct kfigures *k = ctx;
+	const struct site_key *sk = key;
+	const struct site_stats *st = val;
+
+	if (sk->site >= NR_SITES)
+		return;
+	k->site[sk->site].count += st->count;
+	k->site[sk->site].bytes += st->bytes;
+	for (int i = 0; i < MAX_SLOTS; i++)
+		k->site[sk->site].hist[i] += st->hist[i];
+	add_proc_site(k, sk->tgid, sk->site, st);
+}
+
+static void on_zc_path(void *ctx, const void *key, const void *val)
+{
+	struct kfigures *k = ctx;
+
+	if (k->nzp == MAX_ZC_PATHS)
+		return;
+	k->zp_key[k->nzp] = *(const struct zc_path_key *)key;
+	k->zp[k->nzp++] = *(const struct zc_path_stats *)val;
+}
+
+static void on_sched(void *ctx, const void *key, const void *val)
+{
+	struct sched_stats *sum = ctx;
+	const struct sched_stats *sc = val;
+
+	sum->voluntary += sc->voluntary;
+	sum->involuntary += sc->involuntary;
+	sum->offcpu_ns += sc->offcpu_ns;
+	for (int i = 0; i < MAX_SLOTS; i++)
+		sum->offcpu_hist[i] += sc->offcpu_hist[i];
+}
+
+static void on_target(void *ctx, const void *key, const void *val)
+{
+	(*(int *)ctx)++;
+}
+
+static void on_pc_file(void *ctx, const void *key, const void *val)
+{
+	struct kfigures *k = ctx;
+
+	if (k->npc == MAX_PC_FILES)
+		return;
+	k->pc_key[k->npc] = *(const struct pc_key *)key;
+	k->pc_pages[k->npc++] = *(const __u64 *)val;
+}
+
+/* An array map of __u64 counters into @vals, by index. */
+struct counters {
+	__u64 *vals;
+	__u32 n;
+};
+
+static void on_counter(void *ctx, const void *key, const void *val)
+{
+	struct counters *c = ctx;
+	__u32 i = *(const __u32 *)key;
+
+	if (i < c->n)
+		c->vals[i] = *(const __u64 *)val;
+}
+
+static void read_counters(int fd, __u64 *vals, __u32 n)
+{
+	struct counters c = { vals, n };
+
+	each_entry(fd, sizeof(__u32), sizeof(__u64), on_counter, &c);
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct proc_sites *x = a, *y = b;
+
+	return (x->tgid > y->tgid) - (x->tgid < y->tgid);
+}
+
+/* Transmit before receive, then by process and device: the order a skb meets them. */
+static int cmp_zc_path(const struct zc_path_key *x, const struct zc_path_key *y)
+{
+	if (x->tgid != y->tgid)
+		return (x->tgid > y->tgid) - (x->tgid < y->tgid);
+	if (x->stage != y->stage)
+		return (x->stage > y->stage) - (x->stage < y->stage);
+	return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
+}
+
+static void sort_zc_paths(struct kfigures *k)
+{
+	/* key and value live in two arrays: an insertion sort keeps the pairs together */
+	for (int i = 1; i < k->nzp; i++) {
+		for (int j = i; j > 0 && cmp_zc_path(&k->zp_key[j - 1], &k->zp_key[j]) > 0; j--) {
+			struct zc_path_key key = k->zp_key[j];
+			struct zc_path_stats val = k->zp[j];
+
+			k->zp_key[j] = k->zp_key[j - 1];
+			k->zp[j] = k->zp[j - 1];
+			k->zp_key[j - 1] = key;
+			k->zp[j - 1] = val;
+		}
+	}
+}
+
+void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj)
+{
+	memset(k, 0, sizeof(*k));
+	each_entry(bpf_map__fd(obj->maps.sites), sizeof(struct site_key), sizeof(struct site_stats), on_site, k);
+	each_entry(bpf_map__fd(obj->maps.zc_path), sizeof(struct zc_path_key), sizeof(struct zc_path_stats),
+		   on_zc_path, k);
+	each_entry(bpf_map__fd(obj->maps.sched), sizeof(__u32), sizeof(struct sched_stats), on_sched, &k->sched);
+	each_entry(bpf_map__fd(obj->maps.targets), sizeof(__u32), sizeof(__u8), on_target, &k->nprocs);
+	each_entry(bpf_map__fd(obj->maps.pc_adds), sizeof(struct pc_key), sizeof(__u64), on_pc_file, k);
+	read_counters(bpf_map__fd(obj->maps.syscalls), k->syscalls, MAX_SYSCALLS);
+	read_counters(bpf_map__fd(obj->maps.phase_syscalls), k->phase_syscalls, MAX_SYSCALLS);
+	k->misc = obj->bss->misc;
+	qsort(k->procs, k->nproc_sites, sizeof(k->procs[0]), cmp_proc);
+	sort_zc_paths(k);
+}
+
+static void on_seg(void *ctx, const void *key, const void *val)
+{
+	struct seg_figures *sf = ctx;
+	__u32 s = *(const __u32 *)key;
+
+	if (s < MAX_SEGMENTS)
+		sf->seg[s] = *(const struct seg_stats *)val;
+}
+
+void kfigures_read_segments(struct seg_figures *sf, struct zctrace_bpf *obj)
+{
+	memset(sf, 0, sizeof(*sf));
+	each_entry(bpf_map__fd(obj->maps.seg_stats), sizeof(__u32), sizeof(struct seg_stats), on_seg, sf);
+	/* step s, syscall nr at s * MAX_SYSCALLS + nr: the same layout as the array */
+	read_counters(bpf_map__fd(obj->maps.seg_syscalls), &sf->syscalls[0][0], MAX_SEGMENTS * MAX_SYSCALLS);
+}

@@ -1,0 +1,51 @@
+/*
+ * The kernel's figures: what zctrace's BPF programs counted, read from their maps and summed over
+ * the traced processes. The final ledger and every tick of the live view read them the same way.
+ */
+#ifndef KFIGURES_H
+#define KFIGURES_H
+
+#include "zctrace.h"
+
+struct zctrace_bpf;
+
+#define MAX_PC_FILES 64
+#define MAX_PROC_SITES 16	/* processes shown side by side */
+#define MAX_ZC_PATHS 32
+
+/* One traced process's sites: the sender's and the receiver's ledgers. */
+struct proc_sites {
+	__u32 tgid;
+	__u64 count[NR_SITES];
+	__u64 bytes[NR_SITES];
+};
+
+struct kfigures {
+	struct site_stats site[NR_SITES];	/* every site, summed over the processes */
+	struct proc_sites procs[MAX_PROC_SITES];	/* by process (those with any site counted), by pid */
+	int nproc_sites;
+	int nprocs;				/* traced processes (tgids) */
+	struct sched_stats sched;
+	__u64 syscalls[MAX_SYSCALLS];
+	__u64 phase_syscalls[MAX_SYSCALLS];	/* inside the measured phase */
+	struct pc_key pc_key[MAX_PC_FILES];	/* files the targets brought pages of into the cache */
+	__u64 pc_pages[MAX_PC_FILES];
+	int npc;
+	struct zc_path_key zp_key[MAX_ZC_PATHS];	/* where the zerocopy skbs went, xmit before receive */
+	struct zc_path_stats zp[MAX_ZC_PATHS];
+	int nzp;
+	struct misc_stats misc;
+};
+
+/* A microbenchmark's figures per numbered step (USDT zctrace:segment), step 0 being "none". */
+struct seg_figures {
+	struct seg_stats seg[MAX_SEGMENTS];
+	__u64 syscalls[MAX_SEGMENTS][MAX_SYSCALLS];
+};
+
+/* Reads every map into @k (zeroed first). */
+void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj);
+/* Reads the per-step maps into @sf. */
+void kfigures_read_segments(struct seg_figures *sf, struct zctrace_bpf *obj);
+
+#endif

@@ -1,0 +1,425 @@
+/* The ledger as text (report_text.h): the table a person reads after a run. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "hist.h"
+#include "jsonpath.h"
+#include "micro.h"
+#include "report_text.h"
+#include "sysnames.h"
+
+/* ---- printing ---- */
+static const char *human_bytes(double v, char *buf, size_t n)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+	return buf;
+}
+
+/* Plain-words reading of the ledger: what the kernel did with the payload. */
+static void print_findings(FILE *f, const struct ledger *l, double payload)
+{
+	const struct site_stats *s = l->k.site;
+	char b1[32];
+
+	if (s[SITE_ZC_PIN].bytes) {
+		double share = (double)s[SITE_DEFERRED_COPY].bytes / s[SITE_ZC_PIN].bytes;
+
+		fprintf(f, "  MSG_ZEROCOPY pinned %s of user pages instead of copying them at send time.\n",
+			human_bytes(s[SITE_ZC_PIN].bytes, b1, sizeof(b1)));
+		if (s[SITE_DEFERRED_COPY].bytes)
+			fprintf(f, "  %.0f%% of the pinned bytes were copied later, on delivery (skb_copy_ubufs on "
+				"the receive path, e.g. loopback or veth): zero-copy still copied, deferred.\n",
+				share * 100);
+		else if (l->method[SITE_DEFERRED_COPY] != METHOD_NONE)
+			fprintf(f, "  No pinned byte was copied later: the zero-copy send held.\n");
+	}
+	if (s[SITE_SPLICE_REF].bytes)
+		fprintf(f, "  %s went to the socket as page references (sendfile/splice): no CPU copy on "
+			"the send path.\n", human_bytes(s[SITE_SPLICE_REF].bytes, b1, sizeof(b1)));
+	if (s[SITE_USER_COPY].bytes && payload > 0)
+		fprintf(f, "  The program itself copied %.2f bytes per payload byte before the kernel did "
+			"(serialisation).\n", s[SITE_USER_COPY].bytes / payload);
+	if (s[SITE_FILE_READ_COPY].bytes && s[SITE_FILE_WRITE_COPY].bytes)
+		fprintf(f, "  read() copied page cache->user and write() copied user->page cache: the data "
+			"crossed the user boundary twice.\n");
+	if (s[SITE_KERNEL_COPY].bytes)
+		fprintf(f, "  %s were copied page cache->page cache inside the kernel: no user copy, but not "
+			"zero-copy either (the source pages were passed by reference into a pipe, then copied "
+			"into the new file's pages).\n", human_bytes(s[SITE_KERNEL_COPY].bytes, b1, sizeof(b1)));
+	if (l->k.misc.file_bytes_unseen)
+		fprintf(f, "  %s reached a file through copy_file_range/sendfile/splice with no copy seen: "
+			"the filesystem (%s) %s.\n", human_bytes(l->k.misc.file_bytes_unseen, b1, sizeof(b1)),
+			json_str(l->workload, "fs", "unknown"),
+			json_u64(l->workload, "dest.shared_bytes", NULL) >= l->k.misc.file_bytes_unseen
+			? "cloned the blocks (reflink): the new file shares the source's extents, nothing was copied"
+			: "copied where no probe of this path sees (its writes have no tracepoint)");
+	if (l->k.misc.write_bytes_by_return)
+		fprintf(f, "  %s of file writes were counted from write()'s return, one copy per call: this "
+			"filesystem has no per-folio copy event on this kernel.\n",
+			human_bytes(l->k.misc.write_bytes_by_return, b1, sizeof(b1)));
+	if (s[SITE_SEND_COPY].bytes || s[SITE_RECV_COPY].bytes)
+		fprintf(f, "  A NIC's DMA is not a CPU copy and is not counted; on loopback and veth there is none.\n");
+	if (l->def && l->def->file && !strcmp(json_str(l->workload, "cache", ""), "cold"))
+		fprintf(f, "  Reading the cold file in was disk DMA into the page cache: not a CPU copy, not "
+			"counted.\n");
+}
+
+/* The busiest syscalls of @counts, with calls per MiB of payload when @payload is known. */
+static void print_top_syscalls(FILE *f, const __u64 *counts, double payload)
+{
+	int top[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+
+	for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
+		for (int k = 0; k < 8; k++) {
+			if (top[k] < 0 || counts[nr] > counts[top[k]]) {
+				memmove(&top[k + 1], &top[k], (7 - k) * sizeof(int));
+				top[k] = nr;
+				break;
+			}
+		}
+	}
+	for (int k = 0; k < 8 && top[k] >= 0 && counts[top[k]]; k++) {
+		fprintf(f, " %s %" PRIu64, syscall_name(top[k]) ? syscall_name(top[k]) : "?",
+			(uint64_t)counts[top[k]]);
+		if (payload > 0)
+			fprintf(f, " (%.1f/MiB)", counts[top[k]] / (payload / (1 << 20)));
+	}
+	fprintf(f, "\n");
+}
+
+static void print_latency(FILE *f, const struct ledger *l, const char *what)
+{
+	json_object *lat = NULL;
+
+	if (json_object_object_get_ex(l->workload, "latency_ns", &lat))
+		fprintf(f, "latency per %s (ns): p50 %" PRIu64 "  p90 %" PRIu64 "  p99 %" PRIu64
+			"  max %" PRIu64 "\n", what, (uint64_t)json_u64(lat, "p50", NULL),
+			(uint64_t)json_u64(lat, "p90", NULL), (uint64_t)json_u64(lat, "p99", NULL),
+			(uint64_t)json_u64(lat, "max", NULL));
+}
+
+static double elapsed_of(const struct ledger *l)
+{
+	json_object *o;
+
+	return json_object_object_get_ex(l->workload, "elapsed_s", &o) ? json_object_get_double(o) : 0;
+}
+
+static void print_tcp_workload(FILE *f, const struct ledger *l, double payload)
+{
+	double el = elapsed_of(l);
+	char b1[32], b2[32], b3[32];
+
+	fprintf(f, "workload: %" PRIu64 " messages of %s x %" PRIu64 " threads, %s sent, %s received",
+		(uint64_t)json_u64(l->workload, "messages", NULL),
+		human_bytes(json_u64(l->workload, "size", NULL), b1, sizeof(b1)),
+		(uint64_t)json_u64(l->workload, "threads", NULL), human_bytes(payload, b2, sizeof(b2)),
+		human_bytes(json_u64(l->workload, "bytes_received", NULL), b3, sizeof(b3)));
+	if (el > 0)
+		fprintf(f, " in %.3f s = %.2f Gbit/s", el, payload * 8 / el / 1e9);
+	fprintf(f, "\n");
+	print_latency(f, l, "message");
+}
+
+static void print_file_workload(FILE *f, const struct ledger *l)
+{
+	double el = elapsed_of(l), moved = json_u64(l->workload, "bytes", NULL);
+	__u64 size = json_u64(l->workload, "size", NULL);
+	const char *method = json_str(l->workload, "method", NULL);
+	char b1[32], b2[32], b3[32];
+
+	if (json_str(l->workload, "pattern", NULL)) {
+		fprintf(f, "workload: a %s file read from a TCP file server (%s), %s blocks in %s order; %s "
+			"cache, %s", human_bytes(json_u64(l->workload, "file_size", NULL), b1, sizeof(b1)),
+			json_str(l->workload, "path", "?"), human_bytes(size, b2, sizeof(b2)),
+			json_str(l->workload, "pattern", "?"), json_str(l->workload, "cache", "?"),
+			json_str(l->workload, "fs", "?"));
+		if (el > 0 && moved > 0)
+			fprintf(f, "; %.3f s = %.3f ms per MiB", el, el * 1e3 / (moved / (1 << 20)));
+		fprintf(f, "\n");
+		print_latency(f, l, "request");
+		return;
+	}
+	if (method)
+		fprintf(f, "workload: a %s file duplicated with %s", human_bytes(json_u64(l->workload, "file_size", NULL),
+			b1, sizeof(b1)), method);
+	else
+		fprintf(f, "workload: a %s file served over TCP to %" PRIu64 " connection(s), %s in all",
+			human_bytes(json_u64(l->workload, "file_size", NULL), b1, sizeof(b1)),
+			(uint64_t)json_u64(l->workload, "threads", NULL), human_bytes(moved, b3, sizeof(b3)));
+	if (size)
+		fprintf(f, ", %s per call", human_bytes(size, b2, sizeof(b2)));
+	else
+		fprintf(f, ", as much per call as the kernel moves");
+	fprintf(f, "; %s cache, %s", json_str(l->workload, "cache", "?"), json_str(l->workload, "fs", "?"));
+	if (el > 0)
+		fprintf(f, "; %.3f s = %.0f MiB/s", el, moved / el / (1 << 20));
+	fprintf(f, "\n");
+	if (!method)
+		print_latency(f, l, "chunk");
+}
+
+/* Each process's own ledger: with the receiver in its own process, the two sides apart. */
+static void print_sides(FILE *f, const struct ledger *l, double payload)
+{
+	if (!two_sides(l) && l->k.nproc_sites < 2)
+		return;
+	fprintf(f, "\nby process (%s)\n", l->phase_gated ? "measured phase" : "whole run");
+	fprintf(f, "  %-16s %8s  %-16s %-15s %12s %16s %10s\n", "PROCESS", "PID", "NETNS", "SITE", "COPIES",
+		"BYTES", "PER BYTE");
+	for (int i = 0; i < l->k.nproc_sites; i++) {
+		const struct proc_sites *p = &l->k.procs[i];
+		const char *role = proc_role(l, p->tgid);
+		bool first = true;
+
+		for (int s = 0; s < NR_SITES; s++) {
+			if (!p->bytes[s] && !p->count[s])
+				continue;
+			if (first)
+				fprintf(f, "  %-16s %8u  %-16s ", role, p->tgid, role_netns(l, role));
+			else
+				fprintf(f, "  %-16s %8s  %-16s ", "", "", "");
+			fprintf(f, "%-15s %12" PRIu64 " %16" PRIu64, site_name(s), (uint64_t)p->count[s],
+				(uint64_t)p->bytes[s]);
+			if (payload > 0)
+				fprintf(f, " %10.3f", p->bytes[s] / payload);
+			if (s == SITE_DEFERRED_COPY && l->method[s] == METHOD_TP_BTF)
+				fprintf(f, "  (where its COPIED notices are read; the copy itself is below)");
+			fprintf(f, "\n");
+			first = false;
+		}
+	}
+}
+
+/* The zerocopy skbs' path: which device, in which namespace, still holding the pinned pages. */
+static void print_zc_path(FILE *f, const struct ledger *l)
+{
+	char ns[48], b1[32];
+	__u64 crossed = 0, dont_orphan = 0, skbs = 0;
+
+	if (!l->k.nzp)
+		return;
+	fprintf(f, "\nzerocopy skbs on their way (%s; still holding the sender's pinned pages)\n",
+		l->phase_gated ? "measured phase" : "whole run");
+	fprintf(f, "  %-8s %-16s %-22s %10s %16s %12s\n", "STAGE", "DEVICE", "NETNS", "SKBS", "BYTES",
+		"DONT_ORPHAN");
+	for (int i = 0; i < l->k.nzp; i++) {
+		const struct zc_path_key *k = &l->k.zp_key[i];
+		const struct zc_path_stats *v = &l->k.zp[i];
+		const char *role = netns_role(l->net, k->netns);
+
+		fprintf(f, "  %-8s %-16s %-22s %10" PRIu64 " %16" PRIu64 " %12" PRIu64 "%s\n",
+			k->stage == ZC_STAGE_XMIT ? "xmit" : "receive", v->dev,
+			netns_label(l, k->netns, ns, sizeof(ns)), (uint64_t)v->skbs, (uint64_t)v->bytes,
+			(uint64_t)v->dont_orphan,
+			k->stage == ZC_STAGE_RECEIVE ? "  -> copied here on delivery if the notices say COPIED" : "");
+		if (k->stage == ZC_STAGE_RECEIVE && role && !strcmp(role, "receiver")) {
+			crossed += v->bytes;
+			skbs += v->skbs;
+			dont_orphan += v->dont_orphan;
+		}
+	}
+	{
+		__u64 rx = 0;
+		bool have;
+		double sent = json_u64(l->workload, "bytes", &have);
+
+		for (int i = 0; i < l->k.nzp; i++)
+			if (l->k.zp_key[i].stage == ZC_STAGE_RECEIVE)
+				rx += l->k.zp[i].bytes;
+		if (have && rx > sent)
+			fprintf(f, "  %s more than the payload reached delivery: TCP sent some segments again, and "
+				"every delivery of a zerocopy skb copies it; the notices count each send call once.\n",
+				human_bytes(rx - sent, b1, sizeof(b1)));
+	}
+	if (crossed)
+		fprintf(f, "  %s arrived in the receiver's namespace still in the sender's pinned pages (%" PRIu64
+			" of %" PRIu64 " skbs marked SKBFL_DONT_ORPHAN): crossing the veth pair did not copy them;"
+			" local delivery there (skb_orphan_frags_rx) does.\n",
+			human_bytes(crossed, b1, sizeof(b1)), (uint64_t)dont_orphan, (uint64_t)skbs);
+}
+
+/* The workload's own figures, as it reported them. */
+static void print_workload(FILE *f, const struct ledger *l, const struct micro *m, bool histograms,
+			   double payload)
+{
+	if (!l->workload)
+		return;
+	if (m)
+		micro_print(f, m, l, histograms);
+	else if (json_at(l->workload, "file_size"))
+		print_file_workload(f, l);
+	else
+		print_tcp_workload(f, l, payload);
+}
+
+/* The copy ledger itself: each site's copies, bytes, copies per payload byte and mean size. */
+static void print_sites(FILE *f, const struct ledger *l, bool have_payload, double payload)
+{
+	double cpu_bytes = 0;
+	bool unsupported = false;
+	char b1[32];
+
+	fprintf(f, "\ncopy ledger (%s; %d process%s traced)\n",
+		l->phase_gated ? "measured phase only, between the workload's USDT markers" : "whole run",
+		l->k.nprocs, l->k.nprocs == 1 ? "" : "es");
+	fprintf(f, "  %-16s %-7s %12s %16s %10s %11s\n", "SITE", "METHOD", "COPIES", "BYTES", "PER BYTE",
+		"MEAN SIZE");
+	for (int s = 0; s < NR_SITES; s++) {
+		const struct site_stats *st = &l->k.site[s];
+		char per[16];
+
+		if (l->method[s] == METHOD_NONE) {
+			fprintf(f, "  %-16s %-7s %12s %16s %10s %11s\n", site_name(s), "-", "not supported",
+				"not supported", "-", "-");
+			unsupported = true;
+			continue;
+		}
+		if (have_payload && payload > 0)
+			snprintf(per, sizeof(per), "%.3f", st->bytes / payload);
+		else
+			snprintf(per, sizeof(per), "-");
+		fprintf(f, "  %-16s %-7s %12" PRIu64 " %16" PRIu64 " %10s %11s\n", site_name(s),
+			method_name(l->method[s]), (uint64_t)st->count, (uint64_t)st->bytes, per,
+			st->count ? human_bytes((double)st->bytes / st->count, b1, sizeof(b1)) : "-");
+		if (is_cpu_copy(s))
+			cpu_bytes += st->bytes;
+	}
+	for (int s = 0; unsupported && l->choice && s < NR_SITES; s++) {
+		const char *why = probe_refusal(l->choice, s);
+
+		if (why)
+			fprintf(f, "  %s not supported: %s\n", site_name(s), why);
+	}
+	if (have_payload && payload > 0)
+		fprintf(f, "  CPU copies per payload byte: %.3f (all sites but pins and page references, which "
+			"are not copies)\n", cpu_bytes / payload);
+}
+
+static void print_size_hists(FILE *f, const struct ledger *l)
+{
+	for (int s = 0; s < NR_SITES; s++) {
+		if (!l->k.site[s].count)
+			continue;
+		fprintf(f, "\n%s: copy sizes\n", site_name(s));
+		print_log2_hist(f, l->k.site[s].hist, MAX_SLOTS, "bytes");
+	}
+}
+
+/* What is not a copy: context switches, page faults, page-cache insertions, syscalls. */
+static void print_kernel(FILE *f, const struct ledger *l, bool histograms, bool have_payload, double payload)
+{
+	fprintf(f, "\nscheduler (whole run): ");
+	if (ledger_has(l, PROBE_SCHED)) {
+		fprintf(f, "%" PRIu64 " context switches (%" PRIu64 " voluntary, %" PRIu64
+			" involuntary), off-CPU %.3f ms\n",
+			(uint64_t)(l->k.sched.voluntary + l->k.sched.involuntary), (uint64_t)l->k.sched.voluntary,
+			(uint64_t)l->k.sched.involuntary, l->k.sched.offcpu_ns / 1e6);
+		if (histograms && l->k.sched.voluntary + l->k.sched.involuntary) {
+			fprintf(f, "off-CPU time per switch\n");
+			print_log2_hist(f, l->k.sched.offcpu_hist, MAX_SLOTS, "usecs");
+		}
+	} else {
+		fprintf(f, "not supported (%s)\n", refusal_of(l, PROBE_SCHED));
+	}
+	if (ledger_has(l, PROBE_PAGE_FAULTS))
+		fprintf(f, "page faults (whole run): %" PRIu64 " user, %" PRIu64 " kernel\n",
+			(uint64_t)l->k.misc.page_faults_user, (uint64_t)l->k.misc.page_faults_kernel);
+	else
+		fprintf(f, "page faults: not supported (%s)\n", refusal_of(l, PROBE_PAGE_FAULTS));
+	if (ledger_has(l, PROBE_PAGE_CACHE) && l->k.npc) {
+		__u64 src = 0, dst = 0, all = 0;
+		bool has_src = l->workload && file_pages_added(l, "source", &src);
+		bool has_dst = l->workload && file_pages_added(l, "dest", &dst);
+
+		for (int i = 0; i < l->k.npc; i++)
+			all += l->k.pc_pages[i];
+		fprintf(f, "page cache (%s): %" PRIu64 " pages brought in", l->phase_gated ? "measured phase" : "whole run",
+			(uint64_t)all);
+		if (has_src)
+			fprintf(f, ", %" PRIu64 " of them the source file's (%" PRIu64 " pages)", (uint64_t)src,
+				(uint64_t)json_u64(l->workload, "source.pages", NULL));
+		if (has_dst)
+			fprintf(f, ", %" PRIu64 " the new file's", (uint64_t)dst);
+		fprintf(f, "\n");
+	}
+	if (ledger_has(l, PROBE_SYSCALLS) && l->phase_gated) {
+		__u64 total = 0;
+
+		for (int nr = 0; nr < MAX_SYSCALLS; nr++)
+			total += l->k.phase_syscalls[nr];
+		fprintf(f, "syscalls (measured phase): %" PRIu64 " total", (uint64_t)total);
+		if (have_payload && payload > 0)
+			fprintf(f, ", %.1f per MiB of payload", total / (payload / (1 << 20)));
+		fprintf(f, ";");
+		print_top_syscalls(f, l->k.phase_syscalls, have_payload ? payload : 0);
+	}
+	if (ledger_has(l, PROBE_SYSCALLS)) {
+		__u64 total = 0;
+
+		for (int nr = 0; nr < MAX_SYSCALLS; nr++)
+			total += l->k.syscalls[nr];
+		fprintf(f, "syscalls (whole run): %" PRIu64 " total;", (uint64_t)total);
+		print_top_syscalls(f, l->k.syscalls, 0);
+	} else {
+		fprintf(f, "syscalls: not supported (%s)\n", refusal_of(l, PROBE_SYSCALLS));
+	}
+}
+
+static void print_perf(FILE *f, const struct ledger *l)
+{
+	if (l->perf) {
+		fprintf(f, "perf (whole run):");
+		for (int i = 0; i < NR_PERF_COUNTERS; i++) {
+			const struct perf_counter *c = &l->perf->c[i];
+
+			if (!c->counted)
+				fprintf(f, "  %s not supported (%s)", c->name, c->why);
+			else if (!strcmp(c->name, "task-clock"))
+				fprintf(f, "  %s %.3f ms", c->name, c->value / 1e6);
+			else
+				fprintf(f, "  %s %.0f", c->name, c->value);
+		}
+		fprintf(f, "\n");
+	}
+}
+
+static void print_checks(FILE *f, const struct ledger *l)
+{
+	fprintf(f, "\nchecks\n");
+	if (!l->nchecks)
+		fprintf(f, "  (none for this target)\n");
+	for (int i = 0; i < l->nchecks; i++)
+		fprintf(f, "  [%s] %s: %s\n", l->checks[i].ok ? " ok " : "FAIL", l->checks[i].name,
+			l->checks[i].detail);
+	if (l->def)
+		fprintf(f, "expected: %s\n", l->def->expected);
+	if (l->nchecks)
+		fprintf(f, "verdict: %s\n", ledger_ok(l) ? "the ledger matches the expectation"
+							 : "CHECK FAILED (see above)");
+}
+
+void ledger_print(FILE *f, const struct ledger *l, const struct micro *m, bool histograms)
+{
+	bool have_payload = false;
+	double payload = payload_of(l, &have_payload);
+
+	fprintf(f, "\n=== zctrace: %s ===\n", l->target);
+	print_workload(f, l, m, histograms, payload);
+	print_sites(f, l, have_payload, payload);
+	print_findings(f, l, have_payload ? payload : 0);
+	print_sides(f, l, have_payload ? payload : 0);
+	print_zc_path(f, l);
+	if (histograms)
+		print_size_hists(f, l);
+	print_kernel(f, l, histograms, have_payload, payload);
+	print_perf(f, l);
+	print_checks(f, l);
+}

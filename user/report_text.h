@@ -1,0 +1,15 @@
+/* The ledger as text: the workload's figures, the copy ledger, the kernel's other figures, checks. */
+#ifndef REPORT_TEXT_H
+#define REPORT_TEXT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "checks.h"
+#include "ledger.h"
+
+struct micro;
+
+/* Prints @l (and a microbenchmark's @m, or NULL) with or without the histograms. */
+void ledger_print(FILE *f, const struct ledger *l, const struct micro *m, bool histograms);
+
+#endif

@@ -1,0 +1,155 @@
+/*
+ * The probe table (sites.h): every copy site and every other figure, with its attach candidates
+ * best first. A candidate names the BPF programs it autoloads with PROG(), which fails to compile
+ * when the skeleton has no such program, and the attach points probes.c tries before load.
+ */
+#include <stddef.h>
+#include "sites.h"
+#include "zctrace.skel.h"
+
+/* A skeleton program's name; a name the skeleton lacks does not compile. */
+#define PROG(name) (#name + 0 * sizeof(((struct zctrace_bpf *)0)->progs.name))
+
+#define TP_SEND "tp_btf:tcp_sendmsg_locked", "tp_btf:sock_send_length"
+/* the file sites follow each file syscall from entry to exit */
+#define IO_PROGS PROG(sys_enter_btf), PROG(sys_exit_btf)
+#define IO_NEEDS "tp_btf:sys_enter", "tp_btf:sys_exit"
+#define EXT4_PROGS PROG(ext4_da_write_end_btf), PROG(ext4_write_end_btf), PROG(ext4_journalled_write_end_btf)
+#define EXT4_NEEDS "tp_btf:ext4_da_write_end", "tp_btf:ext4_write_end", "tp_btf:ext4_journalled_write_end"
+#define WRITE_CANDIDATES(what, tail)											\
+		{ METHOD_FENTRY, "fexit generic_perform_write (inside " what ")",				\
+		  { PROG(generic_perform_write_fexit), IO_PROGS }, { "fentry:generic_perform_write", IO_NEEDS } },	\
+		{ METHOD_KPROBE, "kretprobe generic_perform_write (inside " what ")",				\
+		  { PROG(generic_perform_write_kretprobe), IO_PROGS },						\
+		  { "kprobe:generic_perform_write", IO_NEEDS } },						\
+		{ METHOD_TP_BTF, "tp_btf ext4 write_end per folio (inside " what ")" tail,				\
+		  { EXT4_PROGS, IO_PROGS }, { EXT4_NEEDS, IO_NEEDS } }
+#define TP_SEND_PROGS PROG(tcp_sendmsg_locked_btf), PROG(sock_send_length_btf)
+
+/* a send call from its entry to its return: the bytes it moved, classified as the kernel chose */
+#define SEND_FENTRY_PROGS PROG(tcp_sendmsg_locked_fentry), PROG(tcp_sendmsg_locked_fexit)
+#define SEND_KPROBE_PROGS PROG(tcp_sendmsg_locked_kprobe), PROG(tcp_sendmsg_locked_kretprobe)
+
+const struct probe_site probe_sites[NR_PROBES] = {
+	[PROBE_TARGETS] = { "targets", .required = true, .cands = {
+		{ METHOD_TP_BTF, "tp_btf sched_process_fork/exit", { PROG(fork_btf), PROG(exit_btf) },
+		  { "tp_btf:sched_process_fork", "tp_btf:sched_process_exit" } },
+		{ METHOD_RAW_TP, "raw_tp sched_process_fork/exit", { PROG(fork_raw), PROG(exit_raw) },
+		  { "raw_tp:sched_process_fork", "raw_tp:sched_process_exit" } },
+	} },
+	[SITE_SEND_COPY] = { "send_copy", .cpu_copy = true, .cands = {
+		{ METHOD_FENTRY, "fentry/fexit tcp_sendmsg_locked (bytes of each copying call)",
+		  { SEND_FENTRY_PROGS }, { "fentry:tcp_sendmsg_locked" } },
+		{ METHOD_KPROBE, "kprobe/kretprobe tcp_sendmsg_locked (bytes of each copying call)",
+		  { SEND_KPROBE_PROGS }, { "kprobe:tcp_sendmsg_locked" } },
+		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked per-iteration + sock_send_length",
+		  { TP_SEND_PROGS }, { TP_SEND } },
+	} },
+	[SITE_ZC_PIN] = { "zc_pin", .cands = {
+		{ METHOD_FENTRY, "fexit skb_zerocopy_iter_stream", { PROG(skb_zerocopy_iter_stream_fexit) },
+		  { "fentry:skb_zerocopy_iter_stream" } },
+		{ METHOD_KPROBE, "kretprobe skb_zerocopy_iter_stream", { PROG(skb_zerocopy_iter_stream_kretprobe) },
+		  { "kprobe:skb_zerocopy_iter_stream" } },
+		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked (MSG_ZEROCOPY iterations)", { TP_SEND_PROGS },
+		  { TP_SEND } },
+	} },
+	[SITE_SPLICE_REF] = { "splice_ref", .cands = {
+		{ METHOD_FENTRY, "fexit skb_splice_from_iter", { PROG(skb_splice_from_iter_fexit) },
+		  { "fentry:skb_splice_from_iter" } },
+		/* before 6.5 sendfile and splice reach TCP through ->sendpage */
+		{ METHOD_FENTRY, "fexit do_tcp_sendpages", { PROG(do_tcp_sendpages_fexit) },
+		  { "fentry:do_tcp_sendpages" } },
+		{ METHOD_KPROBE, "kretprobe skb_splice_from_iter", { PROG(skb_splice_from_iter_kretprobe) },
+		  { "kprobe:skb_splice_from_iter" } },
+		{ METHOD_KPROBE, "kretprobe do_tcp_sendpages", { PROG(do_tcp_sendpages_kretprobe) },
+		  { "kprobe:do_tcp_sendpages" } },
+		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked (MSG_SPLICE_PAGES iterations)", { TP_SEND_PROGS },
+		  { TP_SEND } },
+	} },
+	[SITE_DEFERRED_COPY] = { "deferred_copy", .cpu_copy = true, .cands = {
+		{ METHOD_FENTRY, "fentry skb_copy_ubufs", { PROG(skb_copy_ubufs_fentry) },
+		  { "fentry:skb_copy_ubufs" } },
+		{ METHOD_KPROBE, "kprobe skb_copy_ubufs", { PROG(skb_copy_ubufs_kprobe) },
+		  { "kprobe:skb_copy_ubufs" } },
+		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (COPIED completion notices, by send call)",
+		  { PROG(skb_copy_datagram_iovec_btf), TP_SEND_PROGS },
+		  { "tp_btf:skb_copy_datagram_iovec", TP_SEND } },
+	} },
+	[SITE_RECV_COPY] = { "recv_copy", .cpu_copy = true, .cands = {
+		{ METHOD_FENTRY, "fexit skb_copy_datagram_iter", { PROG(skb_copy_datagram_iter_fexit) },
+		  { "fentry:skb_copy_datagram_iter" } },
+		{ METHOD_KPROBE, "kprobe skb_copy_datagram_iter", { PROG(skb_copy_datagram_iter_kprobe) },
+		  { "kprobe:skb_copy_datagram_iter" } },
+		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (TCP payload)",
+		  { PROG(skb_copy_datagram_iovec_btf) }, { "tp_btf:skb_copy_datagram_iovec" } },
+	} },
+	[SITE_USER_COPY] = { "user_copy", .cpu_copy = true, .cands = {
+		{ METHOD_USDT, "USDT zctrace:user_copy", { PROG(user_copy_usdt), PROG(phase_begin_usdt), PROG(phase_end_usdt), PROG(segment_usdt) },
+		  { "usdt" } },
+	} },
+	[SITE_FILE_READ_COPY] = { "file_read_copy", .cpu_copy = true, .cands = {
+		{ METHOD_FENTRY, "fexit filemap_read (inside read syscalls on files)",
+		  { PROG(filemap_read_fexit), IO_PROGS }, { "fentry:filemap_read", IO_NEEDS } },
+		{ METHOD_KPROBE, "kretprobe filemap_read (inside read syscalls on files)",
+		  { PROG(filemap_read_kretprobe), IO_PROGS }, { "kprobe:filemap_read", IO_NEEDS } },
+		{ METHOD_TP_BTF, "tp_btf sys_exit of read/pread64/readv on buffered regular files",
+		  { IO_PROGS }, { IO_NEEDS } },
+	} },
+	[SITE_FILE_WRITE_COPY] = { "file_write_copy", .cpu_copy = true, .cands = {
+		WRITE_CANDIDATES("write syscalls", "; other filesystems: the syscall's return"),
+		{ METHOD_TP_BTF, "tp_btf sys_exit of write/pwrite64/writev on buffered regular files",
+		  { IO_PROGS }, { IO_NEEDS } },
+	} },
+	[SITE_KERNEL_COPY] = { "kernel_copy", .cpu_copy = true, .cands = {
+		WRITE_CANDIDATES("copy_file_range/sendfile/splice to a file", ""),
+	} },
+	[PROBE_PAGE_CACHE] = { "page_cache", .cands = {
+		{ METHOD_TP_BTF, "tp_btf mm_filemap_add_to_page_cache", { PROG(filemap_add_btf) },
+		  { "tp_btf:mm_filemap_add_to_page_cache" } },
+	} },
+	[PROBE_ZC_NOTICES] = { "zc_notices", .cands = {
+		{ METHOD_FENTRY, "tp_btf skb_copy_datagram_iovec (error queue) + fentry/fexit tcp_sendmsg_locked",
+		  { PROG(skb_copy_datagram_iovec_btf), SEND_FENTRY_PROGS },
+		  { "tp_btf:skb_copy_datagram_iovec", "fentry:tcp_sendmsg_locked" } },
+		{ METHOD_KPROBE, "tp_btf skb_copy_datagram_iovec (error queue) + kprobe/kretprobe tcp_sendmsg_locked",
+		  { PROG(skb_copy_datagram_iovec_btf), SEND_KPROBE_PROGS },
+		  { "tp_btf:skb_copy_datagram_iovec", "kprobe:tcp_sendmsg_locked" } },
+		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (error queue) + tcp_sendmsg_locked",
+		  { PROG(skb_copy_datagram_iovec_btf), TP_SEND_PROGS },
+		  { "tp_btf:skb_copy_datagram_iovec", TP_SEND } },
+	} },
+	[PROBE_ZC_PATH] = { "zc_path", .cands = {
+		{ METHOD_FENTRY, "tp_btf net_dev_start_xmit + netif_receive_skb, senders by fentry tcp_sendmsg_locked",
+		  { PROG(net_dev_start_xmit_btf), PROG(netif_receive_skb_btf), SEND_FENTRY_PROGS },
+		  { "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb", "fentry:tcp_sendmsg_locked" } },
+		{ METHOD_KPROBE, "tp_btf net_dev_start_xmit + netif_receive_skb, senders by kprobe tcp_sendmsg_locked",
+		  { PROG(net_dev_start_xmit_btf), PROG(netif_receive_skb_btf), SEND_KPROBE_PROGS },
+		  { "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb", "kprobe:tcp_sendmsg_locked" } },
+		{ METHOD_TP_BTF, "tp_btf net_dev_start_xmit + netif_receive_skb (zerocopy skbs by device)",
+		  { PROG(net_dev_start_xmit_btf), PROG(netif_receive_skb_btf), TP_SEND_PROGS },
+		  { "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb", TP_SEND } },
+	} },
+	[PROBE_SCHED] = { "sched", .cands = {
+		{ METHOD_TP_BTF, "tp_btf sched_switch + sched_process_exec", { PROG(switch_btf), PROG(exec_btf) },
+		  { "tp_btf:sched_switch", "tp_btf:sched_process_exec" } },
+		{ METHOD_RAW_TP, "raw_tp sched_switch + sched_process_exec", { PROG(switch_raw), PROG(exec_raw) },
+		  { "raw_tp:sched_switch", "raw_tp:sched_process_exec" } },
+	} },
+	[PROBE_SYSCALLS] = { "syscalls", .cands = {
+		{ METHOD_TP_BTF, "tp_btf sys_enter", { PROG(sys_enter_btf) }, { "tp_btf:sys_enter" } },
+		{ METHOD_RAW_TP, "raw_tp sys_enter", { PROG(sys_enter_raw) }, { "raw_tp:sys_enter" } },
+	} },
+	[PROBE_PAGE_FAULTS] = { "page_faults", .cands = {
+		{ METHOD_TP_BTF, "tp_btf page_fault_user/kernel", { PROG(fault_user_btf), PROG(fault_kernel_btf) },
+		  { "tp_btf:page_fault_user", "tp_btf:page_fault_kernel" } },
+		{ METHOD_RAW_TP, "raw_tp page_fault_user/kernel", { PROG(fault_user_raw), PROG(fault_kernel_raw) },
+		  { "raw_tp:page_fault_user", "raw_tp:page_fault_kernel" } },
+	} },
+};
+
+_Static_assert(sizeof(probe_sites) / sizeof(probe_sites[0]) == NR_PROBES, "one row per probe site");
+
+const char *probe_name(int id)
+{
+	return id >= 0 && id < NR_PROBES && probe_sites[id].name ? probe_sites[id].name : "?";
+}
