@@ -75,8 +75,8 @@ $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
-# the CLI parses sizes as the workloads do: with their wl_parse_size()
-$(ZCTRACE_BIN): $(USER_OBJS) $(OUTPUT)/wl/wl.o
+# the CLI parses sizes as the workloads do (wl_parse_size()), and their reports with report.c
+$(ZCTRACE_BIN): $(USER_OBJS) $(OUTPUT)/wl/wl.o $(OUTPUT)/wl/report.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lelf -lz -ljson-c -o $@
 

@@ -33,20 +33,21 @@ static void check_site(struct ledger *l, int site, enum expect exp)
 	if (exp == EXP_ANY)
 		return;
 	if (exp == EXP_SENT || exp == EXP_COPIED_OR_CLONED) {
-		want = json_u64(l->workload, "bytes", &found);
+		want = l->rep.bytes.v;
+		found = l->rep.bytes.found;
 		/* a file duplicated moves its size; a file served is sent */
-		what = l->def && l->def->file && !json_object_object_get_ex(l->workload, "bytes_received", NULL)
+		what = l->rep.kind == WL_KIND_FILE_COPY
 		       ? "file size" : l->def && l->def->micro && site == SITE_FILE_READ_COPY
 		       ? "bytes read through the page cache" : "bytes sent";
 	} else if (exp == EXP_RECEIVED) {
-		want = json_u64(l->workload, "bytes_received", &found);
+		want = l->rep.bytes_received.v;
+		found = l->rep.bytes_received.found;
 		what = "bytes received";
 	} else if (exp == EXP_SENT_AND_REQUESTS || exp == EXP_RECEIVED_AND_REQUESTS) {
-		bool req_found;
+		const struct wl_count *c = exp == EXP_SENT_AND_REQUESTS ? &l->rep.bytes : &l->rep.bytes_received;
 
-		want = json_u64(l->workload, exp == EXP_SENT_AND_REQUESTS ? "bytes" : "bytes_received", &found)
-		       + json_u64(l->workload, "request_bytes", &req_found);
-		found = found && req_found;
+		want = c->v + l->rep.request_bytes.v;
+		found = c->found && l->rep.request_bytes.found;
 		what = exp == EXP_SENT_AND_REQUESTS ? "bytes sent + requests" : "bytes received + requests";
 	}
 	snprintf(name, sizeof(name), "%s bytes == %s", site_name(site), what);
@@ -71,18 +72,18 @@ static void check_site(struct ledger *l, int site, enum expect exp)
 		}
 	}
 	if (exp == EXP_COPIED_OR_CLONED && got == 0 && want && l->k.misc.file_bytes_unseen == want) {
-		bool known;
-		__u64 shared = json_u64(l->workload, "dest.shared_bytes", &known);
+		bool known = l->rep.dest.shared_bytes.found;
+		__u64 shared = l->rep.dest.shared_bytes.v;
 
 		/* no copy seen: a clone if the filesystem says the new file shares the source's blocks */
 		if (known && shared >= want)
 			add_check(l, true, name, "kernel 0: the filesystem (%s) cloned all %" PRIu64
 				  " bytes (reflink; FIEMAP: extents shared), no copy",
-				  json_str(l->workload, "fs", "?"), (uint64_t)want);
+				  (l->rep.fs ?: "?"), (uint64_t)want);
 		else
 			add_check(l, false, name, "not measured: %" PRIu64 " bytes reached the file with no "
 				  "copy seen and %s; writes on %s are invisible to this probe path", (uint64_t)want,
-				  known ? "no shared extents" : "no FIEMAP answer", json_str(l->workload, "fs", "?"));
+				  known ? "no shared extents" : "no FIEMAP answer", (l->rep.fs ?: "?"));
 		return;
 	}
 	add_check(l, got == want, name, "kernel %" PRIu64 ", expected %" PRIu64 " (%s)", (uint64_t)got,
@@ -95,12 +96,12 @@ static void check_site(struct ledger *l, int site, enum expect exp)
  */
 static void check_cache(struct ledger *l)
 {
-	const char *cache = json_str(l->workload, "cache", NULL);
-	__u64 pages = json_u64(l->workload, "source.pages", NULL), added = 0;
-	__u64 resident = json_u64(l->workload, "source.resident_before", NULL);
+	const char *cache = l->rep.cache;
+	__u64 pages = l->rep.source.pages.v, added = 0;
+	__u64 resident = l->rep.source.resident_before.v;
 	char name[80];
 
-	if (!cache || !file_pages_added(l, "source", &added))
+	if (!cache || !file_pages_added(l, &l->rep.source, &added))
 		return;
 	snprintf(name, sizeof(name), "%s cache: source pages read into the page cache", cache);
 	if (!ledger_has(l, PROBE_PAGE_CACHE)) {
@@ -126,16 +127,12 @@ static void check_cache(struct ledger *l)
  */
 static void check_calls(struct ledger *l)
 {
-	json_object *calls, *per;
-	bool have_chunks;
-	__u64 chunks = json_u64(l->workload, "chunks", &have_chunks);
+	json_object *calls = l->rep.calls, *per = l->rep.per_chunk;
+	bool have_chunks = l->rep.chunks.found;
+	__u64 chunks = l->rep.chunks.v;
 
-	if (!json_object_object_get_ex(l->workload, "calls", &calls) ||
-	    !json_object_object_get_ex(l->workload, "per_chunk", &per) ||
-	    !json_object_is_type(calls, json_type_object))
+	if (!calls || !per)
 		return;
-	have_chunks = have_chunks && json_object_get_type(json_object_object_get(l->workload, "chunks"))
-				     == json_type_int;
 	json_object_object_foreach(calls, name, val) {
 		int nr = syscall_nr(name);
 		__u64 own = json_object_get_uint64(val), kernel = nr >= 0 ? l->k.phase_syscalls[nr] : 0;
@@ -161,30 +158,29 @@ static void check_calls(struct ledger *l)
 
 static void check_file(struct ledger *l)
 {
-	json_object *v;
-
-	if (json_object_object_get_ex(l->workload, "verified", &v))
-		add_check(l, json_object_get_boolean(v), "the data arrived intact",
-			  json_object_get_boolean(v) ? "sizes and CRC-32 equal" : "size or CRC-32 differs");
+	if (l->rep.verified >= 0)
+		add_check(l, l->rep.verified, "the data arrived intact",
+			  l->rep.verified ? "sizes and CRC-32 equal" : "size or CRC-32 differs");
 	check_cache(l);
 	check_calls(l);
 }
 
 static void check_notices(struct ledger *l)
 {
-	static const struct {
+	const struct {
 		const char *bpf, *wl;
+		__u64 kernel;
+		struct wl_count own;
 	} pairs[] = {
-		{ "notices", "zerocopy.notices" },
-		{ "notices_copied", "zerocopy.notices_copied" },
-		{ "calls_completed", "zerocopy.completed" },
+		{ "notices", "zerocopy.notices", l->k.misc.zc_notices, l->rep.zc_notices },
+		{ "notices_copied", "zerocopy.notices_copied", l->k.misc.zc_notices_copied, l->rep.zc_notices_copied },
+		{ "calls_completed", "zerocopy.completed", l->k.misc.zc_calls_completed, l->rep.zc_completed },
 	};
-	const __u64 bpf_vals[] = { l->k.misc.zc_notices, l->k.misc.zc_notices_copied, l->k.misc.zc_calls_completed };
 	char name[80];
 
 	for (unsigned i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
-		bool found;
-		__u64 want = json_u64(l->workload, pairs[i].wl, &found);
+		bool found = pairs[i].own.found;
+		__u64 want = pairs[i].own.v, got = pairs[i].kernel;
 
 		snprintf(name, sizeof(name), "zerocopy %s == workload's count", pairs[i].bpf);
 		if (!ledger_has(l, PROBE_ZC_NOTICES))
@@ -192,13 +188,13 @@ static void check_notices(struct ledger *l)
 		else if (!found)
 			add_check(l, false, name, "the workload did not report %s", pairs[i].wl);
 		else
-			add_check(l, bpf_vals[i] == want, name, "kernel %" PRIu64 ", workload %" PRIu64,
-				  (uint64_t)bpf_vals[i], (uint64_t)want);
+			add_check(l, got == want, name, "kernel %" PRIu64 ", workload %" PRIu64,
+				  (uint64_t)got, (uint64_t)want);
 	}
 	/* a COPIED notice means the kernel copied those sends: the bytes must match the deferred site */
 	snprintf(name, sizeof(name), "deferred_copy bytes == bytes of COPIED notices");
 	if (ledger_has(l, PROBE_ZC_NOTICES) && l->method[SITE_DEFERRED_COPY] != METHOD_NONE) {
-		__u64 delivered, sent = json_u64(l->workload, "bytes", NULL), again = 0;
+		__u64 delivered, sent = l->rep.bytes.v, again = 0;
 
 		/* per-skb probes also see the copies of segments delivered twice; the notices do not */
 		if (zc_redelivered(l, &delivered) && delivered > sent)
@@ -250,8 +246,7 @@ static void check_sides(struct ledger *l)
 {
 	static const int send_sites[] = { SITE_SEND_COPY, SITE_ZC_PIN, SITE_SPLICE_REF };
 	const struct proc_sites *snd = proc_of(l, "sender"), *rcv = proc_of(l, "receiver");
-	__u64 sent = json_u64(l->workload, "bytes", NULL), recvd = json_u64(l->workload, "bytes_received", NULL);
-	__u64 req = json_u64(l->workload, "request_bytes", NULL);
+	__u64 sent = l->rep.bytes.v, recvd = l->rep.bytes_received.v, req = l->rep.request_bytes.v;
 	__u64 s_out = 0, r_out = 0, s_in = snd ? snd->bytes[SITE_RECV_COPY] : 0;
 	__u64 r_in = rcv ? rcv->bytes[SITE_RECV_COPY] : 0;
 
@@ -263,10 +258,10 @@ static void check_sides(struct ledger *l)
 	}
 	add_check(l, s_out == sent, "sender's send sites == bytes sent",
 		  "sender (pid %" PRIu64 ") send_copy + zc_pin + splice_ref %" PRIu64 ", sent %" PRIu64,
-		  (uint64_t)json_u64(l->workload, "sender_pid", NULL), (uint64_t)s_out, (uint64_t)sent);
+		  (uint64_t)l->rep.sender_pid.v, (uint64_t)s_out, (uint64_t)sent);
 	add_check(l, r_in == recvd, "receiver's recv_copy == bytes received",
 		  "receiver (pid %" PRIu64 ") recv_copy %" PRIu64 ", received %" PRIu64,
-		  (uint64_t)json_u64(l->workload, "receiver_pid", NULL), (uint64_t)r_in, (uint64_t)recvd);
+		  (uint64_t)l->rep.receiver_pid.v, (uint64_t)r_in, (uint64_t)recvd);
 	add_check(l, r_out == req && s_in == req, "the other way: requests only",
 		  "receiver sent %" PRIu64 ", sender received %" PRIu64 ", requests %" PRIu64,
 		  (uint64_t)r_out, (uint64_t)s_in, (uint64_t)req);

@@ -16,6 +16,12 @@ void ledger_collect(struct ledger *l, struct zctrace_bpf *obj)
 	kfigures_read(&l->k, obj);
 }
 
+void ledger_set_report(struct ledger *l, json_object *report)
+{
+	l->workload = report;
+	wl_report_parse(report, &l->rep);
+}
+
 bool ledger_has(const struct ledger *l, int id)
 {
 	return probe_attached(l->choice, id);
@@ -24,9 +30,8 @@ bool ledger_has(const struct ledger *l, int id)
 /* The role of a traced process, from the pids the workload reported. */
 const char *proc_role(const struct ledger *l, __u32 tgid)
 {
-	bool fs = false, fr = false;
-	__u64 snd = l->workload ? json_u64(l->workload, "sender_pid", &fs) : 0;
-	__u64 rcv = l->workload ? json_u64(l->workload, "receiver_pid", &fr) : 0;
+	bool fs = l->rep.sender_pid.found, fr = l->rep.receiver_pid.found;
+	__u64 snd = l->rep.sender_pid.v, rcv = l->rep.receiver_pid.v;
 
 	if (fs && fr && snd == rcv && tgid == snd)
 		return "sender+receiver";
@@ -40,9 +45,8 @@ const char *proc_role(const struct ledger *l, __u32 tgid)
 /* Sender and receiver are separate processes: each has its own ledger. */
 bool two_sides(const struct ledger *l)
 {
-	bool fs = false, fr = false;
-	__u64 snd = l->workload ? json_u64(l->workload, "sender_pid", &fs) : 0;
-	__u64 rcv = l->workload ? json_u64(l->workload, "receiver_pid", &fr) : 0;
+	bool fs = l->rep.sender_pid.found, fr = l->rep.receiver_pid.found;
+	__u64 snd = l->rep.sender_pid.v, rcv = l->rep.receiver_pid.v;
 
 	return fs && fr && snd != rcv;
 }
@@ -100,22 +104,14 @@ bool zc_redelivered(const struct ledger *l, __u64 *delivered)
 }
 
 /* Pages the targets brought into the page cache for the file the workload names at @path. */
-bool file_pages_added(const struct ledger *l, const char *path, __u64 *pages)
+bool file_pages_added(const struct ledger *l, const struct wl_file_fig *file, __u64 *pages)
 {
-	char buf[64];
-	bool found;
-	__u64 ino, major, minor;
-	__u32 dev;
+	/* the kernel's MKDEV() */
+	__u32 dev = (__u32)(file->dev_major.v << 20 | file->dev_minor.v);
+	__u64 ino = file->ino.v;
 
-	snprintf(buf, sizeof(buf), "%s.ino", path);
-	ino = json_u64(l->workload, buf, &found);
-	if (!found)
+	if (!file->ino.found)
 		return false;
-	snprintf(buf, sizeof(buf), "%s.dev_major", path);
-	major = json_u64(l->workload, buf, NULL);
-	snprintf(buf, sizeof(buf), "%s.dev_minor", path);
-	minor = json_u64(l->workload, buf, NULL);
-	dev = (__u32)(major << 20 | minor);	/* the kernel's MKDEV() */
 	*pages = 0;
 	for (int i = 0; i < l->k.npc; i++)
 		if (l->k.pc_key[i].ino == ino && l->k.pc_key[i].dev == dev)
@@ -166,7 +162,8 @@ __u64 dropped_summary(const struct ledger *l, char *buf, size_t n)
 
 double payload_of(const struct ledger *l, bool *found)
 {
-	return l->workload ? (double)json_u64(l->workload, "bytes", found) : (*found = false, 0);
+	*found = l->rep.bytes.found;
+	return (double)l->rep.bytes.v;
 }
 
 const char *refusal_of(const struct ledger *l, int id)

@@ -13,6 +13,7 @@
 #include "kfigures.h"
 #include "netns.h"
 #include "perfcnt.h"
+#include "report.h"
 #include "probes.h"
 #include "workloads.h"
 
@@ -31,6 +32,7 @@ struct ledger {
 	const char *target;			/* workload name or command */
 	const struct workload_def *def;		/* a built-in workload's, or NULL */
 	json_object *workload;			/* the workload's own report, or NULL */
+	struct wl_report rep;			/* ... read (ledger_set_report) */
 	int exit_status;			/* of the traced command, -1 if not ours */
 	const struct perf_set *perf;
 	const struct probe_choice *choice;	/* [NR_PROBES] */
@@ -45,6 +47,8 @@ struct ledger {
 	int nchecks;
 };
 
+/* The workload's report (NULL: none), kept in @l and read into l->rep. */
+void ledger_set_report(struct ledger *l, json_object *report);
 /* Reads the kernel's figures and each site's method; the run's fields are set before. */
 void ledger_collect(struct ledger *l, struct zctrace_bpf *obj);
 /* Whether probe site @id (enum probe_id) attached for this run. */
@@ -66,8 +70,8 @@ const char *role_netns(const struct ledger *l, const char *role);
 const char *netns_label(const struct ledger *l, __u32 ino, char *buf, size_t n);
 /* The workload's payload ("bytes"); @found says whether it reported one. */
 double payload_of(const struct ledger *l, bool *found);
-/* Pages the targets brought into the page cache for the file the workload names at @path. */
-bool file_pages_added(const struct ledger *l, const char *path, __u64 *pages);
+/* Pages the targets brought into the page cache for a file the workload named (source, dest). */
+bool file_pages_added(const struct ledger *l, const struct wl_file_fig *file, __u64 *pages);
 /* Zerocopy bytes that reached delivery, where the per-skb deferred probes see every delivery. */
 bool zc_redelivered(const struct ledger *l, __u64 *delivered);
 

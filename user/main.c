@@ -260,7 +260,8 @@ struct usdt_links {
  */
 static int attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, struct usdt_links *ul)
 {
-	static const char *const names[NR_USDT] = { "phase_begin", "phase_end", "user_copy", "segment" };
+	static const char *const names[NR_USDT] = { WL_USDT_PHASE_BEGIN, WL_USDT_PHASE_END, WL_USDT_USER_COPY,
+						    WL_USDT_SEGMENT };
 	struct bpf_program *progs[NR_USDT] = { obj->progs.phase_begin_usdt, obj->progs.phase_end_usdt,
 					       obj->progs.user_copy_usdt, obj->progs.segment_usdt };
 	int err = 0;
@@ -268,7 +269,7 @@ static int attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, s
 	if (!bpf_program__autoload(progs[0]))
 		return -ENOTSUP;
 	for (int i = 0; i < NR_USDT; i++) {
-		ul->link[i] = bpf_program__attach_usdt(progs[i], pid, binary, "zctrace", names[i], NULL);
+		ul->link[i] = bpf_program__attach_usdt(progs[i], pid, binary, WL_USDT_PROVIDER, names[i], NULL);
 		if (!ul->link[i] && i < 2 && !err)
 			err = -errno;
 	}
@@ -599,7 +600,7 @@ static int cmd_run(int argc, char **argv)
 				int fd = dup(result_pipe[1]);	/* dup drops O_CLOEXEC: it survives exec */
 
 				snprintf(fdstr, sizeof(fdstr), "%d", fd);
-				setenv("ZCTRACE_RESULT_FD", fdstr, 1);
+				setenv(WL_RESULT_FD_ENV, fdstr, 1);
 				a.cmd[0] = binary;
 			}
 			if (np.sender_fd >= 0) {
@@ -690,7 +691,7 @@ static int cmd_run(int argc, char **argv)
 	l->choice = choice;
 	l->def = a.def;
 	l->perf = perf;
-	l->workload = result;
+	ledger_set_report(l, result);
 	l->phase_gated = obj->rodata->gate_on_phase;
 	l->net = &np;
 	ledger_collect(l, obj);

@@ -113,8 +113,8 @@ static bool measure_value(const struct micro *m, const struct ledger *l, struct 
 
 void micro_check(struct micro *m, struct ledger *l)
 {
-	json_object *list = json_array(l->workload, "assumptions");
-	int held = 0, nsteps = json_array_len(json_array(l->workload, "steps"));
+	json_object *list = json_array(l->workload, WL_KEY_ASSUMPTIONS);
+	int held = 0, nsteps = json_array_len(json_array(l->workload, WL_KEY_STEPS));
 	size_t n;
 
 	m->nassumptions = 0;
@@ -185,11 +185,12 @@ static void print_sample_hist(FILE *f, json_object *r)
 
 void micro_print(FILE *f, const struct micro *m, const struct ledger *l, bool histograms)
 {
-	json_object *results = json_array(l->workload, "results"), *notes = json_array(l->workload, "notes");
-	json_object *steps = json_array(l->workload, "steps");
-	int cpu = json_object_get_int(json_object_object_get(l->workload, "cpu"));
+	json_object *results = json_array(l->workload, WL_KEY_RESULTS), *notes = json_array(l->workload, WL_KEY_NOTES);
+	json_object *steps = json_array(l->workload, WL_KEY_STEPS);
+	json_object *pinned = json_at(l->workload, WL_KEY_CPU);
+	int cpu = pinned ? json_object_get_int(pinned) : -1;
 
-	fprintf(f, "workload: %s microbenchmark, ", json_str(l->workload, "workload", "?"));
+	fprintf(f, "workload: %s microbenchmark, ", (l->rep.workload ?: "?"));
 	if (cpu >= 0)
 		fprintf(f, "pinned to CPU %d\n", cpu);
 	else
@@ -279,7 +280,7 @@ void micro_print(FILE *f, const struct micro *m, const struct ledger *l, bool hi
 void micro_json(json_object *root, const struct micro *m, const struct ledger *l)
 {
 	json_object *as = json_object_new_array(), *steps = json_object_new_array();
-	json_object *names = json_array(l->workload, "steps");
+	json_object *names = json_array(l->workload, WL_KEY_STEPS);
 
 	for (int i = 0; i < m->nassumptions; i++) {
 		const struct assumption *a = &m->assumptions[i];

@@ -31,13 +31,13 @@ static json_object *hist_json(const __u64 *vals, int nslots)
 static json_object *network_json(const struct ledger *l)
 {
 	json_object *o, *link;
-	const char *path = json_str(l->workload, "path", NULL);
+	const char *path = l->rep.path;
 
 	if (!path)
 		return NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "path", json_object_new_string(path));
-	json_object_object_add(o, "peer", json_object_new_string(json_str(l->workload, "peer", "?")));
+	json_object_object_add(o, "peer", json_object_new_string(l->rep.peer ?: "?"));
 	if (on_veth(l)) {
 		json_object *ns = json_object_new_object(), *dev = json_object_new_object();
 
@@ -210,8 +210,8 @@ static json_object *page_cache_json(const struct ledger *l)
 	for (int i = 0; i < l->k.npc; i++)
 		all += l->k.pc_pages[i];
 	add(pc, "pages_added", u64(all));
-	add(pc, "source_pages_added", l->workload && file_pages_added(l, "source", &pages) ? u64(pages) : NULL);
-	add(pc, "dest_pages_added", l->workload && file_pages_added(l, "dest", &pages) ? u64(pages) : NULL);
+	add(pc, "source_pages_added", file_pages_added(l, &l->rep.source, &pages) ? u64(pages) : NULL);
+	add(pc, "dest_pages_added", file_pages_added(l, &l->rep.dest, &pages) ? u64(pages) : NULL);
 	return pc;
 }
 

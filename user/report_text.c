@@ -56,8 +56,8 @@ static void print_findings(FILE *f, const struct ledger *l, double payload)
 	if (l->k.misc.file_bytes_unseen)
 		fprintf(f, "  %s reached a file through copy_file_range/sendfile/splice with no copy seen: "
 			"the filesystem (%s) %s.\n", human_bytes(l->k.misc.file_bytes_unseen, b1, sizeof(b1)),
-			json_str(l->workload, "fs", "unknown"),
-			json_u64(l->workload, "dest.shared_bytes", NULL) >= l->k.misc.file_bytes_unseen
+			(l->rep.fs ?: "unknown"),
+			l->rep.dest.shared_bytes.v >= l->k.misc.file_bytes_unseen
 			? "cloned the blocks (reflink): the new file shares the source's extents, nothing was copied"
 			: "copied where no probe of this path sees (its writes have no tracepoint)");
 	if (l->k.misc.write_bytes_by_return)
@@ -66,7 +66,7 @@ static void print_findings(FILE *f, const struct ledger *l, double payload)
 			human_bytes(l->k.misc.write_bytes_by_return, b1, sizeof(b1)));
 	if (s[SITE_SEND_COPY].bytes || s[SITE_RECV_COPY].bytes)
 		fprintf(f, "  A NIC's DMA is not a CPU copy and is not counted; on loopback and veth there is none.\n");
-	if (l->def && l->def->file && !strcmp(json_str(l->workload, "cache", ""), "cold"))
+	if (l->def && l->def->file && l->rep.cache && !strcmp(l->rep.cache, "cold"))
 		fprintf(f, "  Reading the cold file in was disk DMA into the page cache: not a CPU copy, not "
 			"counted.\n");
 }
@@ -96,32 +96,22 @@ static void print_top_syscalls(FILE *f, const __u64 *counts, double payload)
 
 static void print_latency(FILE *f, const struct ledger *l, const char *what)
 {
-	json_object *lat = NULL;
-
-	if (json_object_object_get_ex(l->workload, "latency_ns", &lat))
+	if (l->rep.has_latency)
 		fprintf(f, "latency per %s (ns): p50 %" PRIu64 "  p90 %" PRIu64 "  p99 %" PRIu64
-			"  max %" PRIu64 "\n", what, (uint64_t)json_u64(lat, "p50", NULL),
-			(uint64_t)json_u64(lat, "p90", NULL), (uint64_t)json_u64(lat, "p99", NULL),
-			(uint64_t)json_u64(lat, "max", NULL));
-}
-
-static double elapsed_of(const struct ledger *l)
-{
-	json_object *o;
-
-	return json_object_object_get_ex(l->workload, "elapsed_s", &o) ? json_object_get_double(o) : 0;
+			"  max %" PRIu64 "\n", what, (uint64_t)l->rep.p50.v, (uint64_t)l->rep.p90.v,
+			(uint64_t)l->rep.p99.v, (uint64_t)l->rep.max.v);
 }
 
 static void print_tcp_workload(FILE *f, const struct ledger *l, double payload)
 {
-	double el = elapsed_of(l);
+	double el = l->rep.elapsed_s;
 	char b1[32], b2[32], b3[32];
 
 	fprintf(f, "workload: %" PRIu64 " messages of %s x %" PRIu64 " threads, %s sent, %s received",
-		(uint64_t)json_u64(l->workload, "messages", NULL),
-		human_bytes(json_u64(l->workload, "size", NULL), b1, sizeof(b1)),
-		(uint64_t)json_u64(l->workload, "threads", NULL), human_bytes(payload, b2, sizeof(b2)),
-		human_bytes(json_u64(l->workload, "bytes_received", NULL), b3, sizeof(b3)));
+		(uint64_t)l->rep.messages.v,
+		human_bytes(l->rep.size.v, b1, sizeof(b1)),
+		(uint64_t)l->rep.threads.v, human_bytes(payload, b2, sizeof(b2)),
+		human_bytes(l->rep.bytes_received.v, b3, sizeof(b3)));
 	if (el > 0)
 		fprintf(f, " in %.3f s = %.2f Gbit/s", el, payload * 8 / el / 1e9);
 	fprintf(f, "\n");
@@ -130,17 +120,17 @@ static void print_tcp_workload(FILE *f, const struct ledger *l, double payload)
 
 static void print_file_workload(FILE *f, const struct ledger *l)
 {
-	double el = elapsed_of(l), moved = json_u64(l->workload, "bytes", NULL);
-	__u64 size = json_u64(l->workload, "size", NULL);
-	const char *method = json_str(l->workload, "method", NULL);
+	double el = l->rep.elapsed_s, moved = l->rep.bytes.v;
+	__u64 size = l->rep.size.v;
+	const char *method = l->rep.kind == WL_KIND_FILE_COPY ? (l->rep.method ?: "?") : NULL;
 	char b1[32], b2[32], b3[32];
 
-	if (json_str(l->workload, "pattern", NULL)) {
+	if (l->rep.kind == WL_KIND_REMOTE_READ) {
 		fprintf(f, "workload: a %s file read from a TCP file server (%s), %s blocks in %s order; %s "
-			"cache, %s", human_bytes(json_u64(l->workload, "file_size", NULL), b1, sizeof(b1)),
-			json_str(l->workload, "path", "?"), human_bytes(size, b2, sizeof(b2)),
-			json_str(l->workload, "pattern", "?"), json_str(l->workload, "cache", "?"),
-			json_str(l->workload, "fs", "?"));
+			"cache, %s", human_bytes(l->rep.file_size.v, b1, sizeof(b1)),
+			(l->rep.path ?: "?"), human_bytes(size, b2, sizeof(b2)),
+			(l->rep.pattern ?: "?"), (l->rep.cache ?: "?"),
+			(l->rep.fs ?: "?"));
 		if (el > 0 && moved > 0)
 			fprintf(f, "; %.3f s = %.3f ms per MiB", el, el * 1e3 / (moved / (1 << 20)));
 		fprintf(f, "\n");
@@ -148,17 +138,17 @@ static void print_file_workload(FILE *f, const struct ledger *l)
 		return;
 	}
 	if (method)
-		fprintf(f, "workload: a %s file duplicated with %s", human_bytes(json_u64(l->workload, "file_size", NULL),
+		fprintf(f, "workload: a %s file duplicated with %s", human_bytes(l->rep.file_size.v,
 			b1, sizeof(b1)), method);
 	else
 		fprintf(f, "workload: a %s file served over TCP to %" PRIu64 " connection(s), %s in all",
-			human_bytes(json_u64(l->workload, "file_size", NULL), b1, sizeof(b1)),
-			(uint64_t)json_u64(l->workload, "threads", NULL), human_bytes(moved, b3, sizeof(b3)));
+			human_bytes(l->rep.file_size.v, b1, sizeof(b1)),
+			(uint64_t)l->rep.threads.v, human_bytes(moved, b3, sizeof(b3)));
 	if (size)
 		fprintf(f, ", %s per call", human_bytes(size, b2, sizeof(b2)));
 	else
 		fprintf(f, ", as much per call as the kernel moves");
-	fprintf(f, "; %s cache, %s", json_str(l->workload, "cache", "?"), json_str(l->workload, "fs", "?"));
+	fprintf(f, "; %s cache, %s", (l->rep.cache ?: "?"), (l->rep.fs ?: "?"));
 	if (el > 0)
 		fprintf(f, "; %.3f s = %.0f MiB/s", el, moved / el / (1 << 20));
 	fprintf(f, "\n");
@@ -228,8 +218,8 @@ static void print_zc_path(FILE *f, const struct ledger *l)
 	}
 	{
 		__u64 rx = 0;
-		bool have;
-		double sent = json_u64(l->workload, "bytes", &have);
+		bool have = l->rep.bytes.found;
+		double sent = l->rep.bytes.v;
 
 		for (int i = 0; i < l->k.nzp; i++)
 			if (l->k.zp_key[i].stage == ZC_STAGE_RECEIVE)
@@ -254,10 +244,13 @@ static void print_workload(FILE *f, const struct ledger *l, const struct micro *
 		return;
 	if (m)
 		micro_print(f, m, l, histograms);
-	else if (json_at(l->workload, "file_size"))
+	else if (l->rep.kind == WL_KIND_STREAM)
+		print_tcp_workload(f, l, payload);
+	else if (l->rep.kind == WL_KIND_FILE_COPY || l->rep.kind == WL_KIND_FILE_SERVE ||
+		 l->rep.kind == WL_KIND_REMOTE_READ)
 		print_file_workload(f, l);
 	else
-		print_tcp_workload(f, l, payload);
+		fprintf(f, "workload: a report of kind '%s', not one zctrace knows\n", wl_kind_name(l->rep.kind));
 }
 
 /* The copy ledger itself: each site's copies, bytes, copies per payload byte and mean size. */
@@ -336,8 +329,8 @@ static void print_kernel(FILE *f, const struct ledger *l, bool histograms, bool 
 		fprintf(f, "page faults: not supported (%s)\n", refusal_of(l, PROBE_PAGE_FAULTS));
 	if (ledger_has(l, PROBE_PAGE_CACHE) && l->k.npc) {
 		__u64 src = 0, dst = 0, all = 0;
-		bool has_src = l->workload && file_pages_added(l, "source", &src);
-		bool has_dst = l->workload && file_pages_added(l, "dest", &dst);
+		bool has_src = file_pages_added(l, &l->rep.source, &src);
+		bool has_dst = file_pages_added(l, &l->rep.dest, &dst);
 
 		for (int i = 0; i < l->k.npc; i++)
 			all += l->k.pc_pages[i];
@@ -345,7 +338,7 @@ static void print_kernel(FILE *f, const struct ledger *l, bool histograms, bool 
 			(uint64_t)all);
 		if (has_src)
 			fprintf(f, ", %" PRIu64 " of them the source file's (%" PRIu64 " pages)", (uint64_t)src,
-				(uint64_t)json_u64(l->workload, "source.pages", NULL));
+				(uint64_t)l->rep.source.pages.v);
 		if (has_dst)
 			fprintf(f, ", %" PRIu64 " the new file's", (uint64_t)dst);
 		fprintf(f, "\n");

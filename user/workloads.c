@@ -3,79 +3,73 @@
 #include "wl.h"
 #include "workloads.h"
 
-/* Sites a file workload never touches: no bytes there is part of its expected ledger. */
-#define NO_FILE_COPIES \
-	[SITE_FILE_READ_COPY] = EXP_ZERO, [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_ZERO
-/* every site, whatever their number: a new site is "no bytes" here too, not silently "no claim" */
-#define NO_COPIES { [0 ... NR_SITES - 1] = EXP_ZERO }
-#define NO_NET_COPIES \
-	[SITE_SEND_COPY] = EXP_ZERO, [SITE_ZC_PIN] = EXP_ZERO, [SITE_SPLICE_REF] = EXP_ZERO, \
-	[SITE_DEFERRED_COPY] = EXP_ZERO, [SITE_RECV_COPY] = EXP_ZERO
+/*
+ * What each site must show: a site a workload leaves out must show no bytes (enum expect's 0), so
+ * a new site is claimed for every workload at once. The TCP workloads make no claim on the file
+ * sites.
+ */
+#define FILES_UNCLAIMED \
+	[SITE_FILE_READ_COPY] = EXP_ANY, [SITE_KERNEL_COPY] = EXP_ANY, [SITE_FILE_WRITE_COPY] = EXP_ANY
 
 const struct workload_def workload_defs[] = {
 	{ "tcp-twocopy",
 	  "memcpy 8 fields into one buffer (USDT user_copy), then send() over TCP",
 	  "user_copy = send_copy = recv_copy = payload; no pins, no page references",
-	  { [SITE_USER_COPY] = EXP_SENT, [SITE_SEND_COPY] = EXP_SENT, [SITE_ZC_PIN] = EXP_ZERO,
-	    [SITE_SPLICE_REF] = EXP_ZERO, [SITE_DEFERRED_COPY] = EXP_ZERO,
-	    [SITE_RECV_COPY] = EXP_RECEIVED }, .net = true, .opt_groups = WL_OPT_TCP },
+	  .site = { FILES_UNCLAIMED, [SITE_USER_COPY] = EXP_SENT, [SITE_SEND_COPY] = EXP_SENT,
+		    [SITE_RECV_COPY] = EXP_RECEIVED },
+	  .net = true, .opt_groups = WL_OPT_TCP },
 	{ "tcp-onecopy",
 	  "sendmsg() with an 8-entry iovec over the fields, over TCP",
 	  "send_copy = recv_copy = payload; user_copy = 0",
-	  { [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_SENT, [SITE_ZC_PIN] = EXP_ZERO,
-	    [SITE_SPLICE_REF] = EXP_ZERO, [SITE_DEFERRED_COPY] = EXP_ZERO,
-	    [SITE_RECV_COPY] = EXP_RECEIVED }, .net = true, .opt_groups = WL_OPT_TCP },
+	  .site = { FILES_UNCLAIMED, [SITE_SEND_COPY] = EXP_SENT, [SITE_RECV_COPY] = EXP_RECEIVED },
+	  .net = true, .opt_groups = WL_OPT_TCP },
 	{ "tcp-zerocopy",
 	  "SO_ZEROCOPY + sendmsg(MSG_ZEROCOPY), completions reaped from MSG_ERRQUEUE",
 	  "zc_pin = payload, send_copy = 0; on loopback and veth deferred_copy = payload (copied on "
 	  "delivery, notices say COPIED); recv_copy = payload",
-	  { [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_ZERO, [SITE_ZC_PIN] = EXP_SENT,
-	    [SITE_SPLICE_REF] = EXP_ZERO, [SITE_DEFERRED_COPY] = EXP_SENT,
-	    [SITE_RECV_COPY] = EXP_RECEIVED },
+	  .site = { FILES_UNCLAIMED, [SITE_ZC_PIN] = EXP_SENT, [SITE_DEFERRED_COPY] = EXP_SENT,
+		    [SITE_RECV_COPY] = EXP_RECEIVED },
 	  .zc_notices = true, .net = true, .opt_groups = WL_OPT_TCP },
 	{ "tcp-sendfile",
 	  "sendfile() of a page-cached file to the socket",
 	  "splice_ref = payload (page references), send_copy = user_copy = 0; recv_copy = payload",
-	  { [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_ZERO, [SITE_ZC_PIN] = EXP_ZERO,
-	    [SITE_SPLICE_REF] = EXP_SENT, [SITE_DEFERRED_COPY] = EXP_ZERO,
-	    [SITE_RECV_COPY] = EXP_RECEIVED }, .net = true, .opt_groups = WL_OPT_TCP },
+	  .site = { FILES_UNCLAIMED, [SITE_SPLICE_REF] = EXP_SENT, [SITE_RECV_COPY] = EXP_RECEIVED },
+	  .net = true, .opt_groups = WL_OPT_TCP },
 	{ "file-readwrite",
 	  "duplicate a file with read() + write() through a --size buffer (default 64K)",
 	  "file_read_copy = file_write_copy = file size (page cache->user->page cache); kernel_copy = 0",
-	  { NO_NET_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_SENT,
-	    [SITE_FILE_WRITE_COPY] = EXP_SENT, [SITE_KERNEL_COPY] = EXP_ZERO }, .file = true, .no_threads = true, .no_amount = true,
+	  .site = { [SITE_FILE_READ_COPY] = EXP_SENT, [SITE_FILE_WRITE_COPY] = EXP_SENT },
+	  .file = true, .no_threads = true, .no_amount = true,
 	  .opt_groups = WL_OPT_FILE },
 	{ "file-sendfile",
 	  "duplicate a file with sendfile() from file to file",
 	  "kernel_copy = file size (page cache->page cache), no user copies; 0 if the filesystem clones",
-	  { NO_NET_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_ZERO,
-	    [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_COPIED_OR_CLONED }, .file = true, .no_threads = true, .no_amount = true,
+	  .site = { [SITE_KERNEL_COPY] = EXP_COPIED_OR_CLONED },
+	  .file = true, .no_threads = true, .no_amount = true,
 	  .opt_groups = WL_OPT_FILE },
 	{ "file-splice",
 	  "duplicate a file with splice() file->pipe (page references), pipe->file",
 	  "kernel_copy = file size (pipe pages->page cache), no user copies",
-	  { NO_NET_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_ZERO,
-	    [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_COPIED_OR_CLONED }, .file = true, .no_threads = true, .no_amount = true,
+	  .site = { [SITE_KERNEL_COPY] = EXP_COPIED_OR_CLONED },
+	  .file = true, .no_threads = true, .no_amount = true,
 	  .opt_groups = WL_OPT_FILE },
 	{ "file-copyrange",
 	  "duplicate a file with copy_file_range()",
 	  "kernel_copy = file size on ext4 (page cache->page cache); 0 where the filesystem clones (reflink)",
-	  { NO_NET_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_ZERO,
-	    [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_COPIED_OR_CLONED }, .file = true, .no_threads = true, .no_amount = true,
+	  .site = { [SITE_KERNEL_COPY] = EXP_COPIED_OR_CLONED },
+	  .file = true, .no_threads = true, .no_amount = true,
 	  .opt_groups = WL_OPT_FILE },
 	{ "serve-readsend",
 	  "serve a file over TCP with read() + send() of --size bytes (default 64K)",
 	  "file_read_copy = send_copy = recv_copy = file size x connections",
-	  { [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_SENT, [SITE_FILE_WRITE_COPY] = EXP_ZERO,
-	    [SITE_KERNEL_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_SENT, [SITE_ZC_PIN] = EXP_ZERO,
-	    [SITE_SPLICE_REF] = EXP_ZERO, [SITE_DEFERRED_COPY] = EXP_ZERO, [SITE_RECV_COPY] = EXP_RECEIVED },
+	  .site = { [SITE_FILE_READ_COPY] = EXP_SENT, [SITE_SEND_COPY] = EXP_SENT,
+		    [SITE_RECV_COPY] = EXP_RECEIVED },
 	  .file = true, .no_threads = true, .no_amount = true, .net = true,
 	  .opt_groups = WL_OPT_CONN | WL_OPT_FILE | WL_OPT_PEER },
 	{ "serve-sendfile",
 	  "serve a file over TCP with sendfile() of --size bytes (default 64K)",
 	  "splice_ref = recv_copy = file size x connections; file_read_copy = send_copy = 0",
-	  { NO_FILE_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_ZERO, [SITE_ZC_PIN] = EXP_ZERO,
-	    [SITE_SPLICE_REF] = EXP_SENT, [SITE_DEFERRED_COPY] = EXP_ZERO, [SITE_RECV_COPY] = EXP_RECEIVED },
+	  .site = { [SITE_SPLICE_REF] = EXP_SENT, [SITE_RECV_COPY] = EXP_RECEIVED },
 	  .file = true, .no_threads = true, .no_amount = true, .net = true,
 	  .opt_groups = WL_OPT_CONN | WL_OPT_FILE | WL_OPT_PEER },
 	{ "remote-fileread",
@@ -83,10 +77,8 @@ const struct workload_def workload_defs[] = {
 	  "that answers each request with pread() + send()",
 	  "file_read_copy = bytes served; send_copy = recv_copy = bytes served + requests (the client's "
 	  "16-byte requests go the other way); no pins, no page references",
-	  { [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_SENT, [SITE_FILE_WRITE_COPY] = EXP_ZERO,
-	    [SITE_KERNEL_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_SENT_AND_REQUESTS, [SITE_ZC_PIN] = EXP_ZERO,
-	    [SITE_SPLICE_REF] = EXP_ZERO, [SITE_DEFERRED_COPY] = EXP_ZERO,
-	    [SITE_RECV_COPY] = EXP_RECEIVED_AND_REQUESTS },
+	  .site = { [SITE_FILE_READ_COPY] = EXP_SENT, [SITE_SEND_COPY] = EXP_SENT_AND_REQUESTS,
+		    [SITE_RECV_COPY] = EXP_RECEIVED_AND_REQUESTS },
 	  .file = true, .no_threads = true, .no_amount = true, .net = true,
 	  .opt_groups = WL_OPT_FILE | WL_OPT_PEER | WL_OPT_PATTERN },
 
@@ -94,24 +86,24 @@ const struct workload_def workload_defs[] = {
 	{ "timer",
 	  "clock read overhead: rdtsc, rdtscp, clock_gettime(CLOCK_MONOTONIC) read twice, median",
 	  "no step made a syscall; clock_gettime count = 0 (the vDSO served every read)",
-	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--clock all|rdtsc|rdtscp|clock_gettime, --reps N, --warmup N, --cpu CPU" },
 	{ "loop",
 	  "empty counted loop: the overhead of one iteration",
 	  "the loop made no syscall and never switched out on its own (preemptions reported)",
-	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--iters N, --reps N, --warmup N, --cpu CPU" },
 	{ "call",
 	  "procedure call with 0..7 integer arguments, less the loop overhead",
 	  "no timed loop made a syscall or switched out on its own (preemptions reported)",
-	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--iters N, --reps N, --warmup N, --max-args N, --cpu CPU" },
 
 	/* microbenchmarks: kernel entry, tasks and scheduling */
 	{ "syscall",
 	  "null syscall: syscall(SYS_getpid), glibc getpid(), and time()/clock_gettime() (vDSO)",
 	  "sys_enter getpid count = calls made, for both getpid ways; the vDSO calls made no syscall",
-	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--call all|syscall|getpid|time|clock_gettime, --iters N, --reps N, --warmup N, --cpu CPU, "
 		     "--assume auto|kernel|vdso" },
 	{ "proc-create",
@@ -119,36 +111,34 @@ const struct workload_def workload_defs[] = {
 	  "forks = exits = processes made, one clone (fork) or clone3 (posix_spawn), one wait4, one "
 	  "exit_group and one execve (exec ways) per process; file reads: the exec'd loader's own",
 	  /* the loader of /bin/true reads libc's ELF headers: real copies, not this workload's figure */
-	  { NO_NET_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_ANY,
-	    [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_ZERO },
+	  .site = { [SITE_FILE_READ_COPY] = EXP_ANY },
 	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--way all|fork|exec|spawn, --iters N, --reps N, --warmup N, --cpu CPU" },
 	{ "thread-create",
 	  "thread creation: pthread_create+pthread_join, and a bare clone(CLONE_VM|CLONE_THREAD) joined "
 	  "on its CLONE_CHILD_CLEARTID futex",
 	  "forks = exits = threads made; one clone3 (pthread) or clone (bare) and one exit per thread",
-	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--way all|pthread|clone, --iters N, --reps N, --warmup N, --cpu CPU" },
 	{ "ctxswitch",
 	  "context switch: one-byte pipe ping-pong between two processes and two threads on one CPU, "
 	  "less the pipe round trip alone",
 	  "2 handoffs of the CPU between the pair per round trip (-0.1%..+0.5%); one read and one write "
 	  "per side per round trip; the pipe alone made no switch",
-	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--way all|process|thread, --iters N, --reps N, --warmup N, --cpu CPU" },
 
 	/* microbenchmarks: memory */
 	{ "memlat",
 	  "dependent-load latency over a random cyclic chain (Sattolo), working sets 4K..512M; plateaus",
 	  "no chase took a page fault (the buffer was pre-faulted) or made a syscall",
-	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--min-size BYTES, --max-size BYTES, --iters N, --reps N, --warmup N, --hugepages, "
 		     "--cpu CPU" },
 	{ "membw",
 	  "memory bandwidth: memcpy, sequential read, sequential write over --size buffers (default 256M)",
 	  "user_copy = the bytes memcpy'd (USDT, one per call); no timed pass faulted or made a syscall",
-	  { [SITE_USER_COPY] = EXP_SENT, [SITE_FILE_READ_COPY] = EXP_ZERO, [SITE_FILE_WRITE_COPY] = EXP_ZERO,
-	    [SITE_KERNEL_COPY] = EXP_ZERO, NO_NET_COPIES },
+	  .site = { [SITE_USER_COPY] = EXP_SENT },
 	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--size BYTES, --kind all|memcpy|read|write, --reps N, --warmup N, --no-prefault, "
 		     "--cpu CPU" },
@@ -158,7 +148,7 @@ const struct workload_def workload_defs[] = {
 	  "MADV_RANDOM) and warm (page cached, new mapping)",
 	  "cold: faults = pages touched = pages read in, no syscall; warm: one fault per fault-around "
 	  "window, no page read in",
-	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--file-size BYTES, --dir PATH, --advice random|normal, --cpu CPU" },
 
 	/* microbenchmarks: network */
@@ -166,9 +156,7 @@ const struct workload_def workload_defs[] = {
 	  "round trip of a --size message (default 32 bytes) echoed over loopback TCP, TCP_NODELAY",
 	  "sendto = recvfrom = 2 x round trips (one send and one whole recv per side); "
 	  "send_copy = recv_copy = bytes both sides moved",
-	  { NO_FILE_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_SENT,
-	    [SITE_ZC_PIN] = EXP_ZERO, [SITE_SPLICE_REF] = EXP_ZERO, [SITE_DEFERRED_COPY] = EXP_ZERO,
-	    [SITE_RECV_COPY] = EXP_RECEIVED },
+	  .site = { [SITE_SEND_COPY] = EXP_SENT, [SITE_RECV_COPY] = EXP_RECEIVED },
 	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--size BYTES, --iters N, --reps N, --warmup N, --cpu CPU, --server-cpu CPU" },
 	{ "tcp-bw",
@@ -176,9 +164,7 @@ const struct workload_def workload_defs[] = {
 	  "and times --bytes (32M) per sample",
 	  "sendto = writes made (each accepted whole); recvfrom = reads the client counted; "
 	  "send_copy = recv_copy = bytes moved",
-	  { NO_FILE_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_SEND_COPY] = EXP_SENT,
-	    [SITE_ZC_PIN] = EXP_ZERO, [SITE_SPLICE_REF] = EXP_ZERO, [SITE_DEFERRED_COPY] = EXP_ZERO,
-	    [SITE_RECV_COPY] = EXP_RECEIVED },
+	  .site = { [SITE_SEND_COPY] = EXP_SENT, [SITE_RECV_COPY] = EXP_RECEIVED },
 	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--size BYTES, --bytes BYTES, --reps N, --warmup N, --sockbuf BYTES, "
 		     "--cpu CPU, --server-cpu CPU" },
@@ -187,7 +173,7 @@ const struct workload_def workload_defs[] = {
 	  "accepts each",
 	  "socket = connect = accept4 = connections, recvfrom = connections (the client's close "
 	  "reached the server), close = 2 x connections; no payload, no copies",
-	  NO_COPIES, .micro = true, .no_threads = true, .no_amount = true,
+	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--iters N, --reps N, --warmup N, --close fin|rst, --cpu CPU, "
 		     "--server-cpu CPU" },
 
@@ -196,16 +182,14 @@ const struct workload_def workload_defs[] = {
 	  "N forked processes each read their own cold file at once, N = 1..--max-procs",
 	  "forks = exits = N x rounds; page-cache pages added = N x rounds x the file's pages (every "
 	  "file cold); file_read_copy = bytes read",
-	  { NO_NET_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_SENT,
-	    [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_ZERO },
+	  .site = { [SITE_FILE_READ_COPY] = EXP_SENT },
 	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--max-procs N, --file-size BYTES, --block BYTES, --reps N, --warmup N, --dir PATH" },
 	{ "filecache",
 	  "re-read throughput of files of doubling size, to find the page cache's size",
 	  "page-cache pages added by each size's re-reads = 0 (served from the cache); read count = "
 	  "reads made; file_read_copy = bytes read",
-	  { NO_NET_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_SENT,
-	    [SITE_KERNEL_COPY] = EXP_ZERO },
+	  .site = { [SITE_FILE_READ_COPY] = EXP_SENT, [SITE_FILE_WRITE_COPY] = EXP_ANY },
 	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--min-size BYTES, --max-size BYTES, --block BYTES, --bytes BYTES, --reps N, "
 		     "--warmup N, --cpu CPU, --dir PATH" },
@@ -214,8 +198,7 @@ const struct workload_def workload_defs[] = {
 	  "or with O_DIRECT",
 	  "page-cache pages added = the pages read (cold), 0 (warm, O_DIRECT); read/pread64 count = "
 	  "reads made; file_read_copy = bytes read through the page cache",
-	  { NO_NET_COPIES, [SITE_USER_COPY] = EXP_ZERO, [SITE_FILE_READ_COPY] = EXP_SENT,
-	    [SITE_FILE_WRITE_COPY] = EXP_ZERO, [SITE_KERNEL_COPY] = EXP_ZERO },
+	  .site = { [SITE_FILE_READ_COPY] = EXP_SENT },
 	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--pattern both|seq|random, --block BYTES, --file-size BYTES, --reads N, --reps N, "
 		     "--warmup N, --cache cold|warm, --direct, --claim auto|cold|warm|direct, --cpu CPU, "

@@ -5,9 +5,10 @@
 #include <stdbool.h>
 #include "zctrace.h"
 
+/* What a workload's site must show; 0, what a site left out of .site gets, is "no bytes". */
 enum expect {
-	EXP_ANY,	/* no claim */
 	EXP_ZERO,	/* no bytes at this site */
+	EXP_ANY,	/* no claim */
 	EXP_SENT,	/* exactly the payload bytes the workload sent */
 	EXP_RECEIVED,	/* exactly the payload bytes the workload received */
 	EXP_COPIED_OR_CLONED,	/* the payload, unless the filesystem cloned it (reflink): then 0 */
@@ -19,7 +20,7 @@ struct workload_def {
 	const char *name;
 	const char *summary;
 	const char *expected;		/* the expected ledger, in words */
-	enum expect site[NR_SITES];
+	enum expect site[NR_SITES];	/* by enum site; left out: EXP_ZERO */
 	bool zc_notices;		/* reconcile completion notices with the workload's own count */
 	bool file;			/* works on a file: cache state, syscalls per chunk, copy verified */
 	bool no_threads;		/* takes no --threads: one copy at a time */

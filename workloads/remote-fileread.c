@@ -319,7 +319,7 @@ int main(int argc, char **argv)
 	result = report(&st, &peer, t1 - t0);
 	if (!json_object_get_boolean(json_object_object_get(result, "verified")))
 		ret = 1;
-	if (wl_emit(result))
+	if (wl_emit(WL_KIND_REMOTE_READ, result))
 		ret = 1;
 	json_object_put(result);
 out:

@@ -42,6 +42,7 @@ static void report(json_object *r, struct tcp_conn *conns, int n)
 int main(int argc, char **argv)
 {
 	static const struct tcp_workload w = {
+		.kind = WL_KIND_FILE_SERVE,
 		.name = "serve-readsend", .options = WL_OPT_CONN | WL_OPT_FILE | WL_OPT_PEER, .prepare = serve_prepare,
 		.setup = serve_setup, .send_one = send_one, .teardown = serve_teardown,
 		.on_recv = serve_on_recv, .report = report,

@@ -207,7 +207,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fill_probes(choice, &st);
 	l->choice = choice;
 	l->target = "fuzz";
-	l->workload = wl;
+	ledger_set_report(l, wl);
 	l->def = find_workload(json_str(wl, "workload", ""));
 	if (!l->def && next(&st) % 4)
 		l->def = &workload_defs[next(&st) % nr_workload_defs];

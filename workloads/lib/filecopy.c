@@ -115,7 +115,7 @@ int file_copy_main(int argc, char **argv, const struct file_copy *w)
 	json_object_object_add(r, "chunks", o.size ? json_object_new_uint64((src.size + o.size - 1) / o.size) : NULL);
 	json_object_object_add(r, "crc32", json_object_new_uint64(src.crc));
 	json_object_object_add(r, "verified", json_object_new_boolean(verified));
-	ret = wl_emit(r) || !verified;
+	ret = wl_emit(WL_KIND_FILE_COPY, r) || !verified;
 	json_object_put(r);
 out:
 	if (w->teardown)

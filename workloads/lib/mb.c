@@ -402,7 +402,7 @@ int mb_finish(struct mb *m, json_object *extra)
 			json_object_object_add(out, k, json_object_get(v));
 		json_object_put(extra);
 	}
-	err = wl_emit(out);
+	err = wl_emit(WL_KIND_MICRO, out);
 	json_object_put(out);
 	return err ? 1 : 0;
 }

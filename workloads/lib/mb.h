@@ -10,9 +10,9 @@
 #include "wl.h"
 
 /* Marks the start of numbered step @id (> 0) of a microbenchmark, or its end (0). */
-#define WL_SEGMENT(id) DTRACE_PROBE1(zctrace, segment, (uint32_t)(id))
+#define WL_SEGMENT(id) DTRACE_PROBE1(WL_USDT_PROVIDER_T, WL_USDT_SEGMENT_T, (uint32_t)(id))
 
-#define MB_MAX_STEPS 63	/* step ids 1..63: the tracer's per-step table has 64 entries */
+#define MB_MAX_STEPS WL_MAX_STEPS	/* step ids 1..63: the tracer keeps MAX_SEGMENTS */
 
 /* ---- options ---- */
 

@@ -400,7 +400,7 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 		ret = 1;
 	if (ret && !json_object_object_get_ex(result, "error", NULL))
 		json_object_object_add(result, "error", json_object_new_string("a connection failed"));
-	if (wl_emit(result))
+	if (wl_emit(w->kind ? w->kind : WL_KIND_STREAM, result))
 		ret = 1;
 	json_object_put(result);
 out:

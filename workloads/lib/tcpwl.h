@@ -41,6 +41,7 @@ struct tcp_conn {
 
 struct tcp_workload {
 	const char *name;
+	enum wl_kind kind;			/* what its report holds; 0: WL_KIND_STREAM */
 	unsigned options;			/* WL_OPT_* groups accepted; 0 = WL_OPT_TCP */
 	int (*prepare)(struct wl_opts *o);	/* once, before the connections; may bound the run */
 	int (*setup)(struct tcp_conn *c);	/* before the measured phase */

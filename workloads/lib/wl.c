@@ -423,26 +423,3 @@ json_object *lat_json(const struct lat_hist *h)
 	json_object_object_add(o, "mean", json_object_new_double(h->count ? (double)h->sum_ns / h->count : 0));
 	return o;
 }
-
-int wl_emit(json_object *result)
-{
-	const char *text = json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN);
-	const char *fdstr = getenv("ZCTRACE_RESULT_FD");
-	FILE *out = stdout;
-	int ret = 0;
-
-	if (fdstr) {
-		char *end;
-		long fd = strtol(fdstr, &end, 10);
-
-		if (*end || fd < 0 || !(out = fdopen(fd, "w"))) {
-			fprintf(stderr, "workload: bad ZCTRACE_RESULT_FD '%s'\n", fdstr);
-			return -1;
-		}
-	}
-	if (fprintf(out, "%s\n", text) < 0 || fflush(out))
-		ret = -1;
-	if (out != stdout)
-		fclose(out);
-	return ret;
-}

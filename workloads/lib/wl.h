@@ -7,11 +7,13 @@
 #include <stdint.h>
 #include <sys/sdt.h>
 #include <json-c/json.h>
+#include "report.h"
 
 /* USDT probes read by zctrace: the measured phase, and copies made in user space. */
-#define WL_PHASE_BEGIN() DTRACE_PROBE(zctrace, phase_begin)
-#define WL_PHASE_END() DTRACE_PROBE(zctrace, phase_end)
-#define WL_USER_COPY(bytes, ncopies) DTRACE_PROBE2(zctrace, user_copy, (uint64_t)(bytes), (uint64_t)(ncopies))
+#define WL_PHASE_BEGIN() DTRACE_PROBE(WL_USDT_PROVIDER_T, WL_USDT_PHASE_BEGIN_T)
+#define WL_PHASE_END() DTRACE_PROBE(WL_USDT_PROVIDER_T, WL_USDT_PHASE_END_T)
+#define WL_USER_COPY(bytes, ncopies) \
+	DTRACE_PROBE2(WL_USDT_PROVIDER_T, WL_USDT_USER_COPY_T, (uint64_t)(bytes), (uint64_t)(ncopies))
 
 enum wl_cache { WL_CACHE_WARM, WL_CACHE_COLD };
 
@@ -88,7 +90,5 @@ void lat_merge(struct lat_hist *into, const struct lat_hist *from);
 uint64_t lat_percentile(const struct lat_hist *h, double p);
 json_object *lat_json(const struct lat_hist *h);
 
-/* Writes the workload's own figures to zctrace (ZCTRACE_RESULT_FD) or to stdout. */
-int wl_emit(json_object *result);
 
 #endif

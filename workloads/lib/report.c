@@ -1,0 +1,132 @@
+/* The workload's report: written by the workloads, read by zctrace (report.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+
+static const char *const kind_names[NR_WL_KINDS] = {
+	[WL_KIND_UNKNOWN] = "unknown",
+	[WL_KIND_STREAM] = "stream",
+	[WL_KIND_FILE_COPY] = "file-copy",
+	[WL_KIND_FILE_SERVE] = "file-serve",
+	[WL_KIND_REMOTE_READ] = "remote-read",
+	[WL_KIND_MICRO] = "micro",
+};
+
+const char *wl_kind_name(enum wl_kind k)
+{
+	return k >= 0 && k < NR_WL_KINDS ? kind_names[k] : kind_names[WL_KIND_UNKNOWN];
+}
+
+int wl_emit(enum wl_kind kind, json_object *result)
+{
+	const char *text, *fdstr = getenv(WL_RESULT_FD_ENV);
+	FILE *out = stdout;
+	int ret = 0;
+
+	json_object_object_add(result, WL_KEY_KIND, json_object_new_string(wl_kind_name(kind)));
+	text = json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN);
+	if (fdstr) {
+		char *end;
+		long fd = strtol(fdstr, &end, 10);
+
+		if (*end || fd < 0 || !(out = fdopen(fd, "w"))) {
+			fprintf(stderr, "workload: bad %s '%s'\n", WL_RESULT_FD_ENV, fdstr);
+			return -1;
+		}
+	}
+	if (fprintf(out, "%s\n", text) < 0 || fflush(out))
+		ret = -1;
+	if (out != stdout && fclose(out))
+		ret = -1;
+	return ret;
+}
+
+/* The member @key of object @o, or NULL (for anything that is not an object, too). */
+static json_object *member(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static struct wl_count count(json_object *o, const char *key)
+{
+	json_object *v = member(o, key);
+
+	return (struct wl_count){ .v = v ? json_object_get_uint64(v) : 0, .found = v != NULL };
+}
+
+static const char *string(json_object *o, const char *key)
+{
+	json_object *v = member(o, key);
+
+	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static json_object *object(json_object *o, const char *key)
+{
+	json_object *v = member(o, key);
+
+	return json_object_is_type(v, json_type_object) ? v : NULL;
+}
+
+static void parse_file(json_object *o, struct wl_file_fig *f)
+{
+	f->ino = count(o, WL_KEY_INO);
+	f->dev_major = count(o, WL_KEY_DEV_MAJOR);
+	f->dev_minor = count(o, WL_KEY_DEV_MINOR);
+	f->pages = count(o, WL_KEY_PAGES);
+	f->resident_before = count(o, WL_KEY_RESIDENT_BEFORE);
+	f->shared_bytes = count(o, WL_KEY_SHARED_BYTES);
+}
+
+static enum wl_kind parse_kind(const char *name)
+{
+	for (int k = 0; name && k < NR_WL_KINDS; k++)
+		if (!strcmp(kind_names[k], name))
+			return k;
+	return WL_KIND_UNKNOWN;
+}
+
+void wl_report_parse(json_object *json, struct wl_report *r)
+{
+	json_object *lat = object(json, WL_KEY_LATENCY_NS), *zc = object(json, WL_KEY_ZEROCOPY), *v;
+
+	memset(r, 0, sizeof(*r));
+	r->json = json;
+	r->kind = parse_kind(string(json, WL_KEY_KIND));
+	r->workload = string(json, WL_KEY_WORKLOAD);
+	r->bytes = count(json, WL_KEY_BYTES);
+	r->bytes_received = count(json, WL_KEY_BYTES_RECEIVED);
+	r->request_bytes = count(json, WL_KEY_REQUEST_BYTES);
+	r->sender_pid = count(json, WL_KEY_SENDER_PID);
+	r->receiver_pid = count(json, WL_KEY_RECEIVER_PID);
+	r->messages = count(json, WL_KEY_MESSAGES);
+	r->size = count(json, WL_KEY_SIZE);
+	r->threads = count(json, WL_KEY_THREADS);
+	r->file_size = count(json, WL_KEY_FILE_SIZE);
+	r->chunks = count(json, WL_KEY_CHUNKS);
+	if (!json_object_is_type(member(json, WL_KEY_CHUNKS), json_type_int))
+		r->chunks.found = false;	/* a count of chunks is a whole number, or not one */
+	r->elapsed_s = (v = member(json, WL_KEY_ELAPSED_S)) ? json_object_get_double(v) : 0;
+	r->has_latency = lat != NULL;
+	r->p50 = count(lat, "p50");
+	r->p90 = count(lat, "p90");
+	r->p99 = count(lat, "p99");
+	r->max = count(lat, "max");
+	r->path = string(json, WL_KEY_PATH);
+	r->peer = string(json, WL_KEY_PEER);
+	r->method = string(json, WL_KEY_METHOD);
+	r->cache = string(json, WL_KEY_CACHE);
+	r->fs = string(json, WL_KEY_FS);
+	r->pattern = string(json, WL_KEY_PATTERN);
+	parse_file(object(json, WL_KEY_SOURCE), &r->source);
+	parse_file(object(json, WL_KEY_DEST), &r->dest);
+	r->verified = (v = member(json, WL_KEY_VERIFIED)) ? json_object_get_boolean(v) : -1;
+	r->zc_notices = count(zc, "notices");
+	r->zc_notices_copied = count(zc, "notices_copied");
+	r->zc_completed = count(zc, "completed");
+	r->calls = object(json, WL_KEY_CALLS);
+	r->per_chunk = member(json, WL_KEY_PER_CHUNK);
+}

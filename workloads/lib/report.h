@@ -1,0 +1,126 @@
+/*
+ * The contract between a workload and zctrace: the report a workload writes (its own figures, one
+ * JSON object), the descriptor it goes to, the USDT probes it fires, and its step limit. The
+ * workloads emit with these names and zctrace parses with them (wl_report_parse): one definition
+ * for both sides. docs/ARCHITECTURE.md: "Add a workload".
+ */
+#ifndef WL_REPORT_H
+#define WL_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+#include "zctrace.h"
+
+/* The descriptor the report goes to: zctrace sets it to a pipe it reads while the workload runs. */
+#define WL_RESULT_FD_ENV "ZCTRACE_RESULT_FD"
+
+/*
+ * USDT probes: the measured phase, user-space copies, numbered steps. The workloads fire the
+ * tokens (<sys/sdt.h> wants them bare), zctrace attaches to the same names as strings.
+ */
+#define WL_USDT_PROVIDER_T	zctrace
+#define WL_USDT_PHASE_BEGIN_T	phase_begin
+#define WL_USDT_PHASE_END_T	phase_end
+#define WL_USDT_USER_COPY_T	user_copy
+#define WL_USDT_SEGMENT_T	segment
+#define WL_STR_(x) #x
+#define WL_STR(x) WL_STR_(x)
+#define WL_USDT_PROVIDER	WL_STR(WL_USDT_PROVIDER_T)
+#define WL_USDT_PHASE_BEGIN	WL_STR(WL_USDT_PHASE_BEGIN_T)
+#define WL_USDT_PHASE_END	WL_STR(WL_USDT_PHASE_END_T)
+#define WL_USDT_USER_COPY	WL_STR(WL_USDT_USER_COPY_T)
+#define WL_USDT_SEGMENT		WL_STR(WL_USDT_SEGMENT_T)
+
+/* Step ids of a microbenchmark: 1.., 0 being "no step"; the tracer keeps MAX_SEGMENTS of them. */
+#define WL_MAX_STEPS (MAX_SEGMENTS - 1)
+
+/* What a workload is, declared in its report ("kind"): it says which figures the report holds. */
+enum wl_kind {
+	WL_KIND_UNKNOWN,	/* no kind, or one this zctrace does not know */
+	WL_KIND_STREAM,		/* messages over TCP: bytes, bytes_received, messages, latency */
+	WL_KIND_FILE_COPY,	/* a file duplicated: file_size, method, source, dest, calls */
+	WL_KIND_FILE_SERVE,	/* a file served over TCP: a stream's figures and a file's */
+	WL_KIND_REMOTE_READ,	/* a file read block by block from a server: requests, pattern */
+	WL_KIND_MICRO,		/* a microbenchmark: results, steps, assumptions */
+	NR_WL_KINDS,
+};
+
+/* The keys zctrace reads. */
+#define WL_KEY_KIND		"kind"
+#define WL_KEY_WORKLOAD		"workload"
+#define WL_KEY_BYTES		"bytes"		/* the payload: sent, or the file's bytes moved */
+#define WL_KEY_BYTES_RECEIVED	"bytes_received"
+#define WL_KEY_REQUEST_BYTES	"request_bytes"	/* what the receiver sent back for the payload */
+#define WL_KEY_SENDER_PID	"sender_pid"
+#define WL_KEY_RECEIVER_PID	"receiver_pid"
+#define WL_KEY_MESSAGES		"messages"
+#define WL_KEY_SIZE		"size"
+#define WL_KEY_THREADS		"threads"
+#define WL_KEY_ELAPSED_S	"elapsed_s"
+#define WL_KEY_LATENCY_NS	"latency_ns"	/* { p50, p90, p99, max, ... } */
+#define WL_KEY_PATH		"path"		/* loopback or veth */
+#define WL_KEY_PEER		"peer"
+#define WL_KEY_FILE_SIZE	"file_size"
+#define WL_KEY_METHOD		"method"	/* how a file was duplicated */
+#define WL_KEY_CACHE		"cache"
+#define WL_KEY_FS		"fs"
+#define WL_KEY_PATTERN		"pattern"
+#define WL_KEY_SOURCE		"source"	/* a file's identity and cache state (wl_file_json) */
+#define WL_KEY_DEST		"dest"
+#define WL_KEY_VERIFIED		"verified"
+#define WL_KEY_CHUNKS		"chunks"
+#define WL_KEY_CALLS		"calls"		/* { syscall: calls made } */
+#define WL_KEY_PER_CHUNK	"per_chunk"	/* { syscall: calls per chunk } */
+#define WL_KEY_ZEROCOPY		"zerocopy"	/* { notices, notices_copied, completed } */
+#define WL_KEY_RESULTS		"results"	/* a microbenchmark's measurements */
+#define WL_KEY_NOTES		"notes"
+#define WL_KEY_STEPS		"steps"
+#define WL_KEY_ASSUMPTIONS	"assumptions"
+#define WL_KEY_CPU		"cpu"
+/* a file's (WL_KEY_SOURCE, WL_KEY_DEST) */
+#define WL_KEY_INO		"ino"
+#define WL_KEY_DEV_MAJOR	"dev_major"
+#define WL_KEY_DEV_MINOR	"dev_minor"
+#define WL_KEY_PAGES		"pages"
+#define WL_KEY_RESIDENT_BEFORE	"resident_before"
+#define WL_KEY_SHARED_BYTES	"shared_bytes"
+
+/* A figure of the report, and whether the workload reported it. */
+struct wl_count {
+	uint64_t v;
+	bool found;
+};
+
+struct wl_file_fig {
+	struct wl_count ino, dev_major, dev_minor, pages, resident_before, shared_bytes;
+};
+
+/*
+ * The report as zctrace reads it: the figures its checks and reports use, typed. Strings point
+ * into @json, which stays the caller's; absent ones are NULL. The microbenchmarks' lists (results,
+ * steps, assumptions) are read from @json where they are used.
+ */
+struct wl_report {
+	json_object *json;
+	enum wl_kind kind;
+	const char *workload;
+	struct wl_count bytes, bytes_received, request_bytes, sender_pid, receiver_pid;
+	struct wl_count messages, size, threads, file_size, chunks;
+	double elapsed_s;			/* 0 if not reported */
+	struct wl_count p50, p90, p99, max;	/* latency_ns */
+	bool has_latency;
+	const char *path, *peer, *method, *cache, *fs, *pattern;
+	struct wl_file_fig source, dest;
+	int verified;				/* 1, 0, or -1 when not reported */
+	struct wl_count zc_notices, zc_notices_copied, zc_completed;
+	json_object *calls, *per_chunk;		/* objects, or NULL */
+};
+
+const char *wl_kind_name(enum wl_kind k);
+/* Adds "kind" to @result and writes it where zctrace reads it (WL_RESULT_FD_ENV) or to stdout. */
+int wl_emit(enum wl_kind kind, json_object *result);
+/* Reads @json (may be NULL: an empty report) into @r. */
+void wl_report_parse(json_object *json, struct wl_report *r);
+
+#endif
