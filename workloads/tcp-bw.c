@@ -19,7 +19,7 @@ struct bw {
 	int recv_fd, send_fd;
 	char *recv_buf, *send_buf;
 	size_t size;
-	struct mbnet_io io;		/* the client's (receiver's) calls */
+	struct tcp_io io;		/* the client's (receiver's) calls */
 };
 
 static void die(const char *what, int err)
@@ -35,7 +35,7 @@ static int source(struct mbnet_peer *p, uint64_t bytes)
 	int err;
 
 	for (uint64_t left = bytes; left; left -= b->size) {
-		if ((err = mbnet_send_all(b->send_fd, b->send_buf, b->size, &p->io))) {
+		if ((err = tcp_send_all(b->send_fd, b->send_buf, b->size, &p->io))) {
 			p->err_what = "server send";
 			return err;
 		}

@@ -40,24 +40,19 @@ static int serve(struct mbnet_peer *p, uint64_t connections)
 	char c;
 
 	for (uint64_t i = 0; i < connections; i++) {
-		int fd = accept4(cb->lfd, NULL, NULL, SOCK_CLOEXEC);
-		ssize_t n;
+		int fd = accept4(cb->lfd, NULL, NULL, SOCK_CLOEXEC), err;
 
 		if (fd < 0) {
 			p->err_what = "server accept";
 			return errno == EAGAIN ? -ETIMEDOUT : -errno;
 		}
 		/* the accepted socket inherits the listener's receive timeout */
-		n = recv(fd, &c, 1, 0);
-		p->io.recv_calls++;
-		if (n != 0 && !(n < 0 && cb->reset && errno == ECONNRESET)) {
-			int err = n > 0 ? -EPROTO : errno == EAGAIN ? -ETIMEDOUT : -errno;
-
-			close(fd);
-			p->err_what = "server read of the client's close";
-			return err;
-		}
+		err = tcp_recv_all(fd, &c, 1, &p->io);
 		close(fd);
+		if (err != -ENODATA && !(cb->reset && err == -ECONNRESET)) {
+			p->err_what = "server read of the client's close";
+			return err ? err : -EPROTO;
+		}
 	}
 	return 0;
 }

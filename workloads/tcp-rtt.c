@@ -20,7 +20,7 @@ struct rtt {
 	int client_fd, server_fd;
 	char *client_buf, *server_buf;
 	size_t size;
-	struct mbnet_io io;		/* the client's calls */
+	struct tcp_io io;		/* the client's calls */
 };
 
 static void die(const char *what, int err)
@@ -36,11 +36,11 @@ static int echo(struct mbnet_peer *p, uint64_t round_trips)
 	int err;
 
 	for (uint64_t i = 0; i < round_trips; i++) {
-		if ((err = mbnet_recv_all(r->server_fd, r->server_buf, r->size, &p->io))) {
+		if ((err = tcp_recv_all(r->server_fd, r->server_buf, r->size, &p->io))) {
 			p->err_what = "server recv";
 			return err;
 		}
-		if ((err = mbnet_send_all(r->server_fd, r->server_buf, r->size, &p->io))) {
+		if ((err = tcp_send_all(r->server_fd, r->server_buf, r->size, &p->io))) {
 			p->err_what = "server send";
 			return err;
 		}
@@ -126,9 +126,9 @@ int main(int argc, char **argv)
 		uint64_t t0 = mb_now_ns();
 
 		for (uint64_t i = 0; i < iters; i++) {
-			if ((err = mbnet_send_all(r.client_fd, r.client_buf, size, &r.io)))
+			if ((err = tcp_send_all(r.client_fd, r.client_buf, size, &r.io)))
 				die("client send", err);
-			if ((err = mbnet_recv_all(r.client_fd, r.client_buf, size, &r.io)))
+			if ((err = tcp_recv_all(r.client_fd, r.client_buf, size, &r.io)))
 				die("client recv", err);
 		}
 		if (rep >= warmup)

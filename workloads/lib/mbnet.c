@@ -1,78 +1,17 @@
-/* Loopback TCP pieces of the network microbenchmarks: listener, counted I/O, the peer thread. */
+/* Loopback TCP pieces of the network microbenchmarks: the listener, the peer thread. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include "mbnet.h"
-#include "wl.h"
 
 int mbnet_listen(struct sockaddr_in *addr, int backlog)
 {
-	socklen_t alen = sizeof(*addr);
-	int fd, err;
-
 	*addr = (struct sockaddr_in){ .sin_family = AF_INET,
 				      .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	/* the timeouts bound accept(), and accepted sockets inherit them from the listener */
-	if ((err = wl_socket_timeouts(fd, MBNET_TIMEOUT_S)))
-		goto fail;
-	if (bind(fd, (struct sockaddr *)addr, sizeof(*addr)) || listen(fd, backlog) ||
-	    getsockname(fd, (struct sockaddr *)addr, &alen)) {
-		err = -errno;
-		goto fail;
-	}
-	return fd;
-fail:
-	close(fd);
-	return err;
-}
-
-int mbnet_send_all(int fd, const void *buf, size_t n, struct mbnet_io *io)
-{
-	const char *p = buf;
-
-	while (n) {
-		ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
-		}
-		io->send_calls++;
-		io->sent += r;
-		p += r;
-		n -= r;
-	}
-	return 0;
-}
-
-int mbnet_recv_all(int fd, void *buf, size_t n, struct mbnet_io *io)
-{
-	char *p = buf;
-
-	while (n) {
-		ssize_t r = recv(fd, p, n, 0);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
-		}
-		io->recv_calls++;
-		if (!r)
-			return -EPIPE;
-		io->received += r;
-		p += r;
-		n -= r;
-	}
-	return 0;
+	return tcp_listen(addr, backlog, MBNET_TIMEOUT_S);
 }
 
 /* ---- the peer thread ---- */

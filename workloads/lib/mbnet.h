@@ -1,7 +1,7 @@
 /*
- * Loopback TCP pieces shared by the network microbenchmarks: a listener on 127.0.0.1, whole-message
- * send and receive that count their own calls, and the peer thread that serves the client one step
- * at a time, so that every call either side makes falls inside the step the kernel counts it in.
+ * Loopback TCP pieces shared by the network microbenchmarks: a listener on 127.0.0.1, and the peer
+ * thread that serves the client one step at a time, so that every call either side makes falls
+ * inside the step the kernel counts it in.
  */
 #ifndef MBNET_H
 #define MBNET_H
@@ -11,22 +11,13 @@
 #include <semaphore.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "tcpio.h"
 
 /* No socket call, and no wait for the peer, blocks longer than this. */
 #define MBNET_TIMEOUT_S 10
 
-/* What one side did through its socket calls, counted by the workload itself. */
-struct mbnet_io {
-	uint64_t send_calls, recv_calls;	/* send() and recv() calls made */
-	uint64_t sent, received;		/* bytes they moved */
-};
-
 /* Listens on 127.0.0.1 at a port the kernel chooses (written to @addr); accept() times out. */
 int mbnet_listen(struct sockaddr_in *addr, int backlog);
-/* Sends all @n bytes with send(), resuming after short writes. Returns 0 or -errno. */
-int mbnet_send_all(int fd, const void *buf, size_t n, struct mbnet_io *io);
-/* Receives exactly @n bytes with recv(), resuming after short reads; -EPIPE at end of stream. */
-int mbnet_recv_all(int fd, void *buf, size_t n, struct mbnet_io *io);
 
 /*
  * The peer: a thread that waits for the client to start a step, does @work for the step's quota,
@@ -37,7 +28,7 @@ struct mbnet_peer {
 	int (*work)(struct mbnet_peer *p, uint64_t quota);	/* returns 0 or -errno */
 	void *state;
 	int cpu;			/* pinned CPU, -1 for none */
-	struct mbnet_io io;		/* the peer's own calls; read after mbnet_peer_wait() */
+	struct tcp_io io;		/* the peer's own calls; read after mbnet_peer_wait() */
 	const char *err_what;		/* the call that failed */
 	/* private */
 	pthread_t tid;
