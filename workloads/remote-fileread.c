@@ -235,7 +235,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: cannot listen on %s: %s\n", NAME, where, strerror(-lfd));
 		goto out;
 	}
-	if ((err = peer_start(&peer, &opts, client_main, NULL, &cres, sizeof(cres)))) {
+	if ((err = peer_start(&peer, opts.peer, client_main, NULL, &cres, sizeof(cres)))) {
 		fprintf(stderr, "%s: cannot start the client: %s\n", NAME, strerror(-err));
 		goto out;
 	}

@@ -326,7 +326,7 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 	}
 	if (remote_rx) {
 		rx = (struct rx_side){ .conns = conns, .n = o.threads, .addr = addr, .out = rx_out };
-		if ((err = peer_start(&peer, &o, rx_side_main, &rx, rx_out, o.threads * sizeof(*rx_out)))) {
+		if ((err = peer_start(&peer, o.peer, rx_side_main, &rx, rx_out, o.threads * sizeof(*rx_out)))) {
 			fprintf(stderr, "%s: cannot start the receiver: %s\n", w->name, strerror(-err));
 			goto out;
 		}
