@@ -134,11 +134,8 @@ int main(int argc, char **argv)
 	memset(b.recv_buf, 0, size);	/* faulted in now, not in the first sample */
 	connect_pair(&b, sockbuf);
 	peer.cpu = server_cpu;
-	if ((err = mb_peer_start(&peer))) {
-		fprintf(stderr, "tcp-bw: cannot start the server thread on CPU %d: %s\n",
-			server_cpu, strerror(-err));
+	if (mb_peer_start(&peer, "tcp-bw"))
 		return 1;
-	}
 	if (mb_pin("tcp-bw", cpu))
 		return 1;	/* the server thread ends with the process */
 

@@ -134,11 +134,8 @@ int main(int argc, char **argv)
 	if (cb.lfd < 0)
 		die("listen on 127.0.0.1", cb.lfd);
 	peer.cpu = server_cpu;
-	if ((err = mb_peer_start(&peer))) {
-		fprintf(stderr, "tcp-connect: cannot start the server thread on CPU %d: %s\n",
-			server_cpu, strerror(-err));
+	if (mb_peer_start(&peer, "tcp-connect"))
 		return 1;
-	}
 	if (mb_pin("tcp-connect", cpu))
 		return 1;	/* the server thread ends with the process */
 

@@ -106,11 +106,8 @@ int main(int argc, char **argv)
 	connect_pair(&r);
 	/* the peer first: it is pinned on its own, not by inheriting the client's CPU */
 	peer.cpu = server_cpu;
-	if ((err = mb_peer_start(&peer))) {
-		fprintf(stderr, "tcp-rtt: cannot start the server thread on CPU %d: %s\n",
-			server_cpu, strerror(-err));
+	if (mb_peer_start(&peer, "tcp-rtt"))
 		return 1;
-	}
 	if (mb_pin("tcp-rtt", cpu))
 		return 1;	/* the server thread ends with the process */
 

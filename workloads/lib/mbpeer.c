@@ -4,6 +4,8 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include "mb.h"
 #include "mbpeer.h"
@@ -56,24 +58,30 @@ static int serve_steps(void *arg)
 	return 0;
 }
 
-int mb_peer_start(struct mb_peer *p)
+int mb_peer_start(struct mb_peer *p, const char *name)
 {
 	int err;
 
 	p->quit = false;
 	p->err = 0;
-	if (sem_init(&p->go, 0, 0) || sem_init(&p->done, 0, 0))
-		return -errno;
+	if (sem_init(&p->go, 0, 0) || sem_init(&p->done, 0, 0)) {
+		err = -errno;
+		goto fail;
+	}
 	if ((err = peer_start(&p->run, WL_PEER_THREAD, serve_steps, p, NULL, 0))) {
 		sem_destroy(&p->go);
 		sem_destroy(&p->done);
-		return err;
+		goto fail;
 	}
 	if ((err = peer_pin(&p->run, p->cpu))) {
 		mb_peer_stop(p);
-		return err;
+		goto fail;
 	}
 	return 0;
+fail:
+	fprintf(stderr, "%s: cannot start the server thread on CPU %d: %s\n", name, p->cpu,
+		strerror(-err));
+	return err;
 }
 
 void mb_peer_go(struct mb_peer *p, uint64_t quota)

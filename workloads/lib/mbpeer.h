@@ -38,8 +38,8 @@ struct mb_peer {
 	int err;
 };
 
-/* Starts the peer (pinned to p->cpu, if any). Returns 0 or -errno. */
-int mb_peer_start(struct mb_peer *p);
+/* Starts the peer (pinned to p->cpu, if any). Returns 0, or -errno having said why. */
+int mb_peer_start(struct mb_peer *p, const char *name);
 /* Lets the peer do @quota units of its work. */
 void mb_peer_go(struct mb_peer *p, uint64_t quota);
 /* Waits until the peer has done its quota. Returns 0, the peer's -errno, or -ETIMEDOUT. */
