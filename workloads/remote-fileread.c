@@ -16,6 +16,7 @@
 #include <zlib.h>
 #include "filewl.h"
 #include "peer.h"
+#include "tcpio.h"
 
 #define IO_TIMEOUT_S 30
 #define NAME "remote-fileread"
@@ -26,10 +27,8 @@ struct request {
 };
 
 struct client_result {
-	uint64_t received;		/* file bytes */
 	uint64_t requests;
-	uint64_t request_bytes;
-	uint64_t sends;			/* send() calls for the requests */
+	struct tcp_io io;		/* the requests sent, the answers (the file's bytes) received */
 	uint32_t crc;			/* of the file, put together in order */
 	int err;
 	const char *err_what;		/* a string literal: the same address in both processes */
@@ -55,44 +54,6 @@ static uint64_t block_len(uint64_t b)
 	uint64_t off = b * opts.size;
 
 	return file.size - off < opts.size ? file.size - off : opts.size;
-}
-
-static int send_all(int fd, const void *buf, size_t n, uint64_t *calls)
-{
-	const char *p = buf;
-
-	while (n) {
-		ssize_t w = send(fd, p, n, 0);
-
-		(*calls)++;
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		n -= w;
-	}
-	return 0;
-}
-
-/* Receives exactly @n bytes; 0 at a clean EOF before the first byte (returns 1). */
-static int recv_all(int fd, void *buf, size_t n)
-{
-	char *p = buf;
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r = recv(fd, p + got, n - got, 0);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			return got ? -EPIPE : 1;
-		got += r;
-	}
-	return 0;
 }
 
 static int client_fail(const char *what, int err)
@@ -121,18 +82,18 @@ static int client_main(void *arg)
 		uint64_t b = order[i], t0 = wl_now_ns();
 		struct request rq = { .off = b * opts.size, .len = block_len(b) };
 
-		if ((err = send_all(fd, &rq, sizeof(rq), &cres.sends)))
+		if ((err = tcp_send_all(fd, &rq, sizeof(rq), &cres.io)))
 			return client_fail("request", -err);
 		cres.requests++;
-		cres.request_bytes += sizeof(rq);
-		if ((err = recv_all(fd, buf, rq.len)))
-			return client_fail("answer", err > 0 ? EPIPE : -err);
+		if ((err = tcp_recv_all(fd, buf, rq.len, &cres.io)))
+			return client_fail("answer", err == -ENODATA ? EPIPE : -err);
 		lat_record(&cres.lat, wl_now_ns() - t0);
-		cres.received += rq.len;
 		crcs[b] = crc32(0L, (const Bytef *)buf, rq.len);
 	}
-	if (shutdown(fd, SHUT_WR) || recv_all(fd, &c, 1) != 1)
-		return client_fail("close", errno ? errno : EPROTO);
+	/* the server's end of the stream: it has answered everything */
+	err = shutdown(fd, SHUT_WR) ? -errno : tcp_recv_all(fd, &c, 1, &cres.io);
+	if (err != -ENODATA)
+		return client_fail("close", err ? -err : EPROTO);
 	cres.crc = crc32(0L, Z_NULL, 0);
 	for (uint64_t b = 0; b < nblocks; b++)
 		cres.crc = crc32_combine(cres.crc, crcs[b], block_len(b));
@@ -168,7 +129,8 @@ static int make_order(void)
 }
 
 struct server_stats {
-	uint64_t sent, preads, sends, requests_seen;
+	struct tcp_io io;		/* the requests received, the answers sent */
+	uint64_t preads, requests_seen;
 };
 
 /* The sending side: answers requests until the client closes. */
@@ -177,9 +139,9 @@ static int serve(int fd, char *buf, struct server_stats *st)
 	for (;;) {
 		struct request rq;
 		uint64_t done = 0;
-		int err = recv_all(fd, &rq, sizeof(rq));
+		int err = tcp_recv_all(fd, &rq, sizeof(rq), &st->io);
 
-		if (err > 0)
+		if (err == -ENODATA)	/* the client is done */
 			return 0;
 		if (err)
 			return err;
@@ -196,9 +158,8 @@ static int serve(int fd, char *buf, struct server_stats *st)
 				return n < 0 ? -errno : -EIO;
 			done += n;
 		}
-		if ((err = send_all(fd, buf, rq.len, &st->sends)))
+		if ((err = tcp_send_all(fd, buf, rq.len, &st->io)))
 			return err;
-		st->sent += rq.len;
 	}
 }
 
@@ -206,8 +167,8 @@ static json_object *report(const struct server_stats *st, const struct peer_run 
 {
 	json_object *r = json_object_new_object(), *calls = json_object_new_object();
 	json_object *per = json_object_new_object();
-	double secs = ns / 1e9, mib = (double)st->sent / (1 << 20);
-	bool verified = cres.received == file.size && cres.crc == file.crc && !cres.err;
+	double secs = ns / 1e9, mib = (double)st->io.sent / (1 << 20);
+	bool verified = cres.io.received == file.size && cres.crc == file.crc && !cres.err;
 
 	json_object_object_add(r, "workload", json_object_new_string(NAME));
 	json_object_object_add(r, "size", json_object_new_uint64(opts.size));
@@ -215,18 +176,18 @@ static json_object *report(const struct server_stats *st, const struct peer_run 
 	json_object_object_add(r, "pattern", json_object_new_string(opts.pattern == WL_PATTERN_RANDOM ? "random" : "seq"));
 	json_object_object_add(r, "blocks", json_object_new_uint64(nblocks));
 	json_object_object_add(r, "messages", json_object_new_uint64(cres.requests));
-	json_object_object_add(r, "bytes", json_object_new_uint64(st->sent));
-	json_object_object_add(r, "bytes_received", json_object_new_uint64(cres.received));
-	json_object_object_add(r, "request_bytes", json_object_new_uint64(cres.request_bytes));
+	json_object_object_add(r, "bytes", json_object_new_uint64(st->io.sent));
+	json_object_object_add(r, "bytes_received", json_object_new_uint64(cres.io.received));
+	json_object_object_add(r, "request_bytes", json_object_new_uint64(cres.io.sent));
 	json_object_object_add(r, "elapsed_s", json_object_new_double(secs));
-	json_object_object_add(r, "throughput_gbit_s", json_object_new_double(secs > 0 ? st->sent * 8 / secs / 1e9 : 0));
+	json_object_object_add(r, "throughput_gbit_s", json_object_new_double(secs > 0 ? st->io.sent * 8 / secs / 1e9 : 0));
 	json_object_object_add(r, "ms_per_mib", mib > 0 ? json_object_new_double(secs * 1e3 / mib) : NULL);
 	json_object_object_add(r, "latency_ns", lat_json(&cres.lat));
 	peer_report(r, &opts, peer);
 	wl_file_report(r, &opts, &file);
 	/* per block: one pread64 and one send for the answer, one send for the request */
 	json_object_object_add(calls, "pread64", json_object_new_uint64(st->preads));
-	json_object_object_add(calls, "sendto", json_object_new_uint64(st->sends + cres.sends));
+	json_object_object_add(calls, "sendto", json_object_new_uint64(st->io.send_calls + cres.io.send_calls));
 	json_object_object_add(per, "pread64", json_object_new_int(1));
 	json_object_object_add(per, "sendto", json_object_new_int(2));
 	json_object_object_add(r, "calls", calls);
@@ -244,8 +205,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_stop };
 	struct peer_run peer = { .mode = WL_PEER_THREAD, .pid = -1, .result_fd = -1 };
 	struct server_stats st = {};
-	socklen_t alen = sizeof(addr);
-	int lfd = -1, fd = -1, one = 1, err, ret = 1;
+	int lfd = -1, fd = -1, err, ret = 1;
 	char *buf = NULL, where[INET_ADDRSTRLEN] = "?";
 	uint64_t t0, t1;
 	json_object *result;
@@ -270,14 +230,12 @@ int main(int argc, char **argv)
 	}
 	peer_server_addr(&opts, &addr);
 	inet_ntop(AF_INET, &addr.sin_addr, where, sizeof(where));
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) || listen(lfd, 1) ||
-	    getsockname(lfd, (struct sockaddr *)&addr, &alen)) {
-		fprintf(stderr, "%s: cannot listen on %s: %s\n", NAME, where, strerror(errno));
+	lfd = tcp_listen(&addr, 1, IO_TIMEOUT_S);
+	if (lfd < 0) {
+		fprintf(stderr, "%s: cannot listen on %s: %s\n", NAME, where, strerror(-lfd));
 		goto out;
 	}
-	if ((err = peer_start(&peer, &opts, client_main, NULL, &cres, sizeof(cres)))) {
+	if ((err = peer_start(&peer, opts.peer, client_main, NULL, &cres, sizeof(cres)))) {
 		fprintf(stderr, "%s: cannot start the client: %s\n", NAME, strerror(-err));
 		goto out;
 	}
@@ -285,8 +243,9 @@ int main(int argc, char **argv)
 		close(go_pipe[0]);	/* the child's end; a thread shares this one */
 		go_pipe[0] = -1;
 	}
+	/* the accepted socket has the listener's timeouts */
 	if ((err = peer_wait_readable(&peer, lfd, IO_TIMEOUT_S * 1000)) ||
-	    (fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0 || wl_socket_timeouts(fd, IO_TIMEOUT_S)) {
+	    (fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0) {
 		fprintf(stderr, "%s: the client did not connect: %s\n", NAME, strerror(err ? -err : errno));
 		goto out;
 	}

@@ -13,13 +13,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "mb.h"
-#include "mbnet.h"
+#include "mbpeer.h"
 
 struct bw {
 	int recv_fd, send_fd;
 	char *recv_buf, *send_buf;
 	size_t size;
-	struct mbnet_io io;		/* the client's (receiver's) calls */
+	struct tcp_io io;		/* the client's (receiver's) calls */
 };
 
 static void die(const char *what, int err)
@@ -29,13 +29,13 @@ static void die(const char *what, int err)
 }
 
 /* The server: sends @bytes in --size writes. */
-static int source(struct mbnet_peer *p, uint64_t bytes)
+static int source(struct mb_peer *p, uint64_t bytes)
 {
 	struct bw *b = p->state;
 	int err;
 
 	for (uint64_t left = bytes; left; left -= b->size) {
-		if ((err = mbnet_send_all(b->send_fd, b->send_buf, b->size, &p->io))) {
+		if ((err = tcp_send_all(b->send_fd, b->send_buf, b->size, &p->io))) {
 			p->err_what = "server send";
 			return err;
 		}
@@ -70,7 +70,7 @@ static int set_sockbuf(int fd, int opt, uint64_t bytes)
 static void connect_pair(struct bw *b, uint64_t sockbuf)
 {
 	struct sockaddr_in addr;
-	int lfd = mbnet_listen(&addr, 1), err;
+	int lfd = mb_peer_listen(&addr, 1), err;
 
 	if (lfd < 0)
 		die("listen on 127.0.0.1", lfd);
@@ -81,7 +81,7 @@ static void connect_pair(struct bw *b, uint64_t sockbuf)
 	if (sockbuf && ((err = set_sockbuf(b->recv_fd, SO_RCVBUF, sockbuf)) ||
 			(err = set_sockbuf(lfd, SO_SNDBUF, sockbuf))))
 		die("socket buffer size", err);
-	if ((err = wl_socket_timeouts(b->recv_fd, MBNET_TIMEOUT_S)))
+	if ((err = wl_socket_timeouts(b->recv_fd, MB_NET_TIMEOUT_S)))
 		die("timeouts", err);
 	if (connect(b->recv_fd, (struct sockaddr *)&addr, sizeof(addr)))
 		die("connect", -errno);
@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 		{},
 	};
 	struct bw b = {};
-	struct mbnet_peer peer = { .work = source, .state = &b };
+	struct mb_peer peer = { .work = source, .state = &b };
 	struct mb_samples s = {};
 	struct mb m;
 	char claim[200], name[64];
@@ -134,11 +134,8 @@ int main(int argc, char **argv)
 	memset(b.recv_buf, 0, size);	/* faulted in now, not in the first sample */
 	connect_pair(&b, sockbuf);
 	peer.cpu = server_cpu;
-	if ((err = mbnet_peer_start(&peer))) {
-		fprintf(stderr, "tcp-bw: cannot start the server thread on CPU %d: %s\n",
-			server_cpu, strerror(-err));
+	if (mb_peer_start(&peer, "tcp-bw"))
 		return 1;
-	}
 	if (mb_pin("tcp-bw", cpu))
 		return 1;	/* the server thread ends with the process */
 
@@ -150,7 +147,7 @@ int main(int argc, char **argv)
 	step = mb_step_begin(&m, name);
 	recvs_before = b.io.recv_calls;
 	/* after the marker: the server's first send() is in the step */
-	mbnet_peer_go(&peer, quota);
+	mb_peer_go(&peer, quota);
 	for (uint64_t rep = 0; rep < warmup + reps; rep++) {
 		uint64_t t0 = mb_now_ns(), t1;
 
@@ -160,7 +157,7 @@ int main(int argc, char **argv)
 			mb_samples_add(&s, (double)bytes / 1e6 / ((double)(t1 - t0) / 1e9));
 	}
 	/* the last bytes arrived before the server's last send() returned: wait for its counts */
-	if ((err = mbnet_peer_wait(&peer)))
+	if ((err = mb_peer_wait(&peer)))
 		die(peer.err_what ? peer.err_what : "waiting for the server", err);
 	mb_step_end(&m);
 	mb_result(&m, name, "MB/s", &s, 1, warmup);
@@ -177,7 +174,7 @@ int main(int argc, char **argv)
 		"socket buffers %s",
 		bytes, recvs, writes, recvs ? (double)quota / recvs : 0, cpu, server_cpu,
 		sockbuf ? "set" : "autotuned");
-	mbnet_peer_stop(&peer);
+	mb_peer_stop(&peer);
 
 	extra = json_object_new_object();
 	json_object_object_add(extra, "size", json_object_new_uint64(size));

@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "mb.h"
-#include "mbnet.h"
+#include "mbpeer.h"
 
 /*
  * Each connection the client closes first stays in TIME_WAIT on its side for 60 s, holding its
@@ -34,30 +34,25 @@ static void die(const char *what, int err)
 }
 
 /* The server: accepts each connection, waits for the client's FIN (or RST), closes its end. */
-static int serve(struct mbnet_peer *p, uint64_t connections)
+static int serve(struct mb_peer *p, uint64_t connections)
 {
 	struct conn_bench *cb = p->state;
 	char c;
 
 	for (uint64_t i = 0; i < connections; i++) {
-		int fd = accept4(cb->lfd, NULL, NULL, SOCK_CLOEXEC);
-		ssize_t n;
+		int fd = accept4(cb->lfd, NULL, NULL, SOCK_CLOEXEC), err;
 
 		if (fd < 0) {
 			p->err_what = "server accept";
 			return errno == EAGAIN ? -ETIMEDOUT : -errno;
 		}
 		/* the accepted socket inherits the listener's receive timeout */
-		n = recv(fd, &c, 1, 0);
-		p->io.recv_calls++;
-		if (n != 0 && !(n < 0 && cb->reset && errno == ECONNRESET)) {
-			int err = n > 0 ? -EPROTO : errno == EAGAIN ? -ETIMEDOUT : -errno;
-
-			close(fd);
-			p->err_what = "server read of the client's close";
-			return err;
-		}
+		err = tcp_recv_all(fd, &c, 1, &p->io);
 		close(fd);
+		if (err != -ENODATA && !(cb->reset && err == -ECONNRESET)) {
+			p->err_what = "server read of the client's close";
+			return err ? err : -EPROTO;
+		}
 	}
 	return 0;
 }
@@ -77,7 +72,7 @@ static void sample(struct conn_bench *cb, uint64_t iters, struct mb_samples *con
 		if (fd < 0)
 			die("socket", -errno);
 		/* SO_SNDTIMEO bounds connect() too */
-		if ((err = wl_socket_timeouts(fd, MBNET_TIMEOUT_S)))
+		if ((err = wl_socket_timeouts(fd, MB_NET_TIMEOUT_S)))
 			die("timeouts", err);
 		if (cb->reset && setsockopt(fd, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst)))
 			die("SO_LINGER", -errno);
@@ -116,7 +111,7 @@ int main(int argc, char **argv)
 		{},
 	};
 	struct conn_bench cb = {};
-	struct mbnet_peer peer = { .work = serve, .state = &cb };
+	struct mb_peer peer = { .work = serve, .state = &cb };
 	struct mb_samples conn_s = {}, close_s = {};
 	struct mb m;
 	char claim[200];
@@ -135,15 +130,12 @@ int main(int argc, char **argv)
 	}
 	cb.reset = !strcmp(close_how, "rst");
 	/* a backlog deep enough that no SYN is ever dropped while the server catches up */
-	cb.lfd = mbnet_listen(&cb.addr, 4096);
+	cb.lfd = mb_peer_listen(&cb.addr, 4096);
 	if (cb.lfd < 0)
 		die("listen on 127.0.0.1", cb.lfd);
 	peer.cpu = server_cpu;
-	if ((err = mbnet_peer_start(&peer))) {
-		fprintf(stderr, "tcp-connect: cannot start the server thread on CPU %d: %s\n",
-			server_cpu, strerror(-err));
+	if (mb_peer_start(&peer, "tcp-connect"))
 		return 1;
-	}
 	if (mb_pin("tcp-connect", cpu))
 		return 1;	/* the server thread ends with the process */
 
@@ -151,11 +143,11 @@ int main(int argc, char **argv)
 	mb_begin(&m);
 	step = mb_step_begin(&m, "connect() then close()");
 	/* after the marker: the server's first accept() is in the step */
-	mbnet_peer_go(&peer, n);
+	mb_peer_go(&peer, n);
 	for (uint64_t rep = 0; rep < warmup + reps; rep++)
 		sample(&cb, iters, rep < warmup ? NULL : &conn_s, rep < warmup ? NULL : &close_s);
 	/* the server may still be closing its ends: its calls belong to this step */
-	if ((err = mbnet_peer_wait(&peer)))
+	if ((err = mb_peer_wait(&peer)))
 		die(peer.err_what ? peer.err_what : "waiting for the server", err);
 	mb_step_end(&m);
 	mb_result(&m, "connect() over loopback", "us", &conn_s, iters, warmup);
@@ -176,7 +168,7 @@ int main(int argc, char **argv)
 	mb_note(&m, "%" PRIu64 " connections; client on CPU %d, server thread on CPU %d (-1: not "
 		"pinned); the client closes first (%s)", n, cpu, server_cpu,
 		cb.reset ? "RST: no TIME_WAIT" : "FIN: its end keeps TIME_WAIT");
-	mbnet_peer_stop(&peer);
+	mb_peer_stop(&peer);
 
 	extra = json_object_new_object();
 	json_object_object_add(extra, "connections", json_object_new_uint64(n));

@@ -14,13 +14,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "mb.h"
-#include "mbnet.h"
+#include "mbpeer.h"
 
 struct rtt {
 	int client_fd, server_fd;
 	char *client_buf, *server_buf;
 	size_t size;
-	struct mbnet_io io;		/* the client's calls */
+	struct tcp_io io;		/* the client's calls */
 };
 
 static void die(const char *what, int err)
@@ -30,17 +30,17 @@ static void die(const char *what, int err)
 }
 
 /* The server: receives each message whole, sends it back. */
-static int echo(struct mbnet_peer *p, uint64_t round_trips)
+static int echo(struct mb_peer *p, uint64_t round_trips)
 {
 	struct rtt *r = p->state;
 	int err;
 
 	for (uint64_t i = 0; i < round_trips; i++) {
-		if ((err = mbnet_recv_all(r->server_fd, r->server_buf, r->size, &p->io))) {
+		if ((err = tcp_recv_all(r->server_fd, r->server_buf, r->size, &p->io))) {
 			p->err_what = "server recv";
 			return err;
 		}
-		if ((err = mbnet_send_all(r->server_fd, r->server_buf, r->size, &p->io))) {
+		if ((err = tcp_send_all(r->server_fd, r->server_buf, r->size, &p->io))) {
 			p->err_what = "server send";
 			return err;
 		}
@@ -52,12 +52,12 @@ static int echo(struct mbnet_peer *p, uint64_t round_trips)
 static void connect_pair(struct rtt *r)
 {
 	struct sockaddr_in addr;
-	int lfd = mbnet_listen(&addr, 1), one = 1, err;
+	int lfd = mb_peer_listen(&addr, 1), one = 1, err;
 
 	if (lfd < 0)
 		die("listen on 127.0.0.1", lfd);
 	r->client_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (r->client_fd < 0 || (err = wl_socket_timeouts(r->client_fd, MBNET_TIMEOUT_S)) ||
+	if (r->client_fd < 0 || (err = wl_socket_timeouts(r->client_fd, MB_NET_TIMEOUT_S)) ||
 	    connect(r->client_fd, (struct sockaddr *)&addr, sizeof(addr)))
 		die("connect", -errno);
 	r->server_fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 		{},
 	};
 	struct rtt r = {};
-	struct mbnet_peer peer = { .work = echo, .state = &r };
+	struct mb_peer peer = { .work = echo, .state = &r };
 	struct mb_samples s = {};
 	struct mb m;
 	char claim[200], name[64];
@@ -106,11 +106,8 @@ int main(int argc, char **argv)
 	connect_pair(&r);
 	/* the peer first: it is pinned on its own, not by inheriting the client's CPU */
 	peer.cpu = server_cpu;
-	if ((err = mbnet_peer_start(&peer))) {
-		fprintf(stderr, "tcp-rtt: cannot start the server thread on CPU %d: %s\n",
-			server_cpu, strerror(-err));
+	if (mb_peer_start(&peer, "tcp-rtt"))
 		return 1;
-	}
 	if (mb_pin("tcp-rtt", cpu))
 		return 1;	/* the server thread ends with the process */
 
@@ -121,21 +118,21 @@ int main(int argc, char **argv)
 	step = mb_step_begin(&m, name);
 	recvs_before = r.io.recv_calls;
 	/* after the marker: the server's first recv() is in the step */
-	mbnet_peer_go(&peer, n);
+	mb_peer_go(&peer, n);
 	for (uint64_t rep = 0; rep < warmup + reps; rep++) {
 		uint64_t t0 = mb_now_ns();
 
 		for (uint64_t i = 0; i < iters; i++) {
-			if ((err = mbnet_send_all(r.client_fd, r.client_buf, size, &r.io)))
+			if ((err = tcp_send_all(r.client_fd, r.client_buf, size, &r.io)))
 				die("client send", err);
-			if ((err = mbnet_recv_all(r.client_fd, r.client_buf, size, &r.io)))
+			if ((err = tcp_recv_all(r.client_fd, r.client_buf, size, &r.io)))
 				die("client recv", err);
 		}
 		if (rep >= warmup)
 			mb_samples_add(&s, (double)(mb_now_ns() - t0) / iters / 1e3);
 	}
 	/* the server's last send() returned before the client's recv() did; wait for its counts */
-	if ((err = mbnet_peer_wait(&peer)))
+	if ((err = mb_peer_wait(&peer)))
 		die(peer.err_what ? peer.err_what : "waiting for the server", err);
 	mb_step_end(&m);
 	mb_result(&m, name, "us", &s, iters, warmup);
@@ -152,7 +149,7 @@ int main(int argc, char **argv)
 	mb_assume_exact(&m, step, claim, "syscall:recvfrom", recvs);
 	mb_note(&m, "client on CPU %d, server thread on CPU %d (-1: not pinned); %" PRIu64
 		" recv() calls for %" PRIu64 " messages", cpu, server_cpu, recvs, 2 * n);
-	mbnet_peer_stop(&peer);
+	mb_peer_stop(&peer);
 
 	extra = json_object_new_object();
 	json_object_object_add(extra, "size", json_object_new_uint64(size));

@@ -66,15 +66,15 @@ static void write_all(int fd, const void *buf, size_t n)
 	}
 }
 
-int peer_start(struct peer_run *p, const struct wl_opts *o, int (*fn)(void *arg), void *arg,
-	       void *out, size_t size)
+int peer_start(struct peer_run *p, enum wl_peer mode, int (*fn)(void *arg), void *arg, void *out,
+	       size_t size)
 {
 	pid_t parent = getpid();
 	int pfd[2];
 
-	*p = (struct peer_run){ .mode = o->peer, .fn = fn, .arg = arg, .out = out, .size = size,
+	*p = (struct peer_run){ .mode = mode, .fn = fn, .arg = arg, .out = out, .size = size,
 				.pid = -1, .result_fd = -1 };
-	if (o->peer == WL_PEER_THREAD) {
+	if (mode == WL_PEER_THREAD) {
 		if (pthread_create(&p->tid, NULL, thread_main, p))
 			return -EAGAIN;
 		p->started = true;
@@ -96,7 +96,7 @@ int peer_start(struct peer_run *p, const struct wl_opts *o, int (*fn)(void *arg)
 		if (getppid() != parent)
 			_exit(1);
 		close(pfd[0]);
-		err = o->peer == WL_PEER_NETNS ? enter_receiver_netns() : 0;
+		err = mode == WL_PEER_NETNS ? enter_receiver_netns() : 0;
 		if (err) {
 			fprintf(stderr, "receiver: cannot enter the receiver's network namespace: %s\n",
 				strerror(-err));
@@ -111,6 +111,21 @@ int peer_start(struct peer_run *p, const struct wl_opts *o, int (*fn)(void *arg)
 	p->result_fd = pfd[0];
 	p->started = true;
 	return 0;
+}
+
+int peer_pin(struct peer_run *p, int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	if (!p->started)
+		return -ESRCH;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (p->mode == WL_PEER_THREAD)
+		return -pthread_setaffinity_np(p->tid, sizeof(set), &set);
+	return sched_setaffinity(p->pid, sizeof(set), &set) ? -errno : 0;
 }
 
 int peer_wait_readable(struct peer_run *p, int fd, int timeout_ms)

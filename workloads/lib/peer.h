@@ -26,8 +26,10 @@ struct peer_run {
 /* Where the sender listens and the receiver connects: 127.0.0.1, or the sender's veth address. */
 void peer_server_addr(const struct wl_opts *o, struct sockaddr_in *addr);
 /* Starts fn(arg) on the other side; with a child process, @out reaches the caller in peer_join. */
-int peer_start(struct peer_run *p, const struct wl_opts *o, int (*fn)(void *arg), void *arg,
-	       void *out, size_t size);
+int peer_start(struct peer_run *p, enum wl_peer mode, int (*fn)(void *arg), void *arg, void *out,
+	       size_t size);
+/* Pins the other side to @cpu (-1: leaves it where it is). Returns 0 or -errno. */
+int peer_pin(struct peer_run *p, int cpu);
 /* Polls @fd for POLLIN while watching the peer: -ECHILD if it ended first, -ETIMEDOUT. */
 int peer_wait_readable(struct peer_run *p, int fd, int timeout_ms);
 /*

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "tcpio.h"
 #include "tcpwl.h"
 
 #define RECV_BUF (256 << 10)
@@ -169,9 +170,8 @@ static int connect_pair(int lfd, const struct sockaddr_in *addr, struct tcp_conn
 	c->send_fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (c->send_fd < 0)
 		return -errno;
-	if (wl_socket_timeouts(c->send_fd, IO_TIMEOUT_S) || wl_socket_timeouts(c->recv_fd, IO_TIMEOUT_S))
-		return -errno;
-	return 0;
+	/* the accepted end has the listener's timeouts */
+	return wl_socket_timeouts(c->recv_fd, IO_TIMEOUT_S);
 }
 
 /* What a receiver in another process hands back, per connection. */
@@ -238,10 +238,9 @@ static int accept_peer(int lfd, struct peer_run *peer, struct tcp_conn *c)
 
 	if (err)
 		return err == -ECHILD ? -ECONNREFUSED : err;
+	/* it has the listener's timeouts */
 	c->send_fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (c->send_fd < 0)
-		return -errno;
-	return wl_socket_timeouts(c->send_fd, IO_TIMEOUT_S);
+	return c->send_fd < 0 ? -errno : 0;
 }
 
 static json_object *result_json(const struct tcp_workload *w, const struct wl_opts *o,
@@ -286,11 +285,10 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 	struct rx_result *rx_out = NULL;
 	struct rx_side rx;
 	struct sigaction sa = { .sa_handler = on_stop };
-	socklen_t alen = sizeof(addr);
 	struct tcp_conn *conns = NULL;
 	pthread_t *tids = NULL;
 	struct wl_opts o;
-	int lfd = -1, one = 1, nthreads = 0, err = 0, ret = 1;
+	int lfd = -1, nthreads = 0, err = 0, ret = 1;
 	bool remote_rx;
 	char where[INET_ADDRSTRLEN] = "?";
 	uint64_t t0, t1;
@@ -321,16 +319,14 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 
 	peer_server_addr(&o, &addr);
 	inet_ntop(AF_INET, &addr.sin_addr, where, sizeof(where));
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) || listen(lfd, o.threads) ||
-	    getsockname(lfd, (struct sockaddr *)&addr, &alen)) {
-		fprintf(stderr, "%s: cannot listen on %s:%d: %s\n", w->name, where, o.port, strerror(errno));
+	lfd = tcp_listen(&addr, o.threads, IO_TIMEOUT_S);
+	if (lfd < 0) {
+		fprintf(stderr, "%s: cannot listen on %s:%d: %s\n", w->name, where, o.port, strerror(-lfd));
 		goto out;
 	}
 	if (remote_rx) {
 		rx = (struct rx_side){ .conns = conns, .n = o.threads, .addr = addr, .out = rx_out };
-		if ((err = peer_start(&peer, &o, rx_side_main, &rx, rx_out, o.threads * sizeof(*rx_out)))) {
+		if ((err = peer_start(&peer, o.peer, rx_side_main, &rx, rx_out, o.threads * sizeof(*rx_out)))) {
 			fprintf(stderr, "%s: cannot start the receiver: %s\n", w->name, strerror(-err));
 			goto out;
 		}
