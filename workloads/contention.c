@@ -232,7 +232,7 @@ int main(int argc, char **argv)
 	json_object_object_add(extra, "block", json_object_new_uint64(block));
 	json_object_object_add(extra, "pinned", json_object_new_boolean(0));
 	/* what the readers' pread() copied out of the page cache: zctrace's file_read_copy site */
-	json_object_object_add(extra, "bytes", json_object_new_uint64(bytes));
+	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(bytes));
 	wl_file_report(extra, &wo, &files[0]);
 	ret = mb_finish(&m, extra);
 out:

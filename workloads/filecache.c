@@ -171,18 +171,18 @@ int main(int argc, char **argv)
 
 		snprintf(name + strlen(name), sizeof(name) - strlen(name), ": MB/s");
 		o = mb_result(&m, name, "MB/s", &s, 1, warmup);
-		json_object_object_add(o, "file_size", json_object_new_uint64(size));
-		json_object_object_add(o, "pages", json_object_new_uint64(f.pages));
-		json_object_object_add(o, "resident_before", json_object_new_uint64(before));
+		json_object_object_add(o, WL_KEY_FILE_SIZE, json_object_new_uint64(size));
+		json_object_object_add(o, WL_KEY_PAGES, json_object_new_uint64(f.pages));
+		json_object_object_add(o, WL_KEY_RESIDENT_BEFORE, json_object_new_uint64(before));
 		json_object_object_add(o, "resident_after", json_object_new_uint64(after));
 		if (size == min_size)
 			first_med = mb_percentile(&s, 50);
 		last_med = mb_percentile(&s, 50);
 		mb_samples_free(&s);
 		o = json_object_new_object();
-		json_object_object_add(o, "file_size", json_object_new_uint64(size));
+		json_object_object_add(o, WL_KEY_FILE_SIZE, json_object_new_uint64(size));
 		json_object_object_add(o, "step", json_object_new_int(step));
-		json_object_object_add(o, "resident_before", json_object_new_uint64(before));
+		json_object_object_add(o, WL_KEY_RESIDENT_BEFORE, json_object_new_uint64(before));
 		json_object_object_add(o, "resident_after", json_object_new_uint64(after));
 		json_object_array_add(sizes, o);
 
@@ -221,7 +221,7 @@ int main(int argc, char **argv)
 	json_object_object_add(extra, "largest_cached", json_object_new_uint64(held));
 	json_object_object_add(extra, "ram_bytes", json_object_new_uint64((uint64_t)si.totalram * si.mem_unit));
 	/* what read() and pread() copied out of the page cache: zctrace's file_read_copy site */
-	json_object_object_add(extra, "bytes", json_object_new_uint64(r.bytes));
+	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(r.bytes));
 	sizes = NULL;
 	ret = mb_finish(&m, extra);
 out:

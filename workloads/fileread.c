@@ -272,7 +272,7 @@ int main(int argc, char **argv)
 	json_object_object_add(extra, "claim", json_object_new_string(claim));
 	json_object_object_add(extra, "readahead_kb", json_object_new_int(ra_kb));
 	/* what read() copied out of the page cache: zctrace's file_read_copy site must agree */
-	json_object_object_add(extra, "bytes", json_object_new_uint64(r.cached_bytes));
+	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(r.cached_bytes));
 	wl_file_report(extra, &wo, &f);
 	ret = mb_finish(&m, extra);
 out:

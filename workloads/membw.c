@@ -166,9 +166,9 @@ int main(int argc, char **argv)
 		"the bytes copied, each read once and written once", size >> 20);
 	extra = json_object_new_object();
 	/* every byte memcpy()'d in the measured phase, warm-up included: the ledger's user_copy */
-	json_object_object_add(extra, "bytes", json_object_new_uint64(b.copies * size));
+	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(b.copies * size));
 	json_object_object_add(extra, "memcpy_calls", json_object_new_uint64(b.copies));
-	json_object_object_add(extra, "size", json_object_new_uint64(size));
+	json_object_object_add(extra, WL_KEY_SIZE, json_object_new_uint64(size));
 	json_object_object_add(extra, "prefault", json_object_new_boolean(!no_prefault));
 	mb_samples_free(&s);
 	munmap(b.src, size);

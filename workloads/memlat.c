@@ -317,7 +317,7 @@ int main(int argc, char **argv)
 		mb_assume_exact(&m, step, claim, "syscalls", 0);
 		r = mb_result(&m, name, "ns", &s, iters, 0);
 		pt[i] = (struct point){ size, mb_percentile(&s, 50) };
-		json_object_object_add(r, "size", json_object_new_uint64(size));
+		json_object_object_add(r, WL_KEY_SIZE, json_object_new_uint64(size));
 		json_object_object_add(r, "warmup_loads", json_object_new_uint64(warm));
 		if (hz > 0)
 			json_object_object_add(r, "median_tsc_cycles", json_object_new_double(pt[i].ns * hz / 1e9));

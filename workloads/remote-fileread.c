@@ -170,19 +170,19 @@ static json_object *report(const struct server_stats *st, const struct peer_run 
 	double secs = ns / 1e9, mib = (double)st->io.sent / (1 << 20);
 	bool verified = cres.io.received == file.size && cres.crc == file.crc && !cres.err;
 
-	json_object_object_add(r, "workload", json_object_new_string(NAME));
-	json_object_object_add(r, "size", json_object_new_uint64(opts.size));
-	json_object_object_add(r, "threads", json_object_new_int(1));
-	json_object_object_add(r, "pattern", json_object_new_string(opts.pattern == WL_PATTERN_RANDOM ? "random" : "seq"));
+	json_object_object_add(r, WL_KEY_WORKLOAD, json_object_new_string(NAME));
+	json_object_object_add(r, WL_KEY_SIZE, json_object_new_uint64(opts.size));
+	json_object_object_add(r, WL_KEY_THREADS, json_object_new_int(1));
+	json_object_object_add(r, WL_KEY_PATTERN, json_object_new_string(opts.pattern == WL_PATTERN_RANDOM ? "random" : "seq"));
 	json_object_object_add(r, "blocks", json_object_new_uint64(nblocks));
-	json_object_object_add(r, "messages", json_object_new_uint64(cres.requests));
-	json_object_object_add(r, "bytes", json_object_new_uint64(st->io.sent));
-	json_object_object_add(r, "bytes_received", json_object_new_uint64(cres.io.received));
-	json_object_object_add(r, "request_bytes", json_object_new_uint64(cres.io.sent));
-	json_object_object_add(r, "elapsed_s", json_object_new_double(secs));
+	json_object_object_add(r, WL_KEY_MESSAGES, json_object_new_uint64(cres.requests));
+	json_object_object_add(r, WL_KEY_BYTES, json_object_new_uint64(st->io.sent));
+	json_object_object_add(r, WL_KEY_BYTES_RECEIVED, json_object_new_uint64(cres.io.received));
+	json_object_object_add(r, WL_KEY_REQUEST_BYTES, json_object_new_uint64(cres.io.sent));
+	json_object_object_add(r, WL_KEY_ELAPSED_S, json_object_new_double(secs));
 	json_object_object_add(r, "throughput_gbit_s", json_object_new_double(secs > 0 ? st->io.sent * 8 / secs / 1e9 : 0));
 	json_object_object_add(r, "ms_per_mib", mib > 0 ? json_object_new_double(secs * 1e3 / mib) : NULL);
-	json_object_object_add(r, "latency_ns", lat_json(&cres.lat));
+	json_object_object_add(r, WL_KEY_LATENCY_NS, lat_json(&cres.lat));
 	peer_report(r, &opts, peer);
 	wl_file_report(r, &opts, &file);
 	/* per block: one pread64 and one send for the answer, one send for the request */
@@ -190,11 +190,11 @@ static json_object *report(const struct server_stats *st, const struct peer_run 
 	json_object_object_add(calls, "sendto", json_object_new_uint64(st->io.send_calls + cres.io.send_calls));
 	json_object_object_add(per, "pread64", json_object_new_int(1));
 	json_object_object_add(per, "sendto", json_object_new_int(2));
-	json_object_object_add(r, "calls", calls);
-	json_object_object_add(r, "per_chunk", per);
-	json_object_object_add(r, "chunks", json_object_new_uint64(nblocks));
+	json_object_object_add(r, WL_KEY_CALLS, calls);
+	json_object_object_add(r, WL_KEY_PER_CHUNK, per);
+	json_object_object_add(r, WL_KEY_CHUNKS, json_object_new_uint64(nblocks));
 	json_object_object_add(r, "crc32", json_object_new_uint64(file.crc));
-	json_object_object_add(r, "verified", json_object_new_boolean(verified));
+	json_object_object_add(r, WL_KEY_VERIFIED, json_object_new_boolean(verified));
 	if (!verified)
 		json_object_object_add(r, "error", json_object_new_string("the client did not get the file"));
 	return r;

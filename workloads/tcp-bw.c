@@ -177,15 +177,15 @@ int main(int argc, char **argv)
 	mb_peer_stop(&peer);
 
 	extra = json_object_new_object();
-	json_object_object_add(extra, "size", json_object_new_uint64(size));
+	json_object_object_add(extra, WL_KEY_SIZE, json_object_new_uint64(size));
 	json_object_object_add(extra, "bytes_per_sample", json_object_new_uint64(bytes));
 	json_object_object_add(extra, "sockbuf", json_object_new_uint64(sockbuf));
 	json_object_object_add(extra, "server_cpu", json_object_new_int(server_cpu));
 	json_object_object_add(extra, "send_calls", json_object_new_uint64(peer.io.send_calls));
 	json_object_object_add(extra, "recv_calls", json_object_new_uint64(b.io.recv_calls));
 	/* what the copy sites must have seen in the measured phase */
-	json_object_object_add(extra, "bytes", json_object_new_uint64(peer.io.sent));
-	json_object_object_add(extra, "bytes_received", json_object_new_uint64(b.io.received));
+	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(peer.io.sent));
+	json_object_object_add(extra, WL_KEY_BYTES_RECEIVED, json_object_new_uint64(b.io.received));
 	err = mb_finish(&m, extra);
 	close(b.recv_fd);
 	close(b.send_fd);

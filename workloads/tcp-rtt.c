@@ -152,7 +152,7 @@ int main(int argc, char **argv)
 	mb_peer_stop(&peer);
 
 	extra = json_object_new_object();
-	json_object_object_add(extra, "size", json_object_new_uint64(size));
+	json_object_object_add(extra, WL_KEY_SIZE, json_object_new_uint64(size));
 	json_object_object_add(extra, "round_trips", json_object_new_uint64(n));
 	json_object_object_add(extra, "server_cpu", json_object_new_int(server_cpu));
 	json_object_object_add(extra, "send_calls",
@@ -160,8 +160,8 @@ int main(int argc, char **argv)
 	json_object_object_add(extra, "recv_calls",
 			       json_object_new_uint64(r.io.recv_calls + peer.io.recv_calls));
 	/* both directions: what the copy sites must have seen in the measured phase */
-	json_object_object_add(extra, "bytes", json_object_new_uint64(r.io.sent + peer.io.sent));
-	json_object_object_add(extra, "bytes_received",
+	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(r.io.sent + peer.io.sent));
+	json_object_object_add(extra, WL_KEY_BYTES_RECEIVED,
 			       json_object_new_uint64(r.io.received + peer.io.received));
 	err = mb_finish(&m, extra);
 	close(r.client_fd);

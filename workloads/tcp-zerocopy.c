@@ -129,7 +129,7 @@ static void report(json_object *r, struct tcp_conn *conns, int n)
 	json_object_object_add(o, "completed", json_object_new_uint64(t.completed));
 	json_object_object_add(o, "completed_copied", json_object_new_uint64(t.completed_copied));
 	json_object_object_add(o, "gaps", json_object_new_uint64(t.gaps));
-	json_object_object_add(r, "zerocopy", o);
+	json_object_object_add(r, WL_KEY_ZEROCOPY, o);
 }
 
 int main(int argc, char **argv)

@@ -84,12 +84,12 @@ int file_copy_main(int argc, char **argv, const struct file_copy *w)
 
 	secs = (t1 - t0) / 1e9;
 	r = json_object_new_object();
-	json_object_object_add(r, "workload", json_object_new_string(w->name));
-	json_object_object_add(r, "method", json_object_new_string(w->method));
-	json_object_object_add(r, "size", json_object_new_uint64(o.size));
-	json_object_object_add(r, "threads", json_object_new_int(1));
-	json_object_object_add(r, "bytes", json_object_new_uint64(j.copied));
-	json_object_object_add(r, "elapsed_s", json_object_new_double(secs));
+	json_object_object_add(r, WL_KEY_WORKLOAD, json_object_new_string(w->name));
+	json_object_object_add(r, WL_KEY_METHOD, json_object_new_string(w->method));
+	json_object_object_add(r, WL_KEY_SIZE, json_object_new_uint64(o.size));
+	json_object_object_add(r, WL_KEY_THREADS, json_object_new_int(1));
+	json_object_object_add(r, WL_KEY_BYTES, json_object_new_uint64(j.copied));
+	json_object_object_add(r, WL_KEY_ELAPSED_S, json_object_new_double(secs));
 	json_object_object_add(r, "throughput_gbit_s",
 			       json_object_new_double(secs > 0 ? j.copied * 8 / secs / 1e9 : 0));
 	json_object_object_add(r, "throughput_mib_s",
@@ -100,8 +100,8 @@ int file_copy_main(int argc, char **argv, const struct file_copy *w)
 		int64_t shared = wl_file_shared_bytes(dst.fd);
 
 		/* a clone shares the source's blocks: the filesystem's own word that nothing was copied */
-		json_object_object_add(d, "shared_bytes", shared >= 0 ? json_object_new_int64(shared) : NULL);
-		json_object_object_add(r, "dest", d);
+		json_object_object_add(d, WL_KEY_SHARED_BYTES, shared >= 0 ? json_object_new_int64(shared) : NULL);
+		json_object_object_add(r, WL_KEY_DEST, d);
 	}
 	calls = json_object_new_object();
 	per_chunk = json_object_new_object();
@@ -109,12 +109,12 @@ int file_copy_main(int argc, char **argv, const struct file_copy *w)
 		json_object_object_add(calls, w->call_names[i], json_object_new_uint64(j.calls[i]));
 		json_object_object_add(per_chunk, w->call_names[i], json_object_new_int(w->per_chunk[i]));
 	}
-	json_object_object_add(r, "calls", calls);
-	json_object_object_add(r, "per_chunk", per_chunk);
+	json_object_object_add(r, WL_KEY_CALLS, calls);
+	json_object_object_add(r, WL_KEY_PER_CHUNK, per_chunk);
 	/* chunks of --size bytes; with --size 0 the kernel decides how much each call moves */
-	json_object_object_add(r, "chunks", o.size ? json_object_new_uint64((src.size + o.size - 1) / o.size) : NULL);
+	json_object_object_add(r, WL_KEY_CHUNKS, o.size ? json_object_new_uint64((src.size + o.size - 1) / o.size) : NULL);
 	json_object_object_add(r, "crc32", json_object_new_uint64(src.crc));
-	json_object_object_add(r, "verified", json_object_new_boolean(verified));
+	json_object_object_add(r, WL_KEY_VERIFIED, json_object_new_boolean(verified));
 	ret = wl_emit(WL_KIND_FILE_COPY, r) || !verified;
 	json_object_put(r);
 out:

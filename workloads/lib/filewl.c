@@ -264,19 +264,19 @@ json_object *wl_file_json(const struct wl_file *f)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "dev_major", json_object_new_int(f->dev_major));
-	json_object_object_add(o, "dev_minor", json_object_new_int(f->dev_minor));
-	json_object_object_add(o, "ino", json_object_new_uint64(f->ino));
-	json_object_object_add(o, "pages", json_object_new_uint64(f->pages));
-	json_object_object_add(o, "resident_before", json_object_new_uint64(f->resident_before));
+	json_object_object_add(o, WL_KEY_DEV_MAJOR, json_object_new_int(f->dev_major));
+	json_object_object_add(o, WL_KEY_DEV_MINOR, json_object_new_int(f->dev_minor));
+	json_object_object_add(o, WL_KEY_INO, json_object_new_uint64(f->ino));
+	json_object_object_add(o, WL_KEY_PAGES, json_object_new_uint64(f->pages));
+	json_object_object_add(o, WL_KEY_RESIDENT_BEFORE, json_object_new_uint64(f->resident_before));
 	return o;
 }
 
 void wl_file_report(json_object *r, const struct wl_opts *o, const struct wl_file *src)
 {
-	json_object_object_add(r, "file_size", json_object_new_uint64(src->size));
-	json_object_object_add(r, "cache", json_object_new_string(o->cache == WL_CACHE_COLD ? "cold" : "warm"));
-	json_object_object_add(r, "fs", json_object_new_string(wl_fs_name(src->fd)));
+	json_object_object_add(r, WL_KEY_FILE_SIZE, json_object_new_uint64(src->size));
+	json_object_object_add(r, WL_KEY_CACHE, json_object_new_string(o->cache == WL_CACHE_COLD ? "cold" : "warm"));
+	json_object_object_add(r, WL_KEY_FS, json_object_new_string(wl_fs_name(src->fd)));
 	json_object_object_add(r, "page_size", json_object_new_uint64(page_size()));
-	json_object_object_add(r, "source", wl_file_json(src));
+	json_object_object_add(r, WL_KEY_SOURCE, wl_file_json(src));
 }

@@ -359,7 +359,7 @@ json_object *mb_result(struct mb *m, const char *name, const char *unit, struct 
 	json_object_object_add(r, "samples", json_object_new_uint64(s->n));
 	json_object_object_add(r, "iters_per_sample", json_object_new_uint64(iters_per_sample));
 	json_object_object_add(r, "warmup", json_object_new_uint64(warmup));
-	json_object_object_add(r, "cpu", json_object_new_int(m->cpu));
+	json_object_object_add(r, WL_KEY_CPU, json_object_new_int(m->cpu));
 	if (s->n) {
 		json_object_object_add(r, "min", json_object_new_double(min));
 		json_object_object_add(r, "median", json_object_new_double(med));
@@ -389,14 +389,14 @@ int mb_finish(struct mb *m, json_object *extra)
 	int err;
 
 	WL_PHASE_END();
-	json_object_object_add(out, "workload", json_object_new_string(m->name));
+	json_object_object_add(out, WL_KEY_WORKLOAD, json_object_new_string(m->name));
 	json_object_object_add(out, "micro", json_object_new_boolean(1));
-	json_object_object_add(out, "cpu", json_object_new_int(m->cpu));
-	json_object_object_add(out, "elapsed_s", json_object_new_double((mb_now_ns() - m->start_ns) / 1e9));
-	json_object_object_add(out, "results", m->results);
-	json_object_object_add(out, "steps", m->step_names);
-	json_object_object_add(out, "assumptions", m->assumptions);
-	json_object_object_add(out, "notes", m->notes);
+	json_object_object_add(out, WL_KEY_CPU, json_object_new_int(m->cpu));
+	json_object_object_add(out, WL_KEY_ELAPSED_S, json_object_new_double((mb_now_ns() - m->start_ns) / 1e9));
+	json_object_object_add(out, WL_KEY_RESULTS, m->results);
+	json_object_object_add(out, WL_KEY_STEPS, m->step_names);
+	json_object_object_add(out, WL_KEY_ASSUMPTIONS, m->assumptions);
+	json_object_object_add(out, WL_KEY_NOTES, m->notes);
 	if (extra) {
 		json_object_object_foreach(extra, k, v)
 			json_object_object_add(out, k, json_object_get(v));

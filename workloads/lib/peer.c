@@ -231,10 +231,10 @@ void peer_report(json_object *r, const struct wl_opts *o, const struct peer_run 
 {
 	json_object *link = json_object_new_object();
 
-	json_object_object_add(r, "peer", json_object_new_string(wl_peer_name(o->peer)));
-	json_object_object_add(r, "path", json_object_new_string(o->peer == WL_PEER_NETNS ? "veth" : "loopback"));
-	json_object_object_add(r, "sender_pid", json_object_new_int(getpid()));
-	json_object_object_add(r, "receiver_pid", json_object_new_int(peer_pid(p)));
+	json_object_object_add(r, WL_KEY_PEER, json_object_new_string(wl_peer_name(o->peer)));
+	json_object_object_add(r, WL_KEY_PATH, json_object_new_string(o->peer == WL_PEER_NETNS ? "veth" : "loopback"));
+	json_object_object_add(r, WL_KEY_SENDER_PID, json_object_new_int(getpid()));
+	json_object_object_add(r, WL_KEY_RECEIVER_PID, json_object_new_int(peer_pid(p)));
 	json_object_object_add(link, "rate", o->rate ? json_object_new_string(o->rate) : NULL);
 	json_object_object_add(link, "delay", o->delay ? json_object_new_string(o->delay) : NULL);
 	json_object_object_add(r, "link", link);

@@ -77,12 +77,12 @@ void serve_report(json_object *r, struct tcp_conn *conns, int n, const char *con
 		json_object_object_add(per, names[k], json_object_new_int(per_chunk[k]));
 	}
 	wl_file_report(r, opts, &serve_file);
-	json_object_object_add(r, "calls", calls);
-	json_object_object_add(r, "per_chunk", per);
-	json_object_object_add(r, "chunks",
+	json_object_object_add(r, WL_KEY_CALLS, calls);
+	json_object_object_add(r, WL_KEY_PER_CHUNK, per);
+	json_object_object_add(r, WL_KEY_CHUNKS,
 			       json_object_new_uint64(n * ((serve_file.size + opts->size - 1) / opts->size)));
 	json_object_object_add(r, "crc32", json_object_new_uint64(serve_file.crc));
-	json_object_object_add(r, "verified", json_object_new_boolean(verified));
+	json_object_object_add(r, WL_KEY_VERIFIED, json_object_new_boolean(verified));
 	if (!verified)
 		json_object_object_add(r, "error", json_object_new_string("a receiver did not get the file"));
 }

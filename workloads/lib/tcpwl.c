@@ -258,19 +258,19 @@ static json_object *result_json(const struct tcp_workload *w, const struct wl_op
 		if (lat)
 			lat_merge(lat, &conns[i].lat);
 	}
-	json_object_object_add(r, "workload", json_object_new_string(w->name));
-	json_object_object_add(r, "size", json_object_new_uint64(o->size));
-	json_object_object_add(r, "threads", json_object_new_int(o->threads));
-	json_object_object_add(r, "messages", json_object_new_uint64(messages));
-	json_object_object_add(r, "bytes", json_object_new_uint64(sent));
-	json_object_object_add(r, "bytes_received", json_object_new_uint64(received));
-	json_object_object_add(r, "elapsed_s", json_object_new_double(secs));
+	json_object_object_add(r, WL_KEY_WORKLOAD, json_object_new_string(w->name));
+	json_object_object_add(r, WL_KEY_SIZE, json_object_new_uint64(o->size));
+	json_object_object_add(r, WL_KEY_THREADS, json_object_new_int(o->threads));
+	json_object_object_add(r, WL_KEY_MESSAGES, json_object_new_uint64(messages));
+	json_object_object_add(r, WL_KEY_BYTES, json_object_new_uint64(sent));
+	json_object_object_add(r, WL_KEY_BYTES_RECEIVED, json_object_new_uint64(received));
+	json_object_object_add(r, WL_KEY_ELAPSED_S, json_object_new_double(secs));
 	json_object_object_add(r, "throughput_gbit_s",
 			       json_object_new_double(secs > 0 ? sent * 8 / secs / 1e9 : 0));
 	json_object_object_add(r, "messages_per_s",
 			       json_object_new_double(secs > 0 ? messages / secs : 0));
 	if (lat)
-		json_object_object_add(r, "latency_ns", lat_json(lat));
+		json_object_object_add(r, WL_KEY_LATENCY_NS, lat_json(lat));
 	free(lat);
 	peer_report(r, o, peer);
 	if (w->report)
