@@ -183,33 +183,24 @@ static void print_sample_hist(FILE *f, json_object *r)
 	free(b);
 }
 
-void micro_print(FILE *f, const struct micro *m, const struct ledger *l, bool histograms)
+/* The workload's measurements, one line each, its notes and its distributions. */
+static void print_results(FILE *f, const struct ledger *l, bool histograms)
 {
 	json_object *results = json_array(l->workload, WL_KEY_RESULTS), *notes = json_array(l->workload, WL_KEY_NOTES);
-	json_object *steps = json_array(l->workload, WL_KEY_STEPS);
-	json_object *pinned = json_at(l->workload, WL_KEY_CPU);
-	int cpu = pinned ? json_object_get_int(pinned) : -1;
 
-	fprintf(f, "workload: %s microbenchmark, ", (l->rep.workload ?: "?"));
-	if (cpu >= 0)
-		fprintf(f, "pinned to CPU %d\n", cpu);
-	else
-		fprintf(f, "not pinned\n");
 	if (json_array_len(results)) {
 		fprintf(f, "  %-40s %-6s %14s %10s %10s %10s %10s %10s\n", "MEASUREMENT", "UNIT",
 			"SAMPLES x ITER", "MIN", "MEDIAN", "MEAN", "P99", "MAX");
 		for (size_t i = 0; i < json_array_len(results); i++) {
+			static const char *const figures[] = { "min", "median", "mean", "p99", "max" };
 			json_object *r = json_object_array_get_idx(results, i);
 			char n[32];
 
 			snprintf(n, sizeof(n), "%" PRIu64 " x %" PRIu64, (uint64_t)json_u64(r, "samples", NULL),
 				 (uint64_t)json_u64(r, "iters_per_sample", NULL));
 			fprintf(f, "  %-40.40s %-6s %14s", json_str(r, "name", "?"), json_str(r, "unit", "?"), n);
-			print_value(f, json_double(r, "min"));
-			print_value(f, json_double(r, "median"));
-			print_value(f, json_double(r, "mean"));
-			print_value(f, json_double(r, "p99"));
-			print_value(f, json_double(r, "max"));
+			for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++)
+				print_value(f, json_double(r, figures[k]));
 			fprintf(f, "\n");
 		}
 		fprintf(f, "  warm-up: %" PRIu64 " samples run first and dropped; values are per iteration\n",
@@ -223,38 +214,47 @@ void micro_print(FILE *f, const struct micro *m, const struct ledger *l, bool hi
 	if (histograms)
 		for (size_t i = 0; i < json_array_len(results); i++)
 			print_sample_hist(f, json_object_array_get_idx(results, i));
+}
 
-	if (json_array_len(steps)) {
-		bool unsupported = false;
-		const char *probe;
+/* The kernel's figures of each numbered step, "n/s" where the probe behind one did not attach. */
+static void print_steps(FILE *f, const struct micro *m, const struct ledger *l)
+{
+	json_object *steps = json_array(l->workload, WL_KEY_STEPS);
+	bool unsupported = false;
+	const char *probe;
 
-		fprintf(f, "\nkernel figures per step (targets only)\n  %-4s %-40s", "STEP", "NAME");
-		for (size_t m = 0; m < NR_STEP_MEASURES; m++)
-			if (step_measures[m].column)
-				fprintf(f, " %9s", step_measures[m].column);
-		fprintf(f, "\n");
-		for (size_t i = 0; i < json_array_len(steps); i++) {
-			json_object *s = json_object_array_get_idx(steps, i);
-			__u64 id = json_u64(s, "step", NULL);
+	if (!json_array_len(steps))
+		return;
+	fprintf(f, "\nkernel figures per step (targets only)\n  %-4s %-40s", "STEP", "NAME");
+	for (size_t k = 0; k < NR_STEP_MEASURES; k++)
+		if (step_measures[k].column)
+			fprintf(f, " %9s", step_measures[k].column);
+	fprintf(f, "\n");
+	for (size_t i = 0; i < json_array_len(steps); i++) {
+		json_object *s = json_object_array_get_idx(steps, i);
+		__u64 id = json_u64(s, "step", NULL);
 
-			if (id < 1 || id >= MAX_SEGMENTS)
+		if (id < 1 || id >= MAX_SEGMENTS)
+			continue;
+		fprintf(f, "  %-4" PRIu64 " %-40.40s", (uint64_t)id, json_str(s, "name", "?"));
+		for (size_t k = 0; k < NR_STEP_MEASURES; k++) {
+			const struct step_measure *sm = &step_measures[k];
+
+			if (!sm->column)
 				continue;
-			fprintf(f, "  %-4" PRIu64 " %-40.40s", (uint64_t)id, json_str(s, "name", "?"));
-			for (size_t k = 0; k < NR_STEP_MEASURES; k++) {
-				const struct step_measure *sm = &step_measures[k];
-
-				if (!sm->column)
-					continue;
-				if (need_met(l, sm->need, &probe))
-					fprintf(f, " %9" PRIu64, (uint64_t)sm->value(&m->seg.seg[id]));
-				else
-					fprintf(f, " %9s", "n/s"), unsupported = true;
-			}
-			fprintf(f, "\n");
+			if (need_met(l, sm->need, &probe))
+				fprintf(f, " %9" PRIu64, (uint64_t)sm->value(&m->seg.seg[id]));
+			else
+				fprintf(f, " %9s", "n/s"), unsupported = true;
 		}
-		if (unsupported)
-			fprintf(f, "  n/s: not supported on this kernel (the probe did not attach)\n");
+		fprintf(f, "\n");
 	}
+	if (unsupported)
+		fprintf(f, "  n/s: not supported on this kernel (the probe did not attach)\n");
+}
+
+static void print_assumptions(FILE *f, const struct micro *m)
+{
 	fprintf(f, "\nassumptions, each checked against the kernel's count\n");
 	if (!m->nassumptions)
 		fprintf(f, "  (none stated)\n");
@@ -275,6 +275,21 @@ void micro_print(FILE *f, const struct micro *m, const struct ledger *l, bool hi
 				a->holds ? "holds" : "FAILS", (uint64_t)a->measured, (uint64_t)a->expected,
 				a->measure, (uint64_t)a->min, (uint64_t)a->max);
 	}
+}
+
+void micro_print(FILE *f, const struct micro *m, const struct ledger *l, bool histograms)
+{
+	json_object *pinned = json_at(l->workload, WL_KEY_CPU);
+	int cpu = pinned ? json_object_get_int(pinned) : -1;
+
+	fprintf(f, "workload: %s microbenchmark, ", l->rep.workload ?: "?");
+	if (cpu >= 0)
+		fprintf(f, "pinned to CPU %d\n", cpu);
+	else
+		fprintf(f, "not pinned\n");
+	print_results(f, l, histograms);
+	print_steps(f, m, l);
+	print_assumptions(f, m);
 }
 
 void micro_json(json_object *root, const struct micro *m, const struct ledger *l)
