@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cli.h"
+#include "clock.h"
 #include "ledger.h"
 #include "live.h"
 #include "netns.h"
@@ -42,13 +43,7 @@ _Static_assert(ZCT_IPPROTO_TCP == IPPROTO_TCP, "IPPROTO_TCP");
 
 #define KILL_GRACE_MS 5000
 
-static volatile sig_atomic_t stop_signal;
 static bool verbose;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -57,13 +52,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level == LIBBPF_WARN && !verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
 }
 
 /* ---- option parsing ---- */
@@ -414,7 +402,6 @@ static int cmd_run(int argc, char **argv)
 	struct usdt_links ul = {};
 	struct zctrace_bpf *obj = NULL;
 	struct live *lv = NULL;
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct netns_pair np;
 	struct wl_opts wo = { .peer = WL_PEER_THREAD };
 	struct json_out jo = { .fd = -1 };
@@ -501,9 +488,7 @@ static int cmd_run(int argc, char **argv)
 		return 1;
 	}
 	/* from here a signal stops the run and still cleans up */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	catch_stop_signals();
 	if (wo.peer == WL_PEER_NETNS) {
 		np.rate = wo.rate;
 		np.delay = wo.delay;

@@ -23,6 +23,7 @@
 #include "perfcnt.h"
 #include "probes.h"
 #include "cli.h"
+#include "clock.h"
 #include "sweep.h"
 #include "wl.h"
 #include "workloads.h"
@@ -82,28 +83,6 @@ struct sweep_output {
 	char *tmp_path;
 	bool failed;
 };
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void out_of_memory(void)
 {
@@ -918,7 +897,7 @@ int cmd_sweep(int argc, char **argv)
 	struct sweep_args a = { .reps = 1 };
 	struct sweep_output out = {};
 	struct columns cols = {};
-	struct sigaction sa = { .sa_handler = on_signal }, ign = { .sa_handler = SIG_IGN };
+	struct sigaction ign = { .sa_handler = SIG_IGN };
 	struct utsname u;
 	char dir[PATH_MAX] = "", length[48], **meta_argv;
 	int nruns = 0, k = 0, counts[NR_RUN_STATUS] = {}, ret = 1;
@@ -980,9 +959,7 @@ int cmd_sweep(int argc, char **argv)
 		goto cleanup;
 	}
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	catch_stop_signals();
 	sigaction(SIGPIPE, &ign, NULL);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
