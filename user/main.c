@@ -26,6 +26,7 @@
 #include "ledger.h"
 #include "live.h"
 #include "netns.h"
+#include "output.h"
 #include "perfcnt.h"
 #include "probes.h"
 #include "tracer.h"
@@ -322,63 +323,6 @@ static const char *missing_capability(void)
 		return "attaching tracing programs and opening perf counters needs CAP_PERFMON (or "
 		       "CAP_SYS_ADMIN), which this process does not have (run as root)";
 	return NULL;
-}
-
-/*
- * --json FILE is opened before anything starts, so a path that cannot be written is a usage error,
- * not a failed run at the end. A file made here and never written is removed on the way out.
- */
-struct json_out {
-	const char *path;
-	int fd;			/* -1: stdout, or already written */
-	bool created;
-};
-
-static int json_open(struct json_out *jo, const char *path)
-{
-	*jo = (struct json_out){ .path = path, .fd = -1 };
-	if (!path || !strcmp(path, "-"))
-		return 0;
-	jo->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (jo->fd >= 0) {
-		jo->created = true;
-		return 0;
-	}
-	if (errno == EEXIST)
-		jo->fd = open(path, O_WRONLY | O_CLOEXEC);
-	return jo->fd >= 0 ? 0 : -errno;
-}
-
-static int write_json(struct json_out *jo, json_object *root)
-{
-	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-							   JSON_C_TO_STRING_NOSLASHESCAPE);
-	FILE *f = stdout;
-
-	if (jo->fd >= 0) {
-		if (ftruncate(jo->fd, 0) || !(f = fdopen(jo->fd, "w"))) {
-			fprintf(stderr, "zctrace: cannot write %s: %s\n", jo->path, strerror(errno));
-			return -1;
-		}
-		jo->fd = -1;	/* the stream owns it now */
-		jo->created = false;
-	}
-	fprintf(f, "%s\n", text);
-	if (f != stdout ? fclose(f) : fflush(f)) {
-		fprintf(stderr, "zctrace: cannot write %s: %s\n", jo->path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static void json_close(struct json_out *jo)
-{
-	if (jo->fd < 0)
-		return;
-	close(jo->fd);
-	if (jo->created)
-		unlink(jo->path);
-	jo->fd = -1;
 }
 
 /* One line on how the traced program ended, when it did not succeed. */
@@ -804,6 +748,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	check_stdout_at_exit();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <json-c/json.h>
 #include "ledger.h"
+#include "output.h"
 #include "perfcnt.h"
 #include "probes.h"
 #include "cli.h"
@@ -510,6 +511,17 @@ static void output_error(struct sweep_output *out, const char *what)
 	out->failed = true;
 }
 
+/* Every CSV row reaches its file before the next run; stdout's failure is said once, not again at exit. */
+static void output_flush(struct sweep_output *out)
+{
+	if (out->csv == stdout) {
+		if (stdout_flush("zctrace sweep"))
+			out->failed = true;
+	} else if (fflush(out->csv) || ferror(out->csv)) {
+		output_error(out, out->path);
+	}
+}
+
 /* The JSON document is rewritten whole after every run, through a rename, so it is always complete. */
 static void json_flush(struct sweep_output *out)
 {
@@ -561,8 +573,7 @@ static int output_open(struct sweep_output *out, const struct sweep_args *a, con
 		return -errno;
 	}
 	csv_row(out->csv, c, NULL);
-	if (fflush(out->csv))
-		output_error(out, out->path ? out->path : "stdout");
+	output_flush(out);
 	return out->failed ? -EIO : 0;
 }
 
@@ -575,8 +586,7 @@ static void output_row(struct sweep_output *out, const struct columns *c, json_o
 		return;
 	}
 	csv_row(out->csv, c, row);
-	if (fflush(out->csv) || ferror(out->csv))
-		output_error(out, out->path ? out->path : "stdout");
+	output_flush(out);
 	json_object_put(row);
 }
 
