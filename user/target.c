@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -32,6 +33,8 @@ void target_init(struct target *t)
 	memset(t, 0, sizeof(*t));
 	t->start_pipe[0] = t->start_pipe[1] = -1;
 	t->result_pipe[0] = t->result_pipe[1] = -1;
+	t->guard = -1;
+	t->guard_fd = -1;
 }
 
 int target_workload_binary(const char *name, char *path, size_t n)
@@ -133,13 +136,76 @@ int target_follow(struct target *t, struct zctrace_bpf *obj, struct perf_set *pe
 	return 0;
 }
 
+/* ---- the guard: nothing the target started outlives zctrace ---- */
+
+/*
+ * zctrace may be killed with SIGKILL and clean up nothing; the kernel still closes its
+ * descriptors. The guard, a small process of zctrace's own (not traced, not in the target's
+ * group), blocks on a pipe whose only write end zctrace holds: end of file means zctrace is gone,
+ * and the guard kills the target's whole group. It keeps nothing else open, so no BPF object,
+ * namespace or output lives on because of it, and it ignores the terminal's signals and a
+ * group-wide SIGTERM, which are zctrace's to handle.
+ */
+static void __attribute__((noreturn)) guard_run(int rfd, int wfd, pid_t pgid)
+{
+	static const int ignored[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE };
+	char c;
+
+	prctl(PR_SET_NAME, "zctrace-guard");	/* in ps: not to be taken for the tracer */
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		signal(ignored[i], SIG_IGN);
+	close(wfd);	/* by name: the guard must never hold what it waits on, close_range or not */
+	if (dup2(rfd, STDIN_FILENO) < 0)
+		_exit(1);
+	close_range(STDOUT_FILENO, ~0U, 0);
+	while (read(STDIN_FILENO, &c, 1) < 0 && errno == EINTR)
+		;
+	kill(-pgid, SIGKILL);
+	_exit(0);
+}
+
+static int guard_start(struct target *t)
+{
+	int fds[2], err;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	t->guard = fork();
+	if (t->guard == 0)
+		guard_run(fds[0], fds[1], t->pid);
+	err = t->guard < 0 ? -errno : 0;
+	close(fds[0]);
+	if (err)
+		close(fds[1]);
+	else
+		t->guard_fd = fds[1];
+	return err;
+}
+
+/*
+ * A normal end: the group is killed and its leader reaped, so the guard goes first, by SIGKILL
+ * (zctrace's own child: its pid cannot be another's), and never kills a group number reused since.
+ */
+static void guard_dismiss(struct target *t)
+{
+	if (t->guard > 0) {
+		kill(t->guard, SIGKILL);
+		while (waitpid(t->guard, NULL, 0) < 0 && errno == EINTR)
+			;
+		t->guard = -1;
+	}
+	if (t->guard_fd >= 0)
+		close(t->guard_fd);
+	t->guard_fd = -1;
+}
+
 /* ---- a workload or a command, started here ---- */
 
 /*
- * The child: its own process group, the default signals, and then nothing until zctrace has made
- * it a target and attached its probes.
+ * The child: its own process group, the default signals, dead with zctrace, and then nothing until
+ * zctrace has made it a target and attached its probes.
  */
-static void __attribute__((noreturn)) exec_target(struct target *t, const struct netns_pair *np)
+static void __attribute__((noreturn)) exec_target(struct target *t, const struct netns_pair *np, pid_t parent)
 {
 	char c, fdstr[16];
 
@@ -147,6 +213,13 @@ static void __attribute__((noreturn)) exec_target(struct target *t, const struct
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	/*
+	 * Dies with zctrace: covers the moment before the guard stands and a leader that leaves its
+	 * group. zctrace may have died before this line; then the parent is another already.
+	 */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
 	close(t->start_pipe[1]);
 	if (read(t->start_pipe[0], &c, 1) != 1)
 		_exit(127);	/* the tracer went away before starting us */
@@ -174,9 +247,12 @@ static void __attribute__((noreturn)) exec_target(struct target *t, const struct
 	_exit(127);
 }
 
-/* Forks the target, held on its start pipe. 0, or -1 with one line said. */
+/* Forks the target, held on its start pipe, and its guard. 0, or -1 with one line said. */
 static int fork_target(struct target *t, const struct netns_pair *np)
 {
+	pid_t parent = getpid();
+	int err;
+
 	if (pipe2(t->start_pipe, O_CLOEXEC) || (t->def && pipe2(t->result_pipe, O_CLOEXEC))) {
 		fprintf(stderr, "zctrace: pipe: %s\n", strerror(errno));
 		return -1;
@@ -192,11 +268,15 @@ static int fork_target(struct target *t, const struct netns_pair *np)
 		return -1;
 	}
 	if (t->pid == 0)
-		exec_target(t, np);
+		exec_target(t, np, parent);
 	t->started = true;
 	setpgid(t->pid, t->pid);
 	close(t->start_pipe[0]);
 	t->start_pipe[0] = -1;
+	if ((err = guard_start(t))) {
+		fprintf(stderr, "zctrace: cannot start the target's guard: %s\n", strerror(-err));
+		return -1;
+	}
 	return 0;
 }
 
@@ -251,10 +331,11 @@ static void stop_group(struct target *t)
 		t->reaped = true;
 }
 
-/* Nothing the target started outlives the run. */
+/* Nothing the target started outlives the run; then the guard has nothing left to do. */
 static void end_group(struct target *t)
 {
 	kill(-t->pid, SIGKILL);
+	guard_dismiss(t);
 }
 
 /* What the workload reported so far; a report too large for the reader is dropped, said once. */

@@ -1,6 +1,7 @@
 /*
  * The traced target's lifecycle: a built-in workload or a command started in a process group of
- * its own, or a running process followed (-p); waited for, stopped, reaped.
+ * its own, or a running process followed (-p); waited for, stopped, reaped. Nothing it started
+ * outlives zctrace, even when zctrace is killed.
  */
 #ifndef TARGET_H
 #define TARGET_H
@@ -35,6 +36,8 @@ struct target {
 	int result_pipe[2];		/* the workload's own figures (ZCTRACE_RESULT_FD) */
 	struct cli_result report;
 	json_object *result;		/* the report parsed, once the target is gone */
+	pid_t guard;			/* kills the target's group if zctrace dies; -1: none */
+	int guard_fd;			/* its pipe's only write end */
 	struct bpf_link *usdt[TARGET_NR_USDT];
 };
 
@@ -60,7 +63,7 @@ int target_exit_status(const struct target *t);
 bool target_refused_options(const struct target *t, const struct zctrace_bpf *obj);
 /* One line on how the started program ended, when it did not succeed. */
 void target_report_end(const struct target *t);
-/* Stops and reaps what is still running, detaches, closes. */
+/* Stops and reaps what is still running, dismisses the guard, detaches, closes. */
 void target_close(struct target *t);
 
 #endif
