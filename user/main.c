@@ -1,25 +1,17 @@
 /* zctrace: where the bytes of an I/O path are really copied. The CLI: run, list, probes. */
 #include <argp.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <linux/errqueue.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <linux/capability.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cli.h"
 #include "clock.h"
