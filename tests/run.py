@@ -1665,12 +1665,18 @@ def wait_bpf_released(held, seconds=15):
         time.sleep(0.3)
 
 
-def proc_start(pid):
-    """Start time of @pid (field 22 of its stat), or None when it is gone: tells a reused pid apart."""
+def proc_stat(pid):
+    """The fields of /proc/PID/stat after the command name (state first), or None when it is gone."""
     try:
-        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[19]
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
+
+
+def proc_start(pid):
+    """Start time of @pid (field 22 of its stat), or None when it is gone: tells a reused pid apart."""
+    f = proc_stat(pid)
+    return f[19] if f else None
 
 
 def descendants(pid):
@@ -1739,6 +1745,45 @@ def assert_nothing_left(held, procs):
     assert left == {}, f"BPF objects of the run still loaded: {left}"
 
 
+def alive(procs):
+    """Of @procs (pid -> start time), those still running: a zombie is dead, only not reaped yet."""
+    return [pid for pid, start in procs.items() if (f := proc_stat(pid)) and f[19] == start and f[0] != "Z"]
+
+
+def group_members(pgids):
+    """The living processes whose process group is one of @pgids, found in /proc."""
+    return [int(d) for d in os.listdir("/proc")
+            if d.isdigit() and (f := proc_stat(d)) and f[0] != "Z" and int(f[2]) in pgids]
+
+
+def make_robust_sigkill_test(args, least, name):
+    """SIGKILL of zctrace, which then cleans up nothing itself: within 2 s no process of its target
+    is alive, by pid (every process seen under zctrace, its guard too) and by process group (the
+    target's, at least @least processes, found in /proc), and the run's BPF objects are released."""
+    def t():
+        left = {}
+
+        def kill_zctrace(z, procs):
+            procs.update(descendants(z.pid))
+            groups = {p for p in procs if os.getpgid(p) == p}
+            assert len(groups) == 1, f"not one target process group under zctrace: {procs}"
+            assert len(group_members(groups)) >= least, f"the target's processes are not all running: {procs}"
+            os.kill(z.pid, signal.SIGKILL)
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 2 and (group_members(groups) or alive(procs)):
+                time.sleep(0.05)
+            left.update(group=group_members(groups), procs=alive(procs), after=time.monotonic() - t0)
+
+        rc, out, err, held, procs = watched_run(args, kill_zctrace)
+        assert rc == -signal.SIGKILL, rc
+        assert left["group"] == [] and left["procs"] == [], \
+            f"{left['after']:.1f} s after zctrace's SIGKILL, alive: {left['group']} in the target's group, " \
+            f"{left['procs']} of those seen under zctrace"
+        assert_nothing_left(held, procs)
+    t.__name__ = f"robust_sigkill_to_zctrace_{name}"
+    return t
+
+
 def make_robust_signal_test(sig):
     """SIGINT or SIGTERM to zctrace mid-run: the workload is stopped, the ledger of the run so far
     still reconciles exactly, one line says why it stopped, nothing is left."""
@@ -1771,10 +1816,12 @@ def robust_workload_sigkill():
 
     def kill_workload(z, procs):
         kids = [int(k) for k in open(f"/proc/{z.pid}/task/{z.pid}/children").read().split()]
-        assert len(kids) == 1, kids
-        assert len(procs) >= 2, f"the receiver process is not running: {procs}"
-        leader.append(kids[0])
-        os.kill(kids[0], signal.SIGKILL)
+        # the workload leads a process group of its own; zctrace's guard stays in zctrace's
+        workload = [k for k in kids if os.getpgid(k) == k]
+        assert len(workload) == 1, (kids, workload)
+        assert len(group_members({workload[0]})) >= 2, f"the receiver process is not running: {procs}"
+        leader.append(workload[0])
+        os.kill(workload[0], signal.SIGKILL)
 
     rc, out, err, held, procs = watched_run(["tcp-onecopy", "--peer", "process", "--size", "16K",
                                              "--duration", "20"], kill_workload)
@@ -1908,6 +1955,24 @@ def robust_json_path_written_or_left_alone():
         assert p.returncode == 1 and open(path2).read() == "kept", (p.returncode, open(path2).read())
     finally:
         shutil.rmtree(d)
+    # a file that takes no ledger: the kernel's own reason, one line, exit 1 after a run that held
+    for path, why in (("/proc/version", "Input/output error"), ("/dev/full", "No space left on device")):
+        p = zctrace("run", "--no-hist", "--json", path, "syscall")
+        assert "verdict: the ledger matches the expectation" in p.stdout, (path, p.stdout[-500:])
+        assert p.returncode == 1, (path, p.returncode, p.stderr)
+        assert zctrace_lines(p.stderr) == [f"zctrace: cannot write {path}: {why}"], (path, p.stderr)
+
+
+def robust_stdout_unwritable():
+    """stdout that takes nothing (/dev/full): every command exits 1 with one line saying so, not 0."""
+    cases = [(["run", "--no-hist", "syscall"], "zctrace"), (["run", "--json", "-", "syscall"], "zctrace"),
+             (["list"], "zctrace"), (["run", "--help"], "zctrace"),
+             (["sweep", "syscall", "--duration", "0.5"], "zctrace sweep")]
+    for args, prog in cases:
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([ZCTRACE, *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+        assert p.returncode == 1, (args, p.returncode, p.stderr)
+        assert zctrace_lines(p.stderr) == [f"{prog}: cannot write stdout: No space left on device"], (args, p.stderr)
 
 
 def robust_missing_capabilities():
@@ -2130,10 +2195,13 @@ def main():
               netns_refused_without_rights, netns_usage_errors, netns_link_shaping]
     tests += [make_robust_signal_test(signal.SIGINT), make_robust_signal_test(signal.SIGTERM),
               robust_workload_sigkill,
+              make_robust_sigkill_test(["tcp-onecopy", "--duration", "8"], 1, "workload"),
+              make_robust_sigkill_test(["--", "sh", "-c", "sleep 30 & sleep 30"], 3, "command"),
               make_robust_command_end_test("kill -SEGV $$", "zctrace: command sh killed by signal 11 (SIGSEGV); "
                                            "the ledger covers the run until then"),
               make_robust_command_end_test("exit 3", "zctrace: command sh exited with status 3"),
               robust_concurrent_runs, robust_bad_input, robust_json_path_written_or_left_alone,
+              robust_stdout_unwritable,
               robust_missing_capabilities, robust_refused_tracepoint, robust_refused_program_falls_back,
               raw_tp_flavours_count_the_same, robust_no_btf,
               robust_one_byte_messages_60s, robust_full_map_is_reported]

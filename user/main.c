@@ -1,39 +1,34 @@
 /* zctrace: where the bytes of an I/O path are really copied. The CLI: run, list, probes. */
 #include <argp.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <linux/errqueue.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <linux/capability.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cli.h"
+#include "clock.h"
 #include "checks.h"
 #include "ledger.h"
-#include "micro.h"
-#include "report_json.h"
-#include "report_text.h"
 #include "live.h"
+#include "micro.h"
 #include "netns.h"
+#include "output.h"
 #include "perfcnt.h"
 #include "probes.h"
 #include "tracer.h"
 #include "progstats.h"
+#include "report_json.h"
+#include "report_text.h"
 #include "sweep.h"
+#include "target.h"
 #include "wl.h"
 #include "workloads.h"
 #include "zctrace.skel.h"
@@ -44,15 +39,7 @@ _Static_assert(ZCT_EE_CODE_ZEROCOPY_COPIED == SO_EE_CODE_ZEROCOPY_COPIED, "errqu
 _Static_assert(ZCT_MSG_ZEROCOPY == MSG_ZEROCOPY, "MSG_ZEROCOPY");
 _Static_assert(ZCT_IPPROTO_TCP == IPPROTO_TCP, "IPPROTO_TCP");
 
-#define KILL_GRACE_MS 5000
-
-static volatile sig_atomic_t stop_signal;
 static bool verbose;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -61,13 +48,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level == LIBBPF_WARN && !verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
 }
 
 /* ---- option parsing ---- */
@@ -182,114 +162,7 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* ---- the traced target ---- */
-
-static int find_workload_binary(const char *name, char *path, size_t n)
-{
-	char exe[PATH_MAX], *dir;
-	const char *env = getenv("ZCTRACE_WORKLOADS");
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (env) {
-		snprintf(path, n, "%s/%s", env, name);
-		return access(path, X_OK) ? -ENOENT : 0;
-	}
-	if (len < 0)
-		return -errno;
-	exe[len] = '\0';
-	dir = dirname(exe);
-	snprintf(path, n, "%s/.output/workloads/%s", dir, name);
-	if (!access(path, X_OK))
-		return 0;
-	snprintf(path, n, "%s/../libexec/zctrace/%s", dir, name);
-	return access(path, X_OK) ? -ENOENT : 0;
-}
-
-static int add_target(struct zctrace_bpf *obj, pid_t tgid)
-{
-	__u32 key = tgid;
-	__u8 one = 1;
-	int err = bpf_map_update_elem(bpf_map__fd(obj->maps.targets), &key, &one, BPF_ANY);
-
-	/* the programs' memoised verdicts on this tgid are stale now */
-	__sync_fetch_and_add(&obj->bss->targets_gen, 1);
-	return err;
-}
-
-/* -p: the process and its living descendants, found through /proc/<pid>/task/<tid>/children. */
-static void add_process_tree(struct zctrace_bpf *obj, pid_t pid, int depth)
-{
-	char path[64];
-	struct dirent *de;
-	DIR *d;
-
-	if (depth > 32 || add_target(obj, pid))
-		return;
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char cpath[300];
-		FILE *f;
-		int child;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", pid, de->d_name);
-		f = fopen(cpath, "r");
-		if (!f)
-			continue;
-		while (fscanf(f, "%d", &child) == 1)
-			add_process_tree(obj, child, depth + 1);
-		fclose(f);
-	}
-	closedir(d);
-}
-
-#define NR_USDT 4
-
-struct usdt_links {
-	struct bpf_link *link[NR_USDT];
-};
-
-/*
- * Attaches the USDT programs. Returns 0 when the phase markers attached; a binary without
- * zctrace's probes has none (-ENOENT), one that never copies in user space has no user_copy,
- * and only the microbenchmarks mark numbered steps (segment).
- */
-static int attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, struct usdt_links *ul)
-{
-	static const char *const names[NR_USDT] = { WL_USDT_PHASE_BEGIN, WL_USDT_PHASE_END, WL_USDT_USER_COPY,
-						    WL_USDT_SEGMENT };
-	struct bpf_program *progs[NR_USDT] = { obj->progs.phase_begin_usdt, obj->progs.phase_end_usdt,
-					       obj->progs.user_copy_usdt, obj->progs.segment_usdt };
-	int err = 0;
-
-	if (!bpf_program__autoload(progs[0]))
-		return -ENOTSUP;
-	for (int i = 0; i < NR_USDT; i++) {
-		ul->link[i] = bpf_program__attach_usdt(progs[i], pid, binary, WL_USDT_PROVIDER, names[i], NULL);
-		if (!ul->link[i] && i < 2 && !err)
-			err = -errno;
-	}
-	return err;
-}
-
-/* Stops the target's whole process group: TERM first, KILL after a grace period. */
-static void stop_group(pid_t pgid, pid_t leader, int *status, bool *reaped)
-{
-	kill(-pgid, SIGTERM);
-	for (int waited = 0; !*reaped && waited < KILL_GRACE_MS; waited += 20) {
-		if (waitpid(leader, status, WNOHANG) == leader)
-			*reaped = true;
-		else
-			sleep_ms(20);
-	}
-	kill(-pgid, SIGKILL);
-	if (!*reaped && waitpid(leader, status, 0) == leader)
-		*reaped = true;
-}
+/* ---- the run ---- */
 
 /*
  * The arguments of a network workload, parsed with the workloads' own parser on a copy, before
@@ -341,410 +214,251 @@ static const char *missing_capability(void)
 	return NULL;
 }
 
-/*
- * --json FILE is opened before anything starts, so a path that cannot be written is a usage error,
- * not a failed run at the end. A file made here and never written is removed on the way out.
- */
-struct json_out {
-	const char *path;
-	int fd;			/* -1: stdout, or already written */
-	bool created;
+/* Everything one run holds, so that each of its steps is a function of its own. */
+struct run {
+	struct run_args a;
+	struct wl_opts wo;		/* a network workload's options: --netns, --rate, --delay */
+	struct target t;
+	struct json_out jo;
+	struct netns_pair np;
+	struct prog_stats ps;
+	struct probe_choice *choice;
+	struct zctrace_bpf *obj;
+	struct perf_set *perf;
+	struct ledger *l;
+	struct micro *micro;		/* a microbenchmark's figures per step, or NULL */
+	struct live *lv;
 };
 
-static int json_open(struct json_out *jo, const char *path)
+/* "zctrace run NAME" names a built-in workload: it must exist, and its options must parse. */
+static int resolve_workload(struct run *r)
 {
-	*jo = (struct json_out){ .path = path, .fd = -1 };
-	if (!path || !strcmp(path, "-"))
-		return 0;
-	jo->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (jo->fd >= 0) {
-		jo->created = true;
-		return 0;
+	struct run_args *a = &r->a;
+
+	a->def = find_workload(a->cmd[0]);
+	if (!a->def)
+		return usage_error("unknown workload '%s' (try 'zctrace list', or 'zctrace run -- COMMAND')",
+				   a->cmd[0]);
+	if (target_workload_binary(a->def->name, r->t.binary, sizeof(r->t.binary))) {
+		fprintf(stderr, "zctrace: workload binary for '%s' not found (run 'make' first)\n", a->def->name);
+		return 1;
 	}
-	if (errno == EEXIST)
-		jo->fd = open(path, O_WRONLY | O_CLOEXEC);
-	return jo->fd >= 0 ? 0 : -errno;
+	/* 'zctrace run WORKLOAD --help': the workload's own options, nothing traced */
+	for (int i = 1; i < a->ncmd; i++) {
+		if (!strcmp(a->cmd[i], "--help") || !strcmp(a->cmd[i], "-h")) {
+			a->cmd[0] = r->t.binary;
+			execv(r->t.binary, a->cmd);
+			fprintf(stderr, "zctrace: cannot run %s: %s\n", r->t.binary, strerror(errno));
+			return 1;
+		}
+	}
+	if (a->def->opt_groups && scan_peer_options(a->ncmd, a->cmd, a->def, &r->wo))
+		return EXIT_USAGE;
+	return 0;
 }
 
-static int write_json(struct json_out *jo, json_object *root)
+/* The command line: 0, or the exit status of a usage error (or of a workload's --help). */
+static int run_parse_args(struct run *r, int argc, char **argv)
 {
-	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-							   JSON_C_TO_STRING_NOSLASHESCAPE);
-	FILE *f = stdout;
+	static const struct argp argp = { run_options, run_parse, NULL, run_doc };
+	struct run_args *a = &r->a;
+	int err;
 
-	if (jo->fd >= 0) {
-		if (ftruncate(jo->fd, 0) || !(f = fdopen(jo->fd, "w"))) {
-			fprintf(stderr, "zctrace: cannot write %s: %s\n", jo->path, strerror(errno));
-			return -1;
-		}
-		jo->fd = -1;	/* the stream owns it now */
-		jo->created = false;
+	argp_err_exit_status = EXIT_USAGE;
+	argv[0] = "zctrace run";
+	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, a))
+		return EXIT_USAGE;
+	if (a->ncmd && !strcmp(a->cmd[0], "--")) {
+		a->cmd++;
+		a->ncmd--;
 	}
-	fprintf(f, "%s\n", text);
-	if (f != stdout ? fclose(f) : fflush(f)) {
-		fprintf(stderr, "zctrace: cannot write %s: %s\n", jo->path, strerror(errno));
-		return -1;
+	if (a->pid && a->ncmd)
+		return usage_error("give either -p PID or a command, not both");
+	if (!a->pid && !a->ncmd)
+		return usage_error("nothing to trace: give a workload, -- COMMAND, or -p PID -d SECONDS");
+	if (a->pid && !a->duration)
+		return usage_error("-p needs -d SECONDS");
+	if (a->pid && kill(a->pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "zctrace: no process with PID %d\n", a->pid);
+		return EXIT_USAGE;
+	}
+	/* "zctrace run NAME" names a built-in workload; "zctrace run -- CMD" a command */
+	if (a->ncmd && argv[0] && !(a->cmd > argv && !strcmp(a->cmd[-1], "--")) && (err = resolve_workload(r)))
+		return err;
+	r->t.def = a->def;
+	r->t.argv = a->cmd;
+	r->t.pid = a->pid;
+	r->t.duration = a->duration;
+	return 0;
+}
+
+/* What must hold before anything is made: the --json file, the rights, the kernel's BTF. */
+static int run_preflight(struct run *r)
+{
+	const char *missing = NULL;
+	char why[256];
+	int err;
+
+	if ((err = json_open(&r->jo, r->a.json_path)))
+		return usage_error("cannot write the --json file %s: %s", r->a.json_path, strerror(-err));
+	/* --netns needs the most (CAP_SYS_ADMIN): name that first */
+	if (r->wo.peer == WL_PEER_NETNS && (missing = netns_missing_rights())) {
+		fprintf(stderr, "zctrace: --netns makes network namespaces and a veth pair: it needs "
+			"CAP_SYS_ADMIN and CAP_NET_ADMIN, and %s is missing (run as root)\n", missing);
+	} else if ((missing = missing_capability())) {
+		fprintf(stderr, "zctrace: %s\n", missing);
+	} else if (probes_check_btf(why, sizeof(why))) {
+		/* the programs are CO-RE: without the kernel's BTF nothing can be relocated, so nothing runs */
+		fprintf(stderr, "zctrace: %s: zctrace's BPF programs need the kernel's BTF (a kernel built with "
+			"CONFIG_DEBUG_INFO_BTF=y, or ZCTRACE_BTF=FILE)\n", why);
+		missing = why;
+	}
+	if (missing) {
+		json_close(&r->jo);
+		return 1;
 	}
 	return 0;
 }
 
-static void json_close(struct json_out *jo)
+/* The namespaces, the tracer and the live view: everything up to the target. 0 or 1. */
+static int run_start(struct run *r)
 {
-	if (jo->fd < 0)
-		return;
-	close(jo->fd);
-	if (jo->created)
-		unlink(jo->path);
-	jo->fd = -1;
-}
+	struct tracer_opts to = {
+		.cap = r->a.cap,
+		.skip_zc_path = r->a.def && !r->a.def->zc_notices,
+		.gate_on_phase = r->a.def && !r->a.no_phase,
+	};
 
-/* One line on how the traced program ended, when it did not succeed. */
-static void report_end(const char *what, const char *name, int status)
-{
-	if (WIFSIGNALED(status))
-		fprintf(stderr, "zctrace: %s %s killed by signal %d (SIG%s)%s; the ledger covers the run until then\n",
-			what, name, WTERMSIG(status), sigabbrev_np(WTERMSIG(status)) ?: "?",
-			WCOREDUMP(status) ? ", core dumped" : "");
-	else if (WIFEXITED(status) && WEXITSTATUS(status))
-		fprintf(stderr, "zctrace: %s %s exited with status %d\n", what, name, WEXITSTATUS(status));
-}
-
-static int cmd_run(int argc, char **argv)
-{
-	static const struct argp argp = { run_options, run_parse, NULL, run_doc };
-	struct run_args a = { .histograms = true, .cap = METHOD_NONE };
-	static struct probe_choice choice[NR_PROBES];
-	struct ledger *l = NULL;
-	struct micro *m = NULL;
-	struct perf_set *perf = NULL;
-	struct usdt_links ul = {};
-	struct zctrace_bpf *obj = NULL;
-	struct live *lv = NULL;
-	struct sigaction sa = { .sa_handler = on_signal };
-	struct netns_pair np;
-	struct wl_opts wo = { .peer = WL_PEER_THREAD };
-	struct json_out jo = { .fd = -1 };
-	struct prog_stats ps;
-	char binary[PATH_MAX] = "", target[256], why[256];
-	const char *missing;
-	int result_pipe[2] = { -1, -1 }, sync_pipe[2] = { -1, -1 };
-	int status = 0, err = 0, ret = 1;
-	bool reaped = false;
-	pid_t child = -1;
-	json_object *result = NULL;
-	struct cli_result report = {};
-
-	netns_init(&np);
-	prog_stats_init(&ps);
-	argp_err_exit_status = EXIT_USAGE;
-	argv[0] = "zctrace run";
-	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
-		return EXIT_USAGE;
-	if (a.ncmd && !strcmp(a.cmd[0], "--")) {
-		a.cmd++;
-		a.ncmd--;
-	}
-	if (a.pid && a.ncmd)
-		return usage_error("give either -p PID or a command, not both");
-	if (!a.pid && !a.ncmd)
-		return usage_error("nothing to trace: give a workload, -- COMMAND, or -p PID -d SECONDS");
-	if (a.pid && !a.duration)
-		return usage_error("-p needs -d SECONDS");
-	if (a.pid && kill(a.pid, 0) && errno == ESRCH) {
-		fprintf(stderr, "zctrace: no process with PID %d\n", a.pid);
-		return EXIT_USAGE;
-	}
-	if (a.ncmd && argv[0]) {
-		/* "zctrace run NAME" names a built-in workload; "zctrace run -- CMD" a command */
-		bool after_dashes = a.cmd > argv && !strcmp(a.cmd[-1], "--");
-
-		if (!after_dashes) {
-			a.def = find_workload(a.cmd[0]);
-			if (!a.def)
-				return usage_error("unknown workload '%s' (try 'zctrace list', or 'zctrace run -- COMMAND')",
-						   a.cmd[0]);
-			if (find_workload_binary(a.def->name, binary, sizeof(binary))) {
-				fprintf(stderr, "zctrace: workload binary for '%s' not found (run 'make' first)\n",
-					a.def->name);
-				return 1;
-			}
-			/* 'zctrace run WORKLOAD --help': the workload's own options, nothing traced */
-			for (int i = 1; i < a.ncmd; i++) {
-				if (!strcmp(a.cmd[i], "--help") || !strcmp(a.cmd[i], "-h")) {
-					a.cmd[0] = binary;
-					execv(binary, a.cmd);
-					fprintf(stderr, "zctrace: cannot run %s: %s\n", binary, strerror(errno));
-					return 1;
-				}
-			}
-			if (a.def->opt_groups && scan_peer_options(a.ncmd, a.cmd, a.def, &wo))
-				return EXIT_USAGE;
-		}
-	}
-	if ((err = json_open(&jo, a.json_path)))
-		return usage_error("cannot write the --json file %s: %s", a.json_path, strerror(-err));
-	/* --netns needs the most (CAP_SYS_ADMIN): name that first */
-	if (wo.peer == WL_PEER_NETNS) {
-		missing = netns_missing_rights();
-
-		if (missing) {
-			fprintf(stderr, "zctrace: --netns makes network namespaces and a veth pair: it needs "
-				"CAP_SYS_ADMIN and CAP_NET_ADMIN, and %s is missing (run as root)\n", missing);
-			json_close(&jo);
-			return 1;
-		}
-	}
-	if ((missing = missing_capability())) {
-		fprintf(stderr, "zctrace: %s\n", missing);
-		json_close(&jo);
-		return 1;
-	}
-	/* the programs are CO-RE: without the kernel's BTF nothing can be relocated, so nothing runs */
-	if (probes_check_btf(why, sizeof(why))) {
-		fprintf(stderr, "zctrace: %s: zctrace's BPF programs need the kernel's BTF (a kernel built with "
-			"CONFIG_DEBUG_INFO_BTF=y, or ZCTRACE_BTF=FILE)\n", why);
-		json_close(&jo);
-		return 1;
-	}
 	/* from here a signal stops the run and still cleans up */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	if (wo.peer == WL_PEER_NETNS) {
-		np.rate = wo.rate;
-		np.delay = wo.delay;
-		if (netns_setup(&np, &stop_signal)) {
-			json_close(&jo);
+	catch_stop_signals();
+	if (r->wo.peer == WL_PEER_NETNS) {
+		r->np.rate = r->wo.rate;
+		r->np.delay = r->wo.delay;
+		if (netns_setup(&r->np, &stop_signal))
 			return 1;
-		}
 	}
 
 	libbpf_set_print(libbpf_print);
-	l = calloc(1, sizeof(*l));
-	perf = calloc(1, sizeof(*perf));
-	if (a.def && a.def->micro)
-		m = calloc(1, sizeof(*m));
-	if (!l || !perf || (a.def && a.def->micro && !m)) {
+	r->l = calloc(1, sizeof(*r->l));
+	r->perf = calloc(1, sizeof(*r->perf));
+	if (r->a.def && r->a.def->micro)
+		r->micro = calloc(1, sizeof(*r->micro));
+	if (!r->l || !r->perf || (r->a.def && r->a.def->micro && !r->micro)) {
 		fprintf(stderr, "zctrace: out of memory\n");
-		goto cleanup;
+		return 1;
 	}
 
 	/* on before load and attach: every invocation of the run is counted */
-	if (a.prog_stats && prog_stats_enable(&ps))
-		fprintf(stderr, "zctrace: --prog-stats: %s\n", ps.why);
-	{
-		struct tracer_opts to = {
-			.cap = a.cap,
-			.skip_zc_path = a.def && !a.def->zc_notices,
-			.gate_on_phase = a.def && !a.no_phase,
-		};
+	if (r->a.prog_stats && prog_stats_enable(&r->ps))
+		fprintf(stderr, "zctrace: --prog-stats: %s\n", r->ps.why);
+	if (tracer_start(&r->obj, r->choice, &to))
+		return 1;
+	prog_stats_begin(&r->ps);
 
-		if ((err = tracer_start(&obj, choice, &to)))
-			goto cleanup;
-	}
-	prog_stats_begin(&ps);
-
-	if (a.interval && !(lv = live_new(a.interval, stdout, a.def ? a.def->name : a.pid ? "pid" : a.cmd[0],
-					   choice))) {
+	if (r->a.interval && !(r->lv = live_new(r->a.interval, stdout, r->a.def ? r->a.def->name :
+						r->a.pid ? "pid" : r->a.cmd[0], r->choice))) {
 		fprintf(stderr, "zctrace: out of memory\n");
-		goto cleanup;
+		return 1;
 	}
+	return 0;
+}
 
-	if (a.pid) {
-		char exe[64];
-		double waited = 0;
+static void tick_live(void *arg)
+{
+	struct run *r = arg;
 
-		snprintf(target, sizeof(target), "pid %d", a.pid);
-		add_process_tree(obj, a.pid, 0);
-		snprintf(exe, sizeof(exe), "/proc/%d/exe", a.pid);
-		attach_usdt(obj, a.pid, exe, &ul);
-		perf_open_pid(perf, a.pid);
-		/* what comes after this line is counted: scripts wait for it before they drive traffic */
-		fprintf(stderr, "zctrace: tracing pid %d for %g s\n", a.pid, a.duration);
-		while (!stop_signal && waited < a.duration && !(kill(a.pid, 0) && errno == ESRCH)) {
-			sleep_ms(50);
-			waited += 0.05;
-			if (lv)
-				live_tick(lv, obj);
-		}
-		l->exit_status = -1;
-	} else {
-		snprintf(target, sizeof(target), "%s", a.def ? a.def->name : a.cmd[0]);
-		for (int i = 1; !a.def && i < a.ncmd && strlen(target) < sizeof(target) - 32; i++)
-			snprintf(target + strlen(target), sizeof(target) - strlen(target), " %s", a.cmd[i]);
-		if (pipe2(sync_pipe, O_CLOEXEC) || (a.def && pipe2(result_pipe, O_CLOEXEC))) {
-			fprintf(stderr, "zctrace: pipe: %s\n", strerror(errno));
-			goto cleanup;
-		}
-		if (stop_signal) {
-			fprintf(stderr, "zctrace: stopped by signal %d (SIG%s) before the target started\n",
-				(int)stop_signal, sigabbrev_np(stop_signal) ?: "?");
-			goto cleanup;
-		}
-		child = fork();
-		if (child < 0) {
-			fprintf(stderr, "zctrace: fork: %s\n", strerror(errno));
-			goto cleanup;
-		}
-		if (child == 0) {
-			char c, fdstr[16];
+	live_tick(r->lv, r->obj);
+}
 
-			setpgid(0, 0);
-			signal(SIGINT, SIG_DFL);
-			signal(SIGTERM, SIG_DFL);
-			signal(SIGHUP, SIG_DFL);
-			close(sync_pipe[1]);
-			if (read(sync_pipe[0], &c, 1) != 1)
-				_exit(127);	/* the tracer went away before starting us */
-			if (a.def) {
-				int fd = dup(result_pipe[1]);	/* dup drops O_CLOEXEC: it survives exec */
+/* The target started or followed, and waited for. 0, 1, or EXIT_USAGE for refused options. */
+static int run_target(struct run *r)
+{
+	if (r->a.pid ? target_follow(&r->t, r->obj, r->perf) : target_spawn(&r->t, r->obj, r->perf, &r->np))
+		return 1;
+	target_wait(&r->t, r->lv ? tick_live : NULL, r);
+	return target_refused_options(&r->t, r->obj) ? EXIT_USAGE : 0;
+}
 
-				snprintf(fdstr, sizeof(fdstr), "%d", fd);
-				setenv(WL_RESULT_FD_ENV, fdstr, 1);
-				a.cmd[0] = binary;
-			}
-			if (np.sender_fd >= 0) {
-				/* the workload runs as the sender host; its receiver enters the other */
-				int fd = dup(np.receiver_fd);
-
-				if (setns(np.sender_fd, CLONE_NEWNET) || fd < 0) {
-					fprintf(stderr, "zctrace: cannot enter the sender's network namespace: %s\n",
-						strerror(errno));
-					_exit(127);
-				}
-				snprintf(fdstr, sizeof(fdstr), "%d", fd);
-				setenv(WL_NETNS_FD_ENV, fdstr, 1);
-			}
-			execvp(a.cmd[0], a.cmd);
-			fprintf(stderr, "zctrace: cannot run '%s': %s\n", a.cmd[0], strerror(errno));
-			_exit(127);
-		}
-		setpgid(child, child);
-		close(sync_pipe[0]);
-		sync_pipe[0] = -1;
-		obj->bss->root_tgid = child;
-		if (add_target(obj, child)) {
-			fprintf(stderr, "zctrace: cannot add the target: %s\n", strerror(errno));
-			goto cleanup;
-		}
-		perf_open_child(perf, child);
-		err = attach_usdt(obj, child, a.def ? binary : a.cmd[0], &ul);
-		if (err && a.def) {
-			fprintf(stderr, "zctrace: cannot attach the workload's USDT probes: %s\n", strerror(-err));
-			goto cleanup;
-		}
-		if (write(sync_pipe[1], "g", 1) != 1) {
-			fprintf(stderr, "zctrace: cannot start the target: %s\n", strerror(errno));
-			goto cleanup;
-		}
-		close(sync_pipe[1]);
-		sync_pipe[1] = -1;
-		if (result_pipe[1] >= 0) {
-			close(result_pipe[1]);
-			result_pipe[1] = -1;
-			fcntl(result_pipe[0], F_SETFL, O_NONBLOCK);
-		}
-
-		while (!reaped) {
-			pid_t w = waitpid(child, &status, WNOHANG);
-
-			if (w == child) {
-				reaped = true;
-				break;
-			}
-			if (w < 0 && errno != EINTR)
-				break;
-			if (stop_signal) {
-				stop_group(child, child, &status, &reaped);
-				break;
-			}
-			sleep_ms(10);
-			if (lv)
-				live_tick(lv, obj);
-			if (result_pipe[0] >= 0 && cli_drain_result(result_pipe[0], &report)) {
-				/* closing it fails the workload's write instead of leaving it blocked */
-				fprintf(stderr, "zctrace: the workload's report exceeds %d MiB\n", CLI_MAX_RESULT >> 20);
-				close(result_pipe[0]);
-				result_pipe[0] = -1;
-			}
-		}
-		/* nothing the target started outlives the run */
-		kill(-child, SIGKILL);
-		if (result_pipe[0] >= 0 && !cli_drain_result(result_pipe[0], &report))
-			result = cli_parse_result(&report);
-		l->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		/*
-		 * A built-in workload exits 2 on a bad option, having said which in one line; one that
-		 * did so before its measured phase began refused its arguments: a usage error, no ledger.
-		 */
-		if (a.def && reaped && !stop_signal && WIFEXITED(status) && WEXITSTATUS(status) == EXIT_USAGE &&
-		    !obj->bss->misc.phase_begins) {
-			ret = EXIT_USAGE;
-			goto cleanup;
-		}
-	}
+/* The ledger, printed and written. Returns the exit status: 0 when every check held. */
+static int run_report(struct run *r)
+{
+	struct ledger *l = r->l;
+	int ret;
 
 	/* the target is gone: what the programs cost it, before anything else runs them */
-	prog_stats_end(&ps, obj->obj);
-	perf_read(perf);
-	l->target = target;
-	l->choice = choice;
-	l->def = a.def;
-	l->perf = perf;
-	ledger_set_report(l, result);
-	l->phase_gated = obj->rodata->gate_on_phase;
-	l->net = &np;
-	ledger_collect(l, obj);
+	prog_stats_end(&r->ps, r->obj->obj);
+	perf_read(r->perf);
+	l->target = r->t.name;
+	l->choice = r->choice;
+	l->def = r->a.def;
+	l->perf = r->perf;
+	ledger_set_report(l, r->t.result);
+	l->exit_status = target_exit_status(&r->t);
+	l->phase_gated = r->obj->rodata->gate_on_phase;
+	l->net = &r->np;
+	ledger_collect(l, r->obj);
 	ledger_check(l);
-	if (m) {
-		micro_collect(m, obj);
+	if (r->micro) {
+		micro_collect(r->micro, r->obj);
 		if (l->workload)
-			micro_check(m, l);
+			micro_check(r->micro, l);
 	}
-	ledger_print(stdout, l, m, a.histograms);
-	if (a.prog_stats)
-		prog_stats_print(stdout, &ps);
+	ledger_print(stdout, l, r->micro, r->a.histograms);
+	if (r->a.prog_stats)
+		prog_stats_print(stdout, &r->ps);
 	ret = ledger_ok(l) ? 0 : 1;
-	if (a.json_path) {
-		json_object *root = ledger_json(l, m);
+	if (r->a.json_path) {
+		json_object *root = ledger_json(l, r->micro);
 
-		json_object_object_add(root, "prog_stats", a.prog_stats ? prog_stats_json(&ps) : NULL);
+		json_object_object_add(root, "prog_stats", r->a.prog_stats ? prog_stats_json(&r->ps) : NULL);
 
-		if (write_json(&jo, root))
+		if (write_json(&r->jo, root))
 			ret = 1;
 		json_object_put(root);
 	}
 	if (stop_signal)
 		fprintf(stderr, "zctrace: stopped by signal %d (SIG%s); the ledger covers the run until then\n",
 			(int)stop_signal, sigabbrev_np(stop_signal) ?: "?");
-	else if (child > 0 && reaped)
-		report_end(a.def ? "workload" : "command", a.def ? a.def->name : a.cmd[0], status);
+	else
+		target_report_end(&r->t);
+	return ret;
+}
 
-cleanup:
-	if (child > 0 && !reaped) {
-		stop_group(child, child, &status, &reaped);
-	}
-	for (int i = 0; i < NR_USDT; i++)
-		bpf_link__destroy(ul.link[i]);
-	tracer_stop(obj);
-	prog_stats_close(&ps);
-	live_free(lv);
-	if (perf)
-		perf_close(perf);
-	for (int i = 0; i < 2; i++) {
-		if (result_pipe[i] >= 0)
-			close(result_pipe[i]);
-		if (sync_pipe[i] >= 0)
-			close(sync_pipe[i]);
-	}
-	json_object_put(result);
-	free(report.text);
-	json_close(&jo);
-	free(l);
-	free(m);
-	free(perf);
+static void run_cleanup(struct run *r)
+{
+	target_close(&r->t);
+	tracer_stop(r->obj);
+	prog_stats_close(&r->ps);
+	live_free(r->lv);
+	if (r->perf)
+		perf_close(r->perf);
+	json_close(&r->jo);
+	free(r->l);
+	free(r->micro);
+	free(r->perf);
 	/* after the target is reaped: nothing is left in the namespaces */
-	netns_teardown(&np);
+	netns_teardown(&r->np);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static struct probe_choice choice[NR_PROBES];
+	struct run r = {
+		.a = { .histograms = true, .cap = METHOD_NONE },
+		.wo = { .peer = WL_PEER_THREAD },
+		.jo = { .fd = -1 },
+		.choice = choice,
+	};
+	int ret;
+
+	netns_init(&r.np);
+	prog_stats_init(&r.ps);
+	target_init(&r.t);
+	if ((ret = run_parse_args(&r, argc, argv)) || (ret = run_preflight(&r)))
+		return ret;
+	if (!(ret = run_start(&r)) && !(ret = run_target(&r)))
+		ret = run_report(&r);
+	run_cleanup(&r);
 	return ret;
 }
 
@@ -833,6 +547,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	check_stdout_at_exit();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

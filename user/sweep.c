@@ -21,9 +21,11 @@
 #include <json-c/json.h>
 #include "jsonpath.h"
 #include "ledger.h"
+#include "output.h"
 #include "perfcnt.h"
 #include "probes.h"
 #include "cli.h"
+#include "clock.h"
 #include "sweep.h"
 #include "wl.h"
 #include "workloads.h"
@@ -83,28 +85,6 @@ struct sweep_output {
 	char *tmp_path;
 	bool failed;
 };
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void out_of_memory(void)
 {
@@ -532,6 +512,17 @@ static void output_error(struct sweep_output *out, const char *what)
 	out->failed = true;
 }
 
+/* Every CSV row reaches its file before the next run; stdout's failure is said once, not again at exit. */
+static void output_flush(struct sweep_output *out)
+{
+	if (out->csv == stdout) {
+		if (stdout_flush("zctrace sweep"))
+			out->failed = true;
+	} else if (fflush(out->csv) || ferror(out->csv)) {
+		output_error(out, out->path);
+	}
+}
+
 /* The JSON document is rewritten whole after every run, through a rename, so it is always complete. */
 static void json_flush(struct sweep_output *out)
 {
@@ -583,8 +574,7 @@ static int output_open(struct sweep_output *out, const struct sweep_args *a, con
 		return -errno;
 	}
 	csv_row(out->csv, c, NULL);
-	if (fflush(out->csv))
-		output_error(out, out->path ? out->path : "stdout");
+	output_flush(out);
 	return out->failed ? -EIO : 0;
 }
 
@@ -597,8 +587,7 @@ static void output_row(struct sweep_output *out, const struct columns *c, json_o
 		return;
 	}
 	csv_row(out->csv, c, row);
-	if (fflush(out->csv) || ferror(out->csv))
-		output_error(out, out->path ? out->path : "stdout");
+	output_flush(out);
 	json_object_put(row);
 }
 
@@ -919,7 +908,7 @@ int cmd_sweep(int argc, char **argv)
 	struct sweep_args a = { .reps = 1 };
 	struct sweep_output out = {};
 	struct columns cols = {};
-	struct sigaction sa = { .sa_handler = on_signal }, ign = { .sa_handler = SIG_IGN };
+	struct sigaction ign = { .sa_handler = SIG_IGN };
 	struct utsname u;
 	char dir[PATH_MAX] = "", length[48], **meta_argv;
 	int nruns = 0, k = 0, counts[NR_RUN_STATUS] = {}, ret = 1;
@@ -981,9 +970,7 @@ int cmd_sweep(int argc, char **argv)
 		goto cleanup;
 	}
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	catch_stop_signals();
 	sigaction(SIGPIPE, &ign, NULL);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
