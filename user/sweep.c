@@ -326,18 +326,6 @@ static void free_columns(struct columns *c)
 	free(c->name);
 }
 
-/* A value at a dotted path, or NULL when missing or JSON null. */
-static json_object *at(json_object *o, const char *path)
-{
-	char buf[128], *save, *tok;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (tok = strtok_r(buf, ".", &save); tok && o; tok = strtok_r(NULL, ".", &save))
-		if (!json_object_object_get_ex(o, tok, &o))
-			o = NULL;
-	return o;
-}
-
 /* Sets a column; a NULL value leaves the cell empty (not measured). */
 static void put(json_object *row, const char *col, json_object *v)
 {
@@ -371,14 +359,14 @@ static void fill_from_ledger(json_object *row, json_object *led, const struct co
 		{ "ctx_involuntary", "sched.involuntary" }, { "offcpu_ns", "sched.offcpu_ns" },
 		{ "page_faults_user", "page_faults.user" }, { "page_faults_kernel", "page_faults.kernel" },
 	};
-	json_object *probes = at(led, "probes"), *perf = at(led, "perf"), *checks = at(led, "checks");
-	json_object *payload_o = at(led, "workload.bytes"), *task_clock = perf ? at(perf, "task-clock") : NULL;
+	json_object *probes = json_at(led, "probes"), *perf = json_at(led, "perf"), *checks = json_at(led, "checks");
+	json_object *payload_o = json_at(led, "workload.bytes"), *task_clock = perf ? json_at(perf, "task-clock") : NULL;
 	double payload = payload_o ? json_object_get_double(payload_o) : 0, cpu_bytes = 0;
-	bool every_site = at(led, "sites") != NULL;
+	bool every_site = json_at(led, "sites") != NULL;
 	char col[96];
 
 	for (unsigned i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
-		put_copy(row, copied[i][0], at(led, copied[i][1]));
+		put_copy(row, copied[i][0], json_at(led, copied[i][1]));
 
 	if (probes) {
 		char *methods = NULL;
@@ -399,34 +387,34 @@ static void fill_from_ledger(json_object *row, json_object *led, const struct co
 	}
 
 	for (int s = 0; s < NR_SITES; s++) {
-		json_object *site = at(at(led, "sites"), site_name(s)), *cpu;
+		json_object *site = json_at(json_at(led, "sites"), site_name(s)), *cpu;
 
 		if (!site) {
 			every_site = false;
 			continue;
 		}
 		snprintf(col, sizeof(col), "%s_copies", site_name(s));
-		put_copy(row, col, at(site, "count"));
+		put_copy(row, col, json_at(site, "count"));
 		snprintf(col, sizeof(col), "%s_bytes", site_name(s));
-		put_copy(row, col, at(site, "bytes"));
+		put_copy(row, col, json_at(site, "bytes"));
 		snprintf(col, sizeof(col), "%s_per_byte", site_name(s));
-		put_copy(row, col, at(site, "per_payload_byte"));
-		cpu = at(site, "cpu_copy");
+		put_copy(row, col, json_at(site, "per_payload_byte"));
+		cpu = json_at(site, "cpu_copy");
 		if (cpu && json_object_get_boolean(cpu))
-			cpu_bytes += json_object_get_double(at(site, "bytes"));
+			cpu_bytes += json_object_get_double(json_at(site, "bytes"));
 	}
 	/* a site this kernel cannot trace may hold CPU copies: then the sum is unknown, not smaller */
 	if (every_site && payload > 0)
 		put(row, "cpu_copies_per_byte", json_object_new_double(cpu_bytes / payload));
 
-	if (at(led, "syscalls"))
-		put_copy(row, "syscalls", at(led, "syscalls_total"));
+	if (json_at(led, "syscalls"))
+		put_copy(row, "syscalls", json_at(led, "syscalls_total"));
 	put_copy(row, "task_clock_ns", task_clock);
 	if (task_clock && payload > 0)
 		put(row, "cpu_ns_per_byte", json_object_new_double(json_object_get_double(task_clock) / payload));
 	for (int i = 0; perf && i < NR_PERF_COUNTERS; i++) {
 		perf_column(col, sizeof(col), c->perf_counter[i]);
-		put_copy(row, col, at(perf, c->perf_counter[i]));
+		put_copy(row, col, json_at(perf, c->perf_counter[i]));
 	}
 
 	if (checks && json_object_is_type(checks, json_type_array)) {
@@ -434,8 +422,8 @@ static void fill_from_ledger(json_object *row, json_object *led, const struct co
 		char names[1024] = "";
 
 		for (size_t i = 0; i < json_object_array_length(checks); i++) {
-			json_object *chk = json_object_array_get_idx(checks, i), *ok = at(chk, "ok");
-			json_object *name = at(chk, "name");
+			json_object *chk = json_object_array_get_idx(checks, i), *ok = json_at(chk, "ok");
+			json_object *name = json_at(chk, "name");
 
 			if (ok && json_object_get_boolean(ok)) {
 				passed++;
@@ -498,7 +486,7 @@ static void csv_row(FILE *f, const struct columns *c, json_object *row)
 		if (i)
 			fputc(',', f);
 		if (row)
-			csv_value(f, at(row, c->name[i]));
+			csv_value(f, json_at(row, c->name[i]));
 		else
 			csv_field(f, c->name[i]);
 	}
@@ -678,8 +666,8 @@ static void reap_leftovers(void)
 
 static void classify(struct run_outcome *o, const char *out_log, const char *err_log, int wstatus)
 {
-	json_object *ok = at(o->ledger, "ok"), *exit_status = at(o->ledger, "exit_status");
-	json_object *checks = at(o->ledger, "checks");
+	json_object *ok = json_at(o->ledger, "ok"), *exit_status = json_at(o->ledger, "exit_status");
+	json_object *checks = json_at(o->ledger, "checks");
 	bool program_ok = !exit_status || json_object_get_int(exit_status) == 0;
 
 	if (o->ledger && o->exit_code == 0 && ok && json_object_get_boolean(ok)) {
@@ -688,14 +676,14 @@ static void classify(struct run_outcome *o, const char *out_log, const char *err
 	}
 	if (o->ledger && o->exit_code == 1 && program_ok && checks) {
 		for (size_t i = 0; i < json_object_array_length(checks); i++) {
-			json_object *chk = json_object_array_get_idx(checks, i), *cok = at(chk, "ok");
+			json_object *chk = json_object_array_get_idx(checks, i), *cok = json_at(chk, "ok");
 
 			if (cok && json_object_get_boolean(cok))
 				continue;
 			o->status = RUN_CHECK_FAILED;
 			snprintf(o->error, sizeof(o->error), "%s: %s",
-				 at(chk, "name") ? json_object_get_string(at(chk, "name")) : "?",
-				 at(chk, "detail") ? json_object_get_string(at(chk, "detail")) : "");
+				 json_at(chk, "name") ? json_object_get_string(json_at(chk, "name")) : "?",
+				 json_at(chk, "detail") ? json_object_get_string(json_at(chk, "detail")) : "");
 			return;
 		}
 	}
@@ -863,7 +851,7 @@ static const char *duration_label(double s, char *buf, size_t n)
 static void progress(int k, int n, const char *workload, uint64_t size, uint64_t threads, long rep,
 		     const struct run_outcome *o, double elapsed)
 {
-	json_object *tput = at(o->ledger, "workload.throughput_gbit_s");
+	json_object *tput = json_at(o->ledger, "workload.throughput_gbit_s");
 	char sz[24], el[24], eta[24];
 
 	fprintf(stderr, "[%d/%d] %s size=%s threads=%" PRIu64 " rep=%ld: %s", k, n, workload,
@@ -897,7 +885,7 @@ static json_object *make_row(const struct columns *c, int k, long rep, const cha
 	if (o->ledger)
 		fill_from_ledger(row, o->ledger, c);
 	if (json)
-		json_object_object_add(row, "checks", json_object_get(at(o->ledger, "checks")));
+		json_object_object_add(row, "checks", json_object_get(json_at(o->ledger, "checks")));
 	return row;
 }
 
