@@ -1,7 +1,8 @@
 /*
- * The probe table and its run-time selection, in the manner of libbpf-tools' fentry_can_attach /
- * kprobe_exists / probe_tp_btf: every candidate's attach points are tried on this kernel before
- * load, the first that works is autoloaded, and the reasons for refusing better ones are kept.
+ * Choosing one candidate of the probe table (sites.c) per site on this kernel, in the manner of
+ * libbpf-tools' fentry_can_attach / kprobe_exists / probe_tp_btf: every candidate's attach points
+ * are tried on this kernel before load, the first that works is autoloaded, and the reasons for
+ * refusing better ones are kept.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -347,44 +347,31 @@ static json_object *new_row(const struct columns *c)
 	return row;
 }
 
-static void fill_from_ledger(json_object *row, json_object *led, const struct columns *c)
+/* "methods": every probe site's method, "site=method;..." */
+static void put_methods(json_object *row, json_object *probes)
 {
-	static const char *const copied[][2] = {
-		{ "elapsed_s", "workload.elapsed_s" }, { "bytes", "workload.bytes" },
-		{ "bytes_received", "workload.bytes_received" }, { "messages", "workload.messages" },
-		{ "throughput_gbit_s", "workload.throughput_gbit_s" },
-		{ "lat_p50_ns", "workload.latency_ns.p50" }, { "lat_p90_ns", "workload.latency_ns.p90" },
-		{ "lat_p99_ns", "workload.latency_ns.p99" }, { "lat_max_ns", "workload.latency_ns.max" },
-		{ "ctx_switches", "sched.switches" }, { "ctx_voluntary", "sched.voluntary" },
-		{ "ctx_involuntary", "sched.involuntary" }, { "offcpu_ns", "sched.offcpu_ns" },
-		{ "page_faults_user", "page_faults.user" }, { "page_faults_kernel", "page_faults.kernel" },
-	};
-	json_object *probes = json_at(led, "probes"), *perf = json_at(led, "perf"), *checks = json_at(led, "checks");
-	json_object *payload_o = json_at(led, "workload.bytes"), *task_clock = perf ? json_at(perf, "task-clock") : NULL;
-	double payload = payload_o ? json_object_get_double(payload_o) : 0, cpu_bytes = 0;
-	bool every_site = json_at(led, "sites") != NULL;
-	char col[96];
+	char *methods = NULL;
+	size_t len = 0;
+	bool first = true;
+	FILE *f;
 
-	for (unsigned i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
-		put_copy(row, copied[i][0], json_at(led, copied[i][1]));
-
-	if (probes) {
-		char *methods = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&methods, &len);
-
-		if (f) {
-			bool first = true;
-
-			json_object_object_foreach(probes, name, method) {
-				fprintf(f, "%s%s=%s", first ? "" : ";", name, json_object_get_string(method));
-				first = false;
-			}
-			fclose(f);
-			put(row, "methods", json_object_new_string(methods));
-			free(methods);
-		}
+	if (!probes || !(f = open_memstream(&methods, &len)))
+		return;
+	json_object_object_foreach(probes, name, method) {
+		fprintf(f, "%s%s=%s", first ? "" : ";", name, json_object_get_string(method));
+		first = false;
 	}
+	fclose(f);
+	put(row, "methods", json_object_new_string(methods));
+	free(methods);
+}
+
+/* Each site's copies, bytes and bytes per payload byte, and the CPU copies per payload byte. */
+static void put_sites(json_object *row, json_object *led, double payload)
+{
+	bool every_site = json_at(led, "sites") != NULL;
+	double cpu_bytes = 0;
+	char col[96];
 
 	for (int s = 0; s < NR_SITES; s++) {
 		json_object *site = json_at(json_at(led, "sites"), site_name(s)), *cpu;
@@ -406,7 +393,54 @@ static void fill_from_ledger(json_object *row, json_object *led, const struct co
 	/* a site this kernel cannot trace may hold CPU copies: then the sum is unknown, not smaller */
 	if (every_site && payload > 0)
 		put(row, "cpu_copies_per_byte", json_object_new_double(cpu_bytes / payload));
+}
 
+/* How many checks held, how many failed, and the failed ones' names. */
+static void put_checks(json_object *row, json_object *checks)
+{
+	int passed = 0, failed = 0;
+	char names[1024] = "";
+
+	if (!checks || !json_object_is_type(checks, json_type_array))
+		return;
+	for (size_t i = 0; i < json_object_array_length(checks); i++) {
+		json_object *chk = json_object_array_get_idx(checks, i), *ok = json_at(chk, "ok");
+		json_object *name = json_at(chk, "name");
+
+		if (ok && json_object_get_boolean(ok)) {
+			passed++;
+			continue;
+		}
+		failed++;
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", failed > 1 ? ";" : "",
+			 name ? json_object_get_string(name) : "?");
+	}
+	put(row, "checks_passed", json_object_new_int(passed));
+	put(row, "checks_failed", json_object_new_int(failed));
+	put(row, "failed_checks", json_object_new_string(names));
+}
+
+static void fill_from_ledger(json_object *row, json_object *led, const struct columns *c)
+{
+	static const char *const copied[][2] = {
+		{ "elapsed_s", "workload.elapsed_s" }, { "bytes", "workload.bytes" },
+		{ "bytes_received", "workload.bytes_received" }, { "messages", "workload.messages" },
+		{ "throughput_gbit_s", "workload.throughput_gbit_s" },
+		{ "lat_p50_ns", "workload.latency_ns.p50" }, { "lat_p90_ns", "workload.latency_ns.p90" },
+		{ "lat_p99_ns", "workload.latency_ns.p99" }, { "lat_max_ns", "workload.latency_ns.max" },
+		{ "ctx_switches", "sched.switches" }, { "ctx_voluntary", "sched.voluntary" },
+		{ "ctx_involuntary", "sched.involuntary" }, { "offcpu_ns", "sched.offcpu_ns" },
+		{ "page_faults_user", "page_faults.user" }, { "page_faults_kernel", "page_faults.kernel" },
+	};
+	json_object *perf = json_at(led, "perf");
+	json_object *payload_o = json_at(led, "workload.bytes"), *task_clock = perf ? json_at(perf, "task-clock") : NULL;
+	double payload = payload_o ? json_object_get_double(payload_o) : 0;
+	char col[96];
+
+	for (unsigned i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
+		put_copy(row, copied[i][0], json_at(led, copied[i][1]));
+	put_methods(row, json_at(led, "probes"));
+	put_sites(row, led, payload);
 	if (json_at(led, "syscalls"))
 		put_copy(row, "syscalls", json_at(led, "syscalls_total"));
 	put_copy(row, "task_clock_ns", task_clock);
@@ -416,27 +450,7 @@ static void fill_from_ledger(json_object *row, json_object *led, const struct co
 		perf_column(col, sizeof(col), c->perf_counter[i]);
 		put_copy(row, col, json_at(perf, c->perf_counter[i]));
 	}
-
-	if (checks && json_object_is_type(checks, json_type_array)) {
-		int passed = 0, failed = 0;
-		char names[1024] = "";
-
-		for (size_t i = 0; i < json_object_array_length(checks); i++) {
-			json_object *chk = json_object_array_get_idx(checks, i), *ok = json_at(chk, "ok");
-			json_object *name = json_at(chk, "name");
-
-			if (ok && json_object_get_boolean(ok)) {
-				passed++;
-				continue;
-			}
-			failed++;
-			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", failed > 1 ? ";" : "",
-				 name ? json_object_get_string(name) : "?");
-		}
-		put(row, "checks_passed", json_object_new_int(passed));
-		put(row, "checks_failed", json_object_new_int(failed));
-		put(row, "failed_checks", json_object_new_string(names));
-	}
+	put_checks(row, json_at(led, "checks"));
 }
 
 /* ---- output ---- */
@@ -698,28 +712,17 @@ static void classify(struct run_outcome *o, const char *out_log, const char *err
 		snprintf(o->error, sizeof(o->error), "exit status %d", o->exit_code);
 }
 
-static void run_one(const struct sweep_args *a, const char *dir, const char *workload, uint64_t size,
-		    uint64_t threads, struct run_outcome *o)
+/* The `zctrace run` command line of one cell of the grid; @num holds its numbers' text. */
+static const char **run_argv(const struct sweep_args *a, const char *workload, uint64_t size, uint64_t threads,
+			     const char *json_path, char num[3][24])
 {
-	char json_path[PATH_MAX], out_log[PATH_MAX], err_log[PATH_MAX], size_s[24], threads_s[24], count_s[24];
 	const char **argv = xrealloc(NULL, (20 + a->nextra) * sizeof(*argv));
-	double start = now_s(), timeout, kill_at = 0;
-	enum run_status stopping = RUN_OK;
-	const struct workload_def *def;
-	int wstatus = 0, n = 0, wait_err = 0;
-	bool reaped = false, killed = false;
-	pid_t child;
+	const struct workload_def *def = find_workload(workload);
+	int n = 0;
 
-	memset(o, 0, sizeof(*o));
-	o->exit_code = -1;
-	snprintf(json_path, sizeof(json_path), "%s/ledger.json", dir);
-	snprintf(out_log, sizeof(out_log), "%s/stdout.log", dir);
-	snprintf(err_log, sizeof(err_log), "%s/stderr.log", dir);
-	snprintf(size_s, sizeof(size_s), "%" PRIu64, size);
-	snprintf(threads_s, sizeof(threads_s), "%" PRIu64, threads);
-	snprintf(count_s, sizeof(count_s), "%" PRIu64, a->messages);
-	unlink(json_path);
-
+	snprintf(num[0], 24, "%" PRIu64, size);
+	snprintf(num[1], 24, "%" PRIu64, threads);
+	snprintf(num[2], 24, "%" PRIu64, a->messages);
 	argv[n++] = "zctrace";
 	argv[n++] = "run";
 	argv[n++] = "--no-hist";
@@ -731,29 +734,26 @@ static void run_one(const struct sweep_args *a, const char *dir, const char *wor
 	}
 	argv[n++] = workload;
 	argv[n++] = "--size";
-	argv[n++] = size_s;
-	def = find_workload(workload);
+	argv[n++] = num[0];
 	if (!def->no_threads) {
 		argv[n++] = "--threads";
-		argv[n++] = threads_s;
+		argv[n++] = num[1];
 	}
 	if (!def->no_amount) {	/* the file workloads move their file, once */
 		argv[n++] = a->duration ? "--duration" : "--messages";
-		argv[n++] = a->duration ? a->duration : count_s;
+		argv[n++] = a->duration ? a->duration : num[2];
 	}
 	for (int i = 0; i < a->nextra; i++)
 		argv[n++] = a->extra[i];
 	argv[n] = NULL;
-	timeout = a->timeout_s ? a->timeout_s
-			       : a->duration ? TIMEOUT_BASE_S + 3 * a->duration_s : TIMEOUT_MESSAGES_S;
+	return argv;
+}
 
-	child = fork();
-	if (child < 0) {
-		o->status = RUN_ERROR;
-		snprintf(o->error, sizeof(o->error), "fork: %s", strerror(errno));
-		free(argv);
-		return;
-	}
+/* Starts @argv (this zctrace) in a process group of its own, its output to the logs. */
+static pid_t start_run(const char **argv, const char *out_log, const char *err_log)
+{
+	pid_t child = fork();
+
 	if (child == 0) {
 		int in = open("/dev/null", O_RDONLY), out = open(out_log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		int err = open(err_log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -767,18 +767,31 @@ static void run_one(const struct sweep_args *a, const char *dir, const char *wor
 		fprintf(stderr, "zctrace sweep: cannot run /proc/self/exe: %s\n", strerror(errno));
 		_exit(127);
 	}
-	setpgid(child, child);
+	if (child > 0)
+		setpgid(child, child);
+	return child;
+}
+
+/*
+ * Waits for the run, stopping it (TERM, then KILL after a grace period) at @timeout seconds or a
+ * stop signal; then kills whatever it left. Returns RUN_OK, RUN_TIMEOUT or RUN_INTERRUPTED.
+ */
+static enum run_status wait_run(pid_t child, double timeout, int *wstatus, bool *reaped, int *wait_err)
+{
+	double start = now_s(), kill_at = 0;
+	enum run_status stopping = RUN_OK;
+	bool killed = false;
 
 	for (;;) {
-		pid_t w = waitpid(child, &wstatus, WNOHANG);
+		pid_t w = waitpid(child, wstatus, WNOHANG);
 		double t = now_s();
 
 		if (w == child) {
-			reaped = true;
+			*reaped = true;
 			break;
 		}
 		if (w < 0 && errno != EINTR) {
-			wait_err = errno;
+			*wait_err = errno;
 			break;
 		}
 		if (stopping == RUN_OK && (stop_signal || t - start >= timeout)) {
@@ -795,7 +808,36 @@ static void run_one(const struct sweep_args *a, const char *dir, const char *wor
 	/* nothing the run started outlives it */
 	kill(-child, SIGKILL);
 	reap_leftovers();
+	return stopping;
+}
 
+static void run_one(const struct sweep_args *a, const char *dir, const char *workload, uint64_t size,
+		    uint64_t threads, struct run_outcome *o)
+{
+	char json_path[PATH_MAX], out_log[PATH_MAX], err_log[PATH_MAX], num[3][24];
+	const char **argv;
+	double timeout = a->timeout_s ? a->timeout_s
+				      : a->duration ? TIMEOUT_BASE_S + 3 * a->duration_s : TIMEOUT_MESSAGES_S;
+	enum run_status stopping;
+	int wstatus = 0, wait_err = 0;
+	bool reaped = false;
+	pid_t child;
+
+	memset(o, 0, sizeof(*o));
+	o->exit_code = -1;
+	snprintf(json_path, sizeof(json_path), "%s/ledger.json", dir);
+	snprintf(out_log, sizeof(out_log), "%s/stdout.log", dir);
+	snprintf(err_log, sizeof(err_log), "%s/stderr.log", dir);
+	unlink(json_path);
+	argv = run_argv(a, workload, size, threads, json_path, num);
+	child = start_run(argv, out_log, err_log);
+	free(argv);
+	if (child < 0) {
+		o->status = RUN_ERROR;
+		snprintf(o->error, sizeof(o->error), "fork: %s", strerror(errno));
+		return;
+	}
+	stopping = wait_run(child, timeout, &wstatus, &reaped, &wait_err);
 	if (reaped)
 		o->exit_code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 	if (!access(json_path, F_OK))
@@ -815,7 +857,6 @@ static void run_one(const struct sweep_args *a, const char *dir, const char *wor
 	unlink(json_path);
 	unlink(out_log);
 	unlink(err_log);
-	free(argv);
 }
 
 /* ---- the sweep ---- */
@@ -889,6 +930,93 @@ static json_object *make_row(const struct columns *c, int k, long rep, const cha
 	return row;
 }
 
+/* Every run of the grid, a row each; how many ran. */
+static int run_grid(const struct sweep_args *a, const char *dir, struct sweep_output *out, const struct columns *cols,
+		    const struct utsname *u, int counts[NR_RUN_STATUS], int nruns, double start)
+{
+	int k = 0;
+
+	/* repetitions outermost: slow drift of the machine spreads over every point */
+	for (long rep = 1; rep <= a->reps && keep_going(out); rep++)
+		for (int w = 0; w < a->nworkloads && keep_going(out); w++)
+			for (int s = 0; s < a->nsizes && keep_going(out); s++)
+				for (int t = 0; t < a->nthreads && keep_going(out); t++) {
+					struct run_outcome o;
+
+					run_one(a, dir, a->workloads[w], a->sizes[s], a->threads[t], &o);
+					k++;
+					counts[o.status]++;
+					output_row(out, cols, make_row(cols, k, rep, a->workloads[w], a->sizes[s],
+								       a->threads[t], &o, u, a->json));
+					progress(k, nruns, a->workloads[w], a->sizes[s], a->threads[t], rep, &o,
+						 now_s() - start);
+					json_object_put(o.ledger);
+				}
+	return k;
+}
+
+/* The options that only make sense together: a usage error (one line) or 0. */
+static int check_args(struct sweep_args *a)
+{
+	if (a->duration && a->messages)
+		return usage_error("give either --duration or --messages, not both");
+	if (!a->duration && !a->messages) {
+		a->duration = "1";
+		a->duration_s = 1;
+	}
+	if (!a->sizes)
+		parse_number_list("64K", &a->sizes, &a->nsizes, MAX_SIZE);
+	if (!a->threads)
+		parse_number_list("1", &a->threads, &a->nthreads, MAX_THREADS);
+	for (int i = 0; i < a->nworkloads; i++) {
+		if (find_workload(a->workloads[i])->no_threads && (a->nthreads != 1 || a->threads[0] != 1))
+			return usage_error("%s copies one file at a time: sweep it with --threads 1", a->workloads[i]);
+	}
+	if (a->out_path && strcmp(a->out_path, "-")) {
+		const char *ext = strrchr(a->out_path, '.');
+
+		if (ext && !strcasecmp(ext, ".json"))
+			a->json = true;
+		else if (!ext || strcasecmp(ext, ".csv"))
+			return usage_error("cannot tell the format of '%s' from its extension (use .csv or .json)",
+					   a->out_path);
+	}
+	if ((long long)a->nworkloads * a->nsizes * a->nthreads * a->reps > 1000000)
+		return usage_error("more than 1000000 runs: make the grid smaller");
+	return 0;
+}
+
+/* The sweep's last line: how many runs ran and how they ended. Returns the exit status. */
+static int report_end(const struct sweep_output *out, const int counts[NR_RUN_STATUS], int k, int nruns,
+		      double start)
+{
+	int ret;
+
+	if (out->failed) {
+		fprintf(stderr, "zctrace sweep: stopped after %d of %d runs: the rows cannot be written\n", k, nruns);
+		ret = 1;
+	} else if (stop_signal) {
+		fprintf(stderr, "zctrace sweep: interrupted by signal %d after %d of %d runs; %d row%s in %s\n",
+			(int)stop_signal, k, nruns, k, k == 1 ? "" : "s", out->path ? out->path : "stdout");
+		ret = 128 + stop_signal;
+	} else if (counts[RUN_OK] == k) {
+		fprintf(stderr, "zctrace sweep: %d run%s in %.0f s, all ok; rows in %s\n", k, k > 1 ? "s" : "", now_s() - start,
+			out->path ? out->path : "stdout");
+		ret = 0;
+	} else {
+		char why[128] = "";
+
+		for (int st = RUN_CHECK_FAILED; st < NR_RUN_STATUS; st++)
+			if (counts[st])
+				snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%d %s",
+					 why[0] ? ", " : "", counts[st], status_names[st]);
+		fprintf(stderr, "zctrace sweep: %d of %d runs failed (%s) in %.0f s; rows in %s\n",
+			k - counts[RUN_OK], k, why, now_s() - start, out->path ? out->path : "stdout");
+		ret = 1;
+	}
+	return ret;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
 	static const struct argp argp = { sweep_options, sweep_parse,
@@ -912,39 +1040,9 @@ int cmd_sweep(int argc, char **argv)
 		free(meta_argv);
 		return EXIT_USAGE;
 	}
-	if (a.duration && a.messages) {
-		ret = usage_error("give either --duration or --messages, not both");
+	if ((ret = check_args(&a)))
 		goto cleanup;
-	}
-	if (!a.duration && !a.messages) {
-		a.duration = "1";
-		a.duration_s = 1;
-	}
-	if (!a.sizes)
-		parse_number_list("64K", &a.sizes, &a.nsizes, MAX_SIZE);
-	if (!a.threads)
-		parse_number_list("1", &a.threads, &a.nthreads, MAX_THREADS);
-	for (int i = 0; i < a.nworkloads; i++) {
-		if (find_workload(a.workloads[i])->no_threads && (a.nthreads != 1 || a.threads[0] != 1)) {
-			ret = usage_error("%s copies one file at a time: sweep it with --threads 1", a.workloads[i]);
-			goto cleanup;
-		}
-	}
-	if (a.out_path && strcmp(a.out_path, "-")) {
-		const char *ext = strrchr(a.out_path, '.');
-
-		if (ext && !strcasecmp(ext, ".json"))
-			a.json = true;
-		else if (!ext || strcasecmp(ext, ".csv")) {
-			ret = usage_error("cannot tell the format of '%s' from its extension (use .csv or .json)",
-					  a.out_path);
-			goto cleanup;
-		}
-	}
-	if ((long long)a.nworkloads * a.nsizes * a.nthreads * a.reps > 1000000) {
-		ret = usage_error("more than 1000000 runs: make the grid smaller");
-		goto cleanup;
-	}
+	ret = 1;
 	nruns = a.nworkloads * a.nsizes * a.nthreads * a.reps;
 
 	uname(&u);
@@ -972,45 +1070,8 @@ int cmd_sweep(int argc, char **argv)
 		length, out.path ? out.path : "CSV to stdout");
 
 	start = now_s();
-	/* repetitions outermost: slow drift of the machine spreads over every point */
-	for (long rep = 1; rep <= a.reps && keep_going(&out); rep++)
-		for (int w = 0; w < a.nworkloads && keep_going(&out); w++)
-			for (int s = 0; s < a.nsizes && keep_going(&out); s++)
-				for (int t = 0; t < a.nthreads && keep_going(&out); t++) {
-					struct run_outcome o;
-
-					run_one(&a, dir, a.workloads[w], a.sizes[s], a.threads[t], &o);
-					k++;
-					counts[o.status]++;
-					output_row(&out, &cols, make_row(&cols, k, rep, a.workloads[w], a.sizes[s],
-									a.threads[t], &o, &u, a.json));
-					progress(k, nruns, a.workloads[w], a.sizes[s], a.threads[t], rep, &o,
-						 now_s() - start);
-					json_object_put(o.ledger);
-				}
-
-	if (out.failed) {
-		fprintf(stderr, "zctrace sweep: stopped after %d of %d runs: the rows cannot be written\n", k, nruns);
-		ret = 1;
-	} else if (stop_signal) {
-		fprintf(stderr, "zctrace sweep: interrupted by signal %d after %d of %d runs; %d row%s in %s\n",
-			(int)stop_signal, k, nruns, k, k == 1 ? "" : "s", out.path ? out.path : "stdout");
-		ret = 128 + stop_signal;
-	} else if (counts[RUN_OK] == k) {
-		fprintf(stderr, "zctrace sweep: %d run%s in %.0f s, all ok; rows in %s\n", k, k > 1 ? "s" : "", now_s() - start,
-			out.path ? out.path : "stdout");
-		ret = 0;
-	} else {
-		char why[128] = "";
-
-		for (int st = RUN_CHECK_FAILED; st < NR_RUN_STATUS; st++)
-			if (counts[st])
-				snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%d %s",
-					 why[0] ? ", " : "", counts[st], status_names[st]);
-		fprintf(stderr, "zctrace sweep: %d of %d runs failed (%s) in %.0f s; rows in %s\n",
-			k - counts[RUN_OK], k, why, now_s() - start, out.path ? out.path : "stdout");
-		ret = 1;
-	}
+	k = run_grid(&a, dir, &out, &cols, &u, counts, nruns, start);
+	ret = report_end(&out, counts, k, nruns, start);
 
 cleanup:
 	output_close(&out);

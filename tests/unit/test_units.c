@@ -128,6 +128,33 @@ static void test_probe_table(void)
 	}
 }
 
+/* The workload's report, read as zctrace reads it: typed, its kind declared, bad types refused. */
+static void test_report_parse(void)
+{
+	json_object *o = json_tokener_parse("{\"kind\":\"file-serve\",\"bytes\":65536,\"sender_pid\":7,"
+					    "\"chunks\":2.5,\"source\":{\"ino\":12,\"pages\":16},"
+					    "\"latency_ns\":{\"p99\":900},\"verified\":true,\"fs\":3}");
+	struct wl_report r;
+
+	wl_report_parse(o, &r);
+	EXPECT(r.kind == WL_KIND_FILE_SERVE, "kind %d", r.kind);
+	EXPECT(r.bytes.found && r.bytes.v == 65536 && !r.bytes_received.found, "bytes");
+	EXPECT(r.sender_pid.v == 7 && !r.receiver_pid.found, "pids");
+	EXPECT(!r.chunks.found, "a count of chunks that is not a whole number is not one");
+	EXPECT(r.source.ino.v == 12 && r.source.pages.v == 16 && !r.dest.ino.found, "files");
+	EXPECT(r.has_latency && r.p99.v == 900 && !r.p50.found, "latency");
+	EXPECT(r.verified == 1 && r.fs == NULL, "verified, and fs that is not a string");
+	json_object_put(o);
+	o = json_tokener_parse("{\"kind\":\"tcp\"}");
+	wl_report_parse(o, &r);
+	EXPECT(r.kind == WL_KIND_UNKNOWN && r.verified == -1, "an unknown kind");
+	json_object_put(o);
+	wl_report_parse(NULL, &r);
+	EXPECT(r.kind == WL_KIND_UNKNOWN && !r.bytes.found, "no report");
+	for (int k = 0; k < NR_WL_KINDS; k++)
+		EXPECT(strcmp(wl_kind_name(k), "unknown") || k == WL_KIND_UNKNOWN, "kind %d has no name", k);
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -136,6 +163,7 @@ int main(void)
 	test_log2_hist_print();
 	test_lookups();
 	test_probe_table();
+	test_report_parse();
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

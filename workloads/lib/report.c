@@ -1,4 +1,5 @@
 /* The workload's report: written by the workloads, read by zctrace (report.h). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,14 +72,36 @@ static json_object *object(json_object *o, const char *key)
 	return json_object_is_type(v, json_type_object) ? v : NULL;
 }
 
-static void parse_file(json_object *o, struct wl_file_fig *f)
+/* The report's counts: each key beside the field it fills. */
+struct count_field {
+	const char *key;
+	size_t off;		/* of its struct wl_count */
+};
+#define COUNT(key, field) { key, offsetof(struct wl_report, field) }
+static const struct count_field report_counts[] = {
+	COUNT(WL_KEY_BYTES, bytes), COUNT(WL_KEY_BYTES_RECEIVED, bytes_received),
+	COUNT(WL_KEY_REQUEST_BYTES, request_bytes), COUNT(WL_KEY_SENDER_PID, sender_pid),
+	COUNT(WL_KEY_RECEIVER_PID, receiver_pid), COUNT(WL_KEY_MESSAGES, messages), COUNT(WL_KEY_SIZE, size),
+	COUNT(WL_KEY_THREADS, threads), COUNT(WL_KEY_FILE_SIZE, file_size), COUNT(WL_KEY_CHUNKS, chunks),
+}, latency_counts[] = {
+	COUNT("p50", p50), COUNT("p90", p90), COUNT("p99", p99), COUNT("max", max),
+}, zerocopy_counts[] = {
+	COUNT("notices", zc_notices), COUNT("notices_copied", zc_notices_copied), COUNT("completed", zc_completed),
+}, file_counts[] = {
+	/* in struct wl_file_fig: a source's or a destination's */
+	{ WL_KEY_INO, offsetof(struct wl_file_fig, ino) },
+	{ WL_KEY_DEV_MAJOR, offsetof(struct wl_file_fig, dev_major) },
+	{ WL_KEY_DEV_MINOR, offsetof(struct wl_file_fig, dev_minor) },
+	{ WL_KEY_PAGES, offsetof(struct wl_file_fig, pages) },
+	{ WL_KEY_RESIDENT_BEFORE, offsetof(struct wl_file_fig, resident_before) },
+	{ WL_KEY_SHARED_BYTES, offsetof(struct wl_file_fig, shared_bytes) },
+};
+#define COUNTS(table, o, base) read_counts(table, sizeof(table) / sizeof(table[0]), o, base)
+
+static void read_counts(const struct count_field *c, size_t n, json_object *o, void *base)
 {
-	f->ino = count(o, WL_KEY_INO);
-	f->dev_major = count(o, WL_KEY_DEV_MAJOR);
-	f->dev_minor = count(o, WL_KEY_DEV_MINOR);
-	f->pages = count(o, WL_KEY_PAGES);
-	f->resident_before = count(o, WL_KEY_RESIDENT_BEFORE);
-	f->shared_bytes = count(o, WL_KEY_SHARED_BYTES);
+	for (size_t i = 0; i < n; i++)
+		*(struct wl_count *)((char *)base + c[i].off) = count(o, c[i].key);
 }
 
 static enum wl_kind parse_kind(const char *name)
@@ -97,36 +120,22 @@ void wl_report_parse(json_object *json, struct wl_report *r)
 	r->json = json;
 	r->kind = parse_kind(string(json, WL_KEY_KIND));
 	r->workload = string(json, WL_KEY_WORKLOAD);
-	r->bytes = count(json, WL_KEY_BYTES);
-	r->bytes_received = count(json, WL_KEY_BYTES_RECEIVED);
-	r->request_bytes = count(json, WL_KEY_REQUEST_BYTES);
-	r->sender_pid = count(json, WL_KEY_SENDER_PID);
-	r->receiver_pid = count(json, WL_KEY_RECEIVER_PID);
-	r->messages = count(json, WL_KEY_MESSAGES);
-	r->size = count(json, WL_KEY_SIZE);
-	r->threads = count(json, WL_KEY_THREADS);
-	r->file_size = count(json, WL_KEY_FILE_SIZE);
-	r->chunks = count(json, WL_KEY_CHUNKS);
+	COUNTS(report_counts, json, r);
 	if (!json_object_is_type(member(json, WL_KEY_CHUNKS), json_type_int))
 		r->chunks.found = false;	/* a count of chunks is a whole number, or not one */
 	r->elapsed_s = (v = member(json, WL_KEY_ELAPSED_S)) ? json_object_get_double(v) : 0;
 	r->has_latency = lat != NULL;
-	r->p50 = count(lat, "p50");
-	r->p90 = count(lat, "p90");
-	r->p99 = count(lat, "p99");
-	r->max = count(lat, "max");
+	COUNTS(latency_counts, lat, r);
 	r->path = string(json, WL_KEY_PATH);
 	r->peer = string(json, WL_KEY_PEER);
 	r->method = string(json, WL_KEY_METHOD);
 	r->cache = string(json, WL_KEY_CACHE);
 	r->fs = string(json, WL_KEY_FS);
 	r->pattern = string(json, WL_KEY_PATTERN);
-	parse_file(object(json, WL_KEY_SOURCE), &r->source);
-	parse_file(object(json, WL_KEY_DEST), &r->dest);
+	COUNTS(file_counts, object(json, WL_KEY_SOURCE), &r->source);
+	COUNTS(file_counts, object(json, WL_KEY_DEST), &r->dest);
 	r->verified = (v = member(json, WL_KEY_VERIFIED)) ? json_object_get_boolean(v) : -1;
-	r->zc_notices = count(zc, "notices");
-	r->zc_notices_copied = count(zc, "notices_copied");
-	r->zc_completed = count(zc, "completed");
+	COUNTS(zerocopy_counts, zc, r);
 	r->calls = object(json, WL_KEY_CALLS);
 	r->per_chunk = member(json, WL_KEY_PER_CHUNK);
 }
