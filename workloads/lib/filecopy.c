@@ -29,15 +29,56 @@ int copy_by_calls(struct copy_job *j, ssize_t (*call)(struct copy_job *j, uint64
 	return 0;
 }
 
+/* The workload's report: how the file was copied, how fast, and that the copy is the file. */
+static json_object *copy_report(const struct file_copy *w, const struct wl_opts *o, const struct copy_job *j,
+				const struct wl_file *src, const struct wl_file *dst, uint64_t ns, bool verified)
+{
+	double secs = ns / 1e9;
+	json_object *r, *calls, *per_chunk;
+
+	r = json_object_new_object();
+	json_object_object_add(r, WL_KEY_WORKLOAD, json_object_new_string(w->name));
+	json_object_object_add(r, WL_KEY_METHOD, json_object_new_string(w->method));
+	json_object_object_add(r, WL_KEY_SIZE, json_object_new_uint64(o->size));
+	json_object_object_add(r, WL_KEY_THREADS, json_object_new_int(1));
+	json_object_object_add(r, WL_KEY_BYTES, json_object_new_uint64(j->copied));
+	json_object_object_add(r, WL_KEY_ELAPSED_S, json_object_new_double(secs));
+	json_object_object_add(r, "throughput_gbit_s",
+			       json_object_new_double(secs > 0 ? j->copied * 8 / secs / 1e9 : 0));
+	json_object_object_add(r, "throughput_mib_s",
+			       json_object_new_double(secs > 0 ? j->copied / secs / (1 << 20) : 0));
+	wl_file_report(r, o, src);
+	{
+		json_object *d = wl_file_json(dst);
+		int64_t shared = wl_file_shared_bytes(dst->fd);
+
+		/* a clone shares the source's blocks: the filesystem's own word that nothing was copied */
+		json_object_object_add(d, WL_KEY_SHARED_BYTES, shared >= 0 ? json_object_new_int64(shared) : NULL);
+		json_object_object_add(r, WL_KEY_DEST, d);
+	}
+	calls = json_object_new_object();
+	per_chunk = json_object_new_object();
+	for (int i = 0; i < COPY_MAX_CALLS && w->call_names[i]; i++) {
+		json_object_object_add(calls, w->call_names[i], json_object_new_uint64(j->calls[i]));
+		json_object_object_add(per_chunk, w->call_names[i], json_object_new_int(w->per_chunk[i]));
+	}
+	json_object_object_add(r, WL_KEY_CALLS, calls);
+	json_object_object_add(r, WL_KEY_PER_CHUNK, per_chunk);
+	/* chunks of --size bytes; with --size 0 the kernel decides how much each call moves */
+	json_object_object_add(r, WL_KEY_CHUNKS, o->size ? json_object_new_uint64((src->size + o->size - 1) / o->size) : NULL);
+	json_object_object_add(r, "crc32", json_object_new_uint64(src->crc));
+	json_object_object_add(r, WL_KEY_VERIFIED, json_object_new_boolean(verified));
+	return r;
+}
+
 int file_copy_main(int argc, char **argv, const struct file_copy *w)
 {
 	struct wl_file src = { .fd = -1 }, dst = { .fd = -1 };
 	struct copy_job j = {};
 	struct wl_opts o;
-	json_object *r, *calls, *per_chunk;
+	json_object *r;
 	struct stat st;
 	uint64_t t0, t1;
-	double secs;
 	uint32_t crc = 0;
 	int err, ret = 1;
 	bool verified;
@@ -82,39 +123,7 @@ int file_copy_main(int argc, char **argv, const struct file_copy *w)
 		fprintf(stderr, "%s: the copy differs: %llu of %llu bytes, CRC %08x vs %08x\n", w->name,
 			(unsigned long long)st.st_size, (unsigned long long)src.size, crc, src.crc);
 
-	secs = (t1 - t0) / 1e9;
-	r = json_object_new_object();
-	json_object_object_add(r, WL_KEY_WORKLOAD, json_object_new_string(w->name));
-	json_object_object_add(r, WL_KEY_METHOD, json_object_new_string(w->method));
-	json_object_object_add(r, WL_KEY_SIZE, json_object_new_uint64(o.size));
-	json_object_object_add(r, WL_KEY_THREADS, json_object_new_int(1));
-	json_object_object_add(r, WL_KEY_BYTES, json_object_new_uint64(j.copied));
-	json_object_object_add(r, WL_KEY_ELAPSED_S, json_object_new_double(secs));
-	json_object_object_add(r, "throughput_gbit_s",
-			       json_object_new_double(secs > 0 ? j.copied * 8 / secs / 1e9 : 0));
-	json_object_object_add(r, "throughput_mib_s",
-			       json_object_new_double(secs > 0 ? j.copied / secs / (1 << 20) : 0));
-	wl_file_report(r, &o, &src);
-	{
-		json_object *d = wl_file_json(&dst);
-		int64_t shared = wl_file_shared_bytes(dst.fd);
-
-		/* a clone shares the source's blocks: the filesystem's own word that nothing was copied */
-		json_object_object_add(d, WL_KEY_SHARED_BYTES, shared >= 0 ? json_object_new_int64(shared) : NULL);
-		json_object_object_add(r, WL_KEY_DEST, d);
-	}
-	calls = json_object_new_object();
-	per_chunk = json_object_new_object();
-	for (int i = 0; i < COPY_MAX_CALLS && w->call_names[i]; i++) {
-		json_object_object_add(calls, w->call_names[i], json_object_new_uint64(j.calls[i]));
-		json_object_object_add(per_chunk, w->call_names[i], json_object_new_int(w->per_chunk[i]));
-	}
-	json_object_object_add(r, WL_KEY_CALLS, calls);
-	json_object_object_add(r, WL_KEY_PER_CHUNK, per_chunk);
-	/* chunks of --size bytes; with --size 0 the kernel decides how much each call moves */
-	json_object_object_add(r, WL_KEY_CHUNKS, o.size ? json_object_new_uint64((src.size + o.size - 1) / o.size) : NULL);
-	json_object_object_add(r, "crc32", json_object_new_uint64(src.crc));
-	json_object_object_add(r, WL_KEY_VERIFIED, json_object_new_boolean(verified));
+	r = copy_report(w, &o, &j, &src, &dst, t1 - t0, verified);
 	ret = wl_emit(WL_KIND_FILE_COPY, r) || !verified;
 	json_object_put(r);
 out:

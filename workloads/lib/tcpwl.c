@@ -278,6 +278,124 @@ static json_object *result_json(const struct tcp_workload *w, const struct wl_op
 	return r;
 }
 
+/* Connects every connection, to a local receiver thread or to the peer's, and sets it up. */
+static int connect_all(const struct tcp_workload *w, struct tcp_conn *conns, int n, int lfd,
+		       struct sockaddr_in *addr, struct peer_run *peer)
+{
+	int err;
+
+	for (int i = 0; i < n; i++) {
+		struct tcp_conn *c = &conns[i];
+
+		if ((err = peer->started ? accept_peer(lfd, peer, c) : connect_pair(lfd, addr, c))) {
+			fprintf(stderr, "%s: connection %d: %s\n", w->name, i, strerror(-err));
+			return err;
+		}
+		if ((err = message_alloc(&c->msg, c->opts->size)) || (w->setup && (err = w->setup(c)))) {
+			fprintf(stderr, "%s: setup of connection %d: %s\n", w->name, i, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* A sender thread per connection, and a receiver thread unless the peer receives; how many. */
+static int start_threads(const struct tcp_workload *w, struct tcp_conn *conns, int n, bool remote_rx,
+			 pthread_t *tids)
+{
+	int nthreads = 0;
+
+	pthread_barrier_init(&start_line, NULL, (remote_rx ? 1 : 2) * n + 1);
+	for (int i = 0; i < n; i++) {
+		if (!remote_rx && pthread_create(&tids[nthreads++], NULL, receiver_main, &conns[i]))
+			break;
+		if (pthread_create(&tids[nthreads], NULL, sender_main, &conns[i]))
+			break;
+		nthreads++;
+	}
+	if (nthreads != (remote_rx ? 1 : 2) * n) {
+		/* the barrier cannot be met: leave without waiting for the started threads */
+		fprintf(stderr, "%s: cannot start threads\n", w->name);
+		_exit(1);
+	}
+	return nthreads;
+}
+
+/* The measured phase: from the start line until every byte is received. Its length in ns. */
+static uint64_t measured_phase(const struct wl_opts *o, pthread_t *tids, int nthreads, struct peer_run *peer,
+			       int *err)
+{
+	uint64_t t0, t1;
+
+	WL_PHASE_BEGIN();
+	t0 = wl_now_ns();
+	if (o->duration)
+		deadline_ns = t0 + (uint64_t)(o->duration * 1e9);
+	pthread_barrier_wait(&start_line);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(tids[i], NULL);
+	/* the phase ends when the receiver has everything; its figures are read after */
+	if (peer->started)
+		*err = peer_wait_done(peer, PEER_TIMEOUT_MS);
+	t1 = wl_now_ns();
+	WL_PHASE_END();
+	return t1 - t0;
+}
+
+/* The receiver process's figures, into the connections. */
+static void collect_peer(struct peer_run *peer, struct tcp_conn *conns, int n, const struct rx_result *rx_out,
+			 int err)
+{
+	int jerr = peer_join(peer, PEER_TIMEOUT_MS);
+
+	for (int i = 0; i < n; i++) {
+		conns[i].received = rx_out[i].received;
+		conns[i].rx_digest = rx_out[i].rx_digest;
+		if (rx_out[i].err)
+			fail(&conns[i], rx_out[i].err_what, rx_out[i].err);
+	}
+	if (err || jerr)
+		fail(&conns[0], "receiver process", err ? -err : -jerr);
+}
+
+/* Says what failed, and writes the report. 0 when every connection moved its bytes intact. */
+static int write_report(const struct tcp_workload *w, const struct wl_opts *o, struct tcp_conn *conns,
+			uint64_t ns, struct peer_run *peer)
+{
+	json_object *result, *verified;
+	int ret = 0;
+
+	for (int i = 0; i < o->threads; i++) {
+		if (conns[i].err) {
+			fprintf(stderr, "%s: connection %d: %s: %s\n", w->name, i, conns[i].err_what,
+				strerror(conns[i].err));
+			ret = 1;
+		}
+	}
+	result = result_json(w, o, conns, ns, peer);
+	if (json_object_object_get_ex(result, WL_KEY_VERIFIED, &verified) && !json_object_get_boolean(verified))
+		ret = 1;
+	if (ret && !json_object_object_get_ex(result, "error", NULL))
+		json_object_object_add(result, "error", json_object_new_string("a connection failed"));
+	if (wl_emit(w->kind ? w->kind : WL_KIND_STREAM, result))
+		ret = 1;
+	json_object_put(result);
+	return ret;
+}
+
+static void close_all(const struct tcp_workload *w, struct tcp_conn *conns, int n)
+{
+	for (int i = 0; conns && i < n; i++) {
+		if (w->teardown)
+			w->teardown(&conns[i]);
+		message_free(&conns[i].msg);
+		if (conns[i].send_fd >= 0)
+			close(conns[i].send_fd);
+		if (conns[i].recv_fd >= 0)
+			close(conns[i].recv_fd);
+	}
+}
+
 int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 {
 	struct sockaddr_in addr;
@@ -288,17 +406,14 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 	struct tcp_conn *conns = NULL;
 	pthread_t *tids = NULL;
 	struct wl_opts o;
-	int lfd = -1, nthreads = 0, err = 0, ret = 1;
-	bool remote_rx;
+	int lfd = -1, nthreads, err = 0, ret = 1;
 	char where[INET_ADDRSTRLEN] = "?";
-	uint64_t t0, t1;
-	json_object *result, *verified;
+	uint64_t ns;
 
 	if (wl_parse_opts(argc, argv, w->name, w->options ? w->options : WL_OPT_TCP, &o) ||
 	    wl_check_netns(w->name, &o))
 		return 2;
 	workload = w;
-	remote_rx = o.peer != WL_PEER_THREAD;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -324,95 +439,26 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 		fprintf(stderr, "%s: cannot listen on %s:%d: %s\n", w->name, where, o.port, strerror(-lfd));
 		goto out;
 	}
-	if (remote_rx) {
+	if (o.peer != WL_PEER_THREAD) {
 		rx = (struct rx_side){ .conns = conns, .n = o.threads, .addr = addr, .out = rx_out };
 		if ((err = peer_start(&peer, o.peer, rx_side_main, &rx, rx_out, o.threads * sizeof(*rx_out)))) {
 			fprintf(stderr, "%s: cannot start the receiver: %s\n", w->name, strerror(-err));
 			goto out;
 		}
 	}
-	for (int i = 0; i < o.threads; i++) {
-		struct tcp_conn *c = &conns[i];
-
-		if ((err = remote_rx ? accept_peer(lfd, &peer, c) : connect_pair(lfd, &addr, c))) {
-			fprintf(stderr, "%s: connection %d: %s\n", w->name, i, strerror(-err));
-			goto out;
-		}
-		if ((err = message_alloc(&c->msg, o.size)) || (w->setup && (err = w->setup(c)))) {
-			fprintf(stderr, "%s: setup of connection %d: %s\n", w->name, i, strerror(-err));
-			goto out;
-		}
-	}
-
-	pthread_barrier_init(&start_line, NULL, (remote_rx ? 1 : 2) * o.threads + 1);
-	for (int i = 0; i < o.threads; i++) {
-		if (!remote_rx && pthread_create(&tids[nthreads++], NULL, receiver_main, &conns[i]))
-			break;
-		if (pthread_create(&tids[nthreads], NULL, sender_main, &conns[i]))
-			break;
-		nthreads++;
-	}
-	if (nthreads != (remote_rx ? 1 : 2) * o.threads) {
-		/* the barrier cannot be met: leave without waiting for the started threads */
-		fprintf(stderr, "%s: cannot start threads\n", w->name);
-		_exit(1);
-	}
-
-	WL_PHASE_BEGIN();
-	t0 = wl_now_ns();
-	if (o.duration)
-		deadline_ns = t0 + (uint64_t)(o.duration * 1e9);
-	pthread_barrier_wait(&start_line);
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(tids[i], NULL);
-	/* the phase ends when the receiver has everything; its figures are read after */
-	if (remote_rx)
-		err = peer_wait_done(&peer, PEER_TIMEOUT_MS);
-	t1 = wl_now_ns();
-	WL_PHASE_END();
-	if (remote_rx) {
-		int jerr = peer_join(&peer, PEER_TIMEOUT_MS);
-
-		for (int i = 0; i < o.threads; i++) {
-			conns[i].received = rx_out[i].received;
-			conns[i].rx_digest = rx_out[i].rx_digest;
-			if (rx_out[i].err)
-				fail(&conns[i], rx_out[i].err_what, rx_out[i].err);
-		}
-		if (err || jerr)
-			fail(&conns[0], "receiver process", err ? -err : -jerr);
-	}
-
-	ret = 0;
-	for (int i = 0; i < o.threads; i++) {
-		if (conns[i].err) {
-			fprintf(stderr, "%s: connection %d: %s: %s\n", w->name, i, conns[i].err_what,
-				strerror(conns[i].err));
-			ret = 1;
-		}
-	}
-	result = result_json(w, &o, conns, t1 - t0, &peer);
-	if (json_object_object_get_ex(result, "verified", &verified) && !json_object_get_boolean(verified))
-		ret = 1;
-	if (ret && !json_object_object_get_ex(result, "error", NULL))
-		json_object_object_add(result, "error", json_object_new_string("a connection failed"));
-	if (wl_emit(w->kind ? w->kind : WL_KIND_STREAM, result))
-		ret = 1;
-	json_object_put(result);
+	if (connect_all(w, conns, o.threads, lfd, &addr, &peer))
+		goto out;
+	nthreads = start_threads(w, conns, o.threads, peer.started, tids);
+	ns = measured_phase(&o, tids, nthreads, &peer, &err);
+	if (peer.started)
+		collect_peer(&peer, conns, o.threads, rx_out, err);
+	ret = write_report(w, &o, conns, ns, &peer);
 out:
 	if (peer.started) {
 		kill(peer.pid, SIGKILL);
 		peer_join(&peer, 1000);
 	}
-	for (int i = 0; conns && i < o.threads; i++) {
-		if (w->teardown)
-			w->teardown(&conns[i]);
-		message_free(&conns[i].msg);
-		if (conns[i].send_fd >= 0)
-			close(conns[i].send_fd);
-		if (conns[i].recv_fd >= 0)
-			close(conns[i].recv_fd);
-	}
+	close_all(w, conns, o.threads);
 	if (lfd >= 0)
 		close(lfd);
 	free(conns);

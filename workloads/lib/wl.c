@@ -153,155 +153,230 @@ static void usage(FILE *f, const char *name, unsigned accept)
 			"                   unlinked at once, so nothing is left behind\n");
 }
 
+static const struct option wl_longopts[] = {
+	{ "file-size", required_argument, NULL, 'F' },
+	{ "cache", required_argument, NULL, 'C' },
+	{ "dir", required_argument, NULL, 'D' },
+	{ "size", required_argument, NULL, 's' },
+	{ "chunk", required_argument, NULL, 's' },	/* the serve-* name for --size */
+	{ "threads", required_argument, NULL, 't' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "bytes", required_argument, NULL, 'b' },
+	{ "messages", required_argument, NULL, 'n' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "peer", required_argument, NULL, 'P' },
+	{ "netns", no_argument, NULL, 'N' },
+	{ "rate", required_argument, NULL, 'R' },
+	{ "delay", required_argument, NULL, 'L' },
+	{ "pattern", required_argument, NULL, 'A' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+/* The option group (WL_OPT_*) of option @c; 0 for those every workload takes. */
+static unsigned option_group(int c)
+{
+	if (c == 'h' || c == 's')
+		return 0;
+	return strchr("FCD", c) ? WL_OPT_FILE : strchr("tp", c) ? WL_OPT_CONN : strchr("PNRL", c) ? WL_OPT_PEER
+	       : c == 'A' ? WL_OPT_PATTERN : WL_OPT_AMOUNT;
+}
+
+/* --size: bytes per message or per call */
+static int parse_size_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
+{
+	switch (c) {
+	case 's':
+		/* 0 (as much as one call moves) only for the file workloads */
+		if (wl_parse_size(optarg, &o->size) || o->size > (1ULL << 30) ||
+		    (o->size == 0 && (accept & WL_OPT_CONN))) {
+			fprintf(stderr, "%s: invalid --size '%s' (1 to 1G, e.g. 4K)\n", name, optarg);
+			return -1;
+		}
+		o->size_set = true;
+		return 0;
+	}
+	return 1;	/* not one of these */
+}
+
+/* --file-size, --cache, --dir */
+static int parse_file_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
+{
+	switch (c) {
+	case 'F':
+		if (wl_parse_size(optarg, &o->file_size) || o->file_size == 0 ||
+		    o->file_size > (1ULL << 40)) {
+			fprintf(stderr, "%s: invalid --file-size '%s' (1 to 1T, e.g. 64M)\n", name, optarg);
+			return -1;
+		}
+		return 0;
+	case 'C':
+		if (!strcmp(optarg, "cold")) {
+			o->cache = WL_CACHE_COLD;
+		} else if (!strcmp(optarg, "warm")) {
+			o->cache = WL_CACHE_WARM;
+		} else {
+			fprintf(stderr, "%s: invalid --cache '%s' (cold or warm)\n", name, optarg);
+			return -1;
+		}
+		return 0;
+	case 'D':
+		if (!*optarg) {
+			fprintf(stderr, "%s: invalid --dir '' (a directory)\n", name);
+			return -1;
+		}
+		o->dir = optarg;
+		return 0;
+	}
+	return 1;	/* not one of these */
+}
+
+/* --threads, --port */
+static int parse_conn_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 't':
+		if (wl_parse_size(optarg, &v) || v == 0 || v > 256) {
+			fprintf(stderr, "%s: invalid --threads '%s' (1 to 256)\n", name, optarg);
+			return -1;
+		}
+		o->threads = v;
+		return 0;
+	case 'p':
+		if (wl_parse_size(optarg, &v) || v == 0 || v > 65535) {
+			fprintf(stderr, "%s: invalid --port '%s' (1 to 65535)\n", name, optarg);
+			return -1;
+		}
+		o->port = v;
+		return 0;
+	}
+	return 1;	/* not one of these */
+}
+
+/* --duration, --bytes, --messages: how much each connection sends */
+static int parse_amount_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
+{
+	switch (c) {
+	case 'd':
+		if (wl_parse_seconds(optarg, 86400, &o->duration)) {
+			fprintf(stderr, "%s: invalid --duration '%s' (seconds, > 0)\n", name, optarg);
+			return -1;
+		}
+		return 0;
+	case 'b':
+		if (wl_parse_size(optarg, &o->bytes) || o->bytes == 0) {
+			fprintf(stderr, "%s: invalid --bytes '%s' (e.g. 64M)\n", name, optarg);
+			return -1;
+		}
+		return 0;
+	case 'n':
+		if (wl_parse_size(optarg, &o->messages) || o->messages == 0) {
+			fprintf(stderr, "%s: invalid --messages '%s'\n", name, optarg);
+			return -1;
+		}
+		return 0;
+	}
+	return 1;	/* not one of these */
+}
+
+/* --peer, --netns, --rate, --delay: where the receiving side runs, and its link */
+static int parse_peer_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'P':
+		if (wl_parse_peer(optarg, &o->peer)) {
+			fprintf(stderr, "%s: invalid --peer '%s' (thread, process or netns)\n", name, optarg);
+			return -1;
+		}
+		return 0;
+	case 'N':
+		o->peer = WL_PEER_NETNS;
+		return 0;
+	case 'R':
+		if (wl_parse_rate(optarg, &v)) {
+			fprintf(stderr, "%s: invalid --rate '%s' (e.g. 1gbit, 100mbit)\n", name, optarg);
+			return -1;
+		}
+		o->rate = optarg;
+		return 0;
+	case 'L':
+		if (wl_parse_delay(optarg, &v)) {
+			fprintf(stderr, "%s: invalid --delay '%s' (e.g. 1ms, 250us; at most 60s)\n", name,
+				optarg);
+			return -1;
+		}
+		o->delay = optarg;
+		return 0;
+	}
+	return 1;	/* not one of these */
+}
+
+/* --pattern */
+static int parse_pattern_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
+{
+	switch (c) {
+	case 'A':
+		if (!strcmp(optarg, "seq")) {
+			o->pattern = WL_PATTERN_SEQ;
+		} else if (!strcmp(optarg, "random")) {
+			o->pattern = WL_PATTERN_RANDOM;
+		} else {
+			fprintf(stderr, "%s: invalid --pattern '%s' (seq or random)\n", name, optarg);
+			return -1;
+		}
+		return 0;
+	}
+	return 1;	/* not one of these */
+}
+
+/* Option @c with its argument in optarg: 0, or -1 having said why in one line. The parsers of
+ * the groups return 1 for an option not theirs. */
+static int parse_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
+{
+	static int (*const parsers[])(int, const char *, unsigned, struct wl_opts *) = {
+		parse_size_opt, parse_file_opt, parse_conn_opt, parse_amount_opt, parse_peer_opt,
+		parse_pattern_opt,
+	};
+	const struct option *lo = NULL;
+
+	for (const struct option *l = wl_longopts; l->name; l++)
+		if (l->val == c)
+			lo = l;
+	if (c == 'h') {
+		usage(stdout, name, accept);
+		exit(0);
+	}
+	if (!lo) {
+		fprintf(stderr, "%s: unknown option (try --help)\n", name);
+		return -1;
+	}
+	if (option_group(c) && !(accept & option_group(c))) {
+		fprintf(stderr, "%s: --%s is not an option of this workload (try --help)\n", name, lo->name);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(parsers) / sizeof(parsers[0]); i++) {
+		int err = parsers[i](c, name, accept, o);
+
+		if (err <= 0)
+			return err;
+	}
+	return -1;
+}
+
 int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, struct wl_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "file-size", required_argument, NULL, 'F' },
-		{ "cache", required_argument, NULL, 'C' },
-		{ "dir", required_argument, NULL, 'D' },
-		{ "size", required_argument, NULL, 's' },
-		{ "chunk", required_argument, NULL, 's' },	/* the serve-* name for --size */
-		{ "threads", required_argument, NULL, 't' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "bytes", required_argument, NULL, 'b' },
-		{ "messages", required_argument, NULL, 'n' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "peer", required_argument, NULL, 'P' },
-		{ "netns", no_argument, NULL, 'N' },
-		{ "rate", required_argument, NULL, 'R' },
-		{ "delay", required_argument, NULL, 'L' },
-		{ "pattern", required_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	uint64_t v;
-	int c;
-
 	const char *tmp = getenv("TMPDIR");
+	int c;
 
 	*o = (struct wl_opts){ .size = 64 << 10, .threads = 1, .file_size = 1ULL << 30,
 			       .dir = tmp && *tmp ? tmp : "/var/tmp" };
-	while ((c = getopt_long(argc, argv, "s:t:d:b:n:p:h", longopts, NULL)) != -1) {
-		const struct option *lo = NULL;
-
-		for (const struct option *l = longopts; l->name; l++)
-			if (l->val == c)
-				lo = l;
-		if (lo && c != 'h' && c != 's' &&
-		    !(accept & (strchr("FCD", c) ? WL_OPT_FILE : strchr("tp", c) ? WL_OPT_CONN :
-				strchr("PNRL", c) ? WL_OPT_PEER : c == 'A' ? WL_OPT_PATTERN : WL_OPT_AMOUNT))) {
-			fprintf(stderr, "%s: --%s is not an option of this workload (try --help)\n", name,
-				lo->name);
+	while ((c = getopt_long(argc, argv, "s:t:d:b:n:p:h", wl_longopts, NULL)) != -1)
+		if (parse_opt(c, name, accept, o))
 			return -1;
-		}
-		switch (c) {
-		case 's':
-			/* 0 (as much as one call moves) only for the file workloads */
-			if (wl_parse_size(optarg, &o->size) || o->size > (1ULL << 30) ||
-			    (o->size == 0 && (accept & WL_OPT_CONN))) {
-				fprintf(stderr, "%s: invalid --size '%s' (1 to 1G, e.g. 4K)\n", name, optarg);
-				return -1;
-			}
-			o->size_set = true;
-			break;
-		case 'F':
-			if (wl_parse_size(optarg, &o->file_size) || o->file_size == 0 ||
-			    o->file_size > (1ULL << 40)) {
-				fprintf(stderr, "%s: invalid --file-size '%s' (1 to 1T, e.g. 64M)\n", name, optarg);
-				return -1;
-			}
-			break;
-		case 'C':
-			if (!strcmp(optarg, "cold")) {
-				o->cache = WL_CACHE_COLD;
-			} else if (!strcmp(optarg, "warm")) {
-				o->cache = WL_CACHE_WARM;
-			} else {
-				fprintf(stderr, "%s: invalid --cache '%s' (cold or warm)\n", name, optarg);
-				return -1;
-			}
-			break;
-		case 'D':
-			if (!*optarg) {
-				fprintf(stderr, "%s: invalid --dir '' (a directory)\n", name);
-				return -1;
-			}
-			o->dir = optarg;
-			break;
-		case 't':
-			if (wl_parse_size(optarg, &v) || v == 0 || v > 256) {
-				fprintf(stderr, "%s: invalid --threads '%s' (1 to 256)\n", name, optarg);
-				return -1;
-			}
-			o->threads = v;
-			break;
-		case 'd':
-			if (wl_parse_seconds(optarg, 86400, &o->duration)) {
-				fprintf(stderr, "%s: invalid --duration '%s' (seconds, > 0)\n", name, optarg);
-				return -1;
-			}
-			break;
-		case 'b':
-			if (wl_parse_size(optarg, &o->bytes) || o->bytes == 0) {
-				fprintf(stderr, "%s: invalid --bytes '%s' (e.g. 64M)\n", name, optarg);
-				return -1;
-			}
-			break;
-		case 'n':
-			if (wl_parse_size(optarg, &o->messages) || o->messages == 0) {
-				fprintf(stderr, "%s: invalid --messages '%s'\n", name, optarg);
-				return -1;
-			}
-			break;
-		case 'p':
-			if (wl_parse_size(optarg, &v) || v == 0 || v > 65535) {
-				fprintf(stderr, "%s: invalid --port '%s' (1 to 65535)\n", name, optarg);
-				return -1;
-			}
-			o->port = v;
-			break;
-		case 'P':
-			if (wl_parse_peer(optarg, &o->peer)) {
-				fprintf(stderr, "%s: invalid --peer '%s' (thread, process or netns)\n", name, optarg);
-				return -1;
-			}
-			break;
-		case 'N':
-			o->peer = WL_PEER_NETNS;
-			break;
-		case 'R':
-			if (wl_parse_rate(optarg, &v)) {
-				fprintf(stderr, "%s: invalid --rate '%s' (e.g. 1gbit, 100mbit)\n", name, optarg);
-				return -1;
-			}
-			o->rate = optarg;
-			break;
-		case 'L':
-			if (wl_parse_delay(optarg, &v)) {
-				fprintf(stderr, "%s: invalid --delay '%s' (e.g. 1ms, 250us; at most 60s)\n", name,
-					optarg);
-				return -1;
-			}
-			o->delay = optarg;
-			break;
-		case 'A':
-			if (!strcmp(optarg, "seq")) {
-				o->pattern = WL_PATTERN_SEQ;
-			} else if (!strcmp(optarg, "random")) {
-				o->pattern = WL_PATTERN_RANDOM;
-			} else {
-				fprintf(stderr, "%s: invalid --pattern '%s' (seq or random)\n", name, optarg);
-				return -1;
-			}
-			break;
-		case 'h':
-			usage(stdout, name, accept);
-			exit(0);
-		default:
-			fprintf(stderr, "%s: unknown option (try --help)\n", name);
-			return -1;
-		}
-	}
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s' (try --help)\n", name, argv[optind]);
 		return -1;
