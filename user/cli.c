@@ -17,6 +17,20 @@ int cli_usage_error(const char *prog, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+void cli_out_of_memory(void)
+{
+	fprintf(stderr, "zctrace: out of memory\n");
+	exit(1);
+}
+
+void *cli_xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n);
+	if (!p)
+		cli_out_of_memory();
+	return p;
+}
+
 int cli_drain_result(int fd, struct cli_result *r)
 {
 	ssize_t n;

@@ -2,12 +2,18 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <stddef.h>
 #include <json-c/json.h>
 
 #define EXIT_USAGE 2
 
 /* Prints "PROG: message" on one line to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Ends the command with "out of memory": for the small tables of a command's arguments. */
+void cli_out_of_memory(void) __attribute__((noreturn));
+/* realloc(), or cli_out_of_memory(). */
+void *cli_xrealloc(void *p, size_t n);
 
 /* The workload's own figures, one JSON object it writes to a pipe, read while it runs. */
 struct cli_result {

@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "sweep.h"
+#include "sweep_table.h"
 #include "wl.h"
 #include "workloads.h"
 
@@ -63,42 +64,12 @@ struct sweep_args {
 	int nextra;
 };
 
-/* The columns of a row, in order. Fixed before the first run, so the header never depends on it. */
-struct columns {
-	char **name;
-	int n;
-	const char *perf_counter[NR_PERF_COUNTERS];
-};
-
 struct run_outcome {
 	enum run_status status;
 	int exit_code;			/* -1 when the run was not reaped */
 	char error[ERROR_LEN];
 	json_object *ledger;		/* the run's JSON ledger, or NULL */
 };
-
-struct sweep_output {
-	const char *path;		/* NULL: stdout */
-	FILE *csv;
-	json_object *doc;		/* JSON: { "meta", "rows" }, rewritten after every run */
-	json_object *rows;
-	char *tmp_path;
-	bool failed;
-};
-
-static void out_of_memory(void)
-{
-	fprintf(stderr, "zctrace sweep: out of memory\n");
-	exit(1);
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p)
-		out_of_memory();
-	return p;
-}
 
 #define usage_error(...) cli_usage_error("zctrace sweep", __VA_ARGS__)
 
@@ -110,7 +81,7 @@ static int split_list(const char *list, char ***items, int *n)
 	char *p = strdup(list);
 
 	if (!p)
-		out_of_memory();
+		cli_out_of_memory();
 	*items = NULL;
 	*n = 0;
 	for (;;) {
@@ -118,7 +89,7 @@ static int split_list(const char *list, char ***items, int *n)
 
 		if (comma)
 			*comma = '\0';
-		*items = xrealloc(*items, (*n + 1) * sizeof(**items));
+		*items = cli_xrealloc(*items, (*n + 1) * sizeof(**items));
 		(*items)[(*n)++] = p;
 		if (!*p)
 			return -EINVAL;
@@ -140,7 +111,7 @@ static int parse_number_list(const char *list, uint64_t **vals, int *n, uint64_t
 	char **items;
 	int err = split_list(list, &items, n);
 
-	*vals = xrealloc(NULL, *n * sizeof(**vals));
+	*vals = cli_xrealloc(NULL, *n * sizeof(**vals));
 	for (int i = 0; i < *n && !err; i++)
 		if (wl_parse_size(items[i], &(*vals)[i]) || (*vals)[i] == 0 || (*vals)[i] > max)
 			err = -EINVAL;
@@ -257,358 +228,12 @@ static error_t sweep_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* ---- rows ---- */
-
-static void add_column(struct columns *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void add_column(struct columns *c, const char *fmt, ...)
-{
-	va_list ap;
-	char *name;
-
-	va_start(ap, fmt);
-	if (vasprintf(&name, fmt, ap) < 0)
-		name = NULL;
-	va_end(ap);
-	if (!name)
-		out_of_memory();
-	c->name = xrealloc(c->name, (c->n + 1) * sizeof(*c->name));
-	c->name[c->n++] = name;
-}
-
-/* perf's counter names use dashes ("task-clock"); column names use underscores. */
-static void perf_column(char *buf, size_t n, const char *counter)
-{
-	snprintf(buf, n, "perf_%s", counter);
-	for (char *p = buf; *p; p++)
-		if (*p == '-')
-			*p = '_';
-}
-
-static void build_columns(struct columns *c)
-{
-	static const char *const head[] = {
-		"run", "rep", "workload", "size", "threads", "status", "exit_code", "error", "host",
-		"kernel", "methods", "elapsed_s", "bytes", "bytes_received", "messages",
-		"throughput_gbit_s", "lat_p50_ns", "lat_p90_ns", "lat_p99_ns", "lat_max_ns",
-	};
-	static const char *const middle[] = {
-		"cpu_copies_per_byte", "ctx_switches", "ctx_voluntary", "ctx_involuntary", "offcpu_ns",
-		"syscalls", "page_faults_user", "page_faults_kernel", "task_clock_ns", "cpu_ns_per_byte",
-	};
-
-	for (unsigned i = 0; i < sizeof(head) / sizeof(head[0]); i++)
-		add_column(c, "%s", head[i]);
-	for (int s = 0; s < NR_SITES; s++) {
-		add_column(c, "%s_copies", site_name(s));
-		add_column(c, "%s_bytes", site_name(s));
-		add_column(c, "%s_per_byte", site_name(s));
-	}
-	for (unsigned i = 0; i < sizeof(middle) / sizeof(middle[0]); i++)
-		add_column(c, "%s", middle[i]);
-	for (int i = 0; i < NR_PERF_COUNTERS; i++)
-		c->perf_counter[i] = perf_counter_name(i);
-	for (int i = 0; i < NR_PERF_COUNTERS; i++) {
-		char col[96];
-
-		perf_column(col, sizeof(col), c->perf_counter[i]);
-		add_column(c, "%s", col);
-	}
-	add_column(c, "checks_passed");
-	add_column(c, "checks_failed");
-	add_column(c, "failed_checks");
-}
-
-static void free_columns(struct columns *c)
-{
-	for (int i = 0; i < c->n; i++)
-		free(c->name[i]);
-	free(c->name);
-}
-
-/* Sets a column; a NULL value leaves the cell empty (not measured). */
-static void put(json_object *row, const char *col, json_object *v)
-{
-	json_object_object_add(row, col, v);
-}
-
-static void put_copy(json_object *row, const char *col, json_object *v)
-{
-	if (v)
-		put(row, col, json_object_get(v));
-}
-
-static json_object *new_row(const struct columns *c)
-{
-	json_object *row = json_object_new_object();
-
-	for (int i = 0; i < c->n; i++)
-		json_object_object_add(row, c->name[i], NULL);
-	return row;
-}
-
-/* "methods": every probe site's method, "site=method;..." */
-static void put_methods(json_object *row, json_object *probes)
-{
-	char *methods = NULL;
-	size_t len = 0;
-	bool first = true;
-	FILE *f;
-
-	if (!probes || !(f = open_memstream(&methods, &len)))
-		return;
-	json_object_object_foreach(probes, name, method) {
-		fprintf(f, "%s%s=%s", first ? "" : ";", name, json_object_get_string(method));
-		first = false;
-	}
-	fclose(f);
-	put(row, "methods", json_object_new_string(methods));
-	free(methods);
-}
-
-/* Each site's copies, bytes and bytes per payload byte, and the CPU copies per payload byte. */
-static void put_sites(json_object *row, json_object *led, double payload)
-{
-	bool every_site = json_at(led, "sites") != NULL;
-	double cpu_bytes = 0;
-	char col[96];
-
-	for (int s = 0; s < NR_SITES; s++) {
-		json_object *site = json_at(json_at(led, "sites"), site_name(s)), *cpu;
-
-		if (!site) {
-			every_site = false;
-			continue;
-		}
-		snprintf(col, sizeof(col), "%s_copies", site_name(s));
-		put_copy(row, col, json_at(site, "count"));
-		snprintf(col, sizeof(col), "%s_bytes", site_name(s));
-		put_copy(row, col, json_at(site, "bytes"));
-		snprintf(col, sizeof(col), "%s_per_byte", site_name(s));
-		put_copy(row, col, json_at(site, "per_payload_byte"));
-		cpu = json_at(site, "cpu_copy");
-		if (cpu && json_object_get_boolean(cpu))
-			cpu_bytes += json_object_get_double(json_at(site, "bytes"));
-	}
-	/* a site this kernel cannot trace may hold CPU copies: then the sum is unknown, not smaller */
-	if (every_site && payload > 0)
-		put(row, "cpu_copies_per_byte", json_object_new_double(cpu_bytes / payload));
-}
-
-/* How many checks held, how many failed, and the failed ones' names. */
-static void put_checks(json_object *row, json_object *checks)
-{
-	int passed = 0, failed = 0;
-	char names[1024] = "";
-
-	if (!checks || !json_object_is_type(checks, json_type_array))
-		return;
-	for (size_t i = 0; i < json_object_array_length(checks); i++) {
-		json_object *chk = json_object_array_get_idx(checks, i), *ok = json_at(chk, "ok");
-		json_object *name = json_at(chk, "name");
-
-		if (ok && json_object_get_boolean(ok)) {
-			passed++;
-			continue;
-		}
-		failed++;
-		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", failed > 1 ? ";" : "",
-			 name ? json_object_get_string(name) : "?");
-	}
-	put(row, "checks_passed", json_object_new_int(passed));
-	put(row, "checks_failed", json_object_new_int(failed));
-	put(row, "failed_checks", json_object_new_string(names));
-}
-
-static void fill_from_ledger(json_object *row, json_object *led, const struct columns *c)
-{
-	static const char *const copied[][2] = {
-		{ "elapsed_s", "workload.elapsed_s" }, { "bytes", "workload.bytes" },
-		{ "bytes_received", "workload.bytes_received" }, { "messages", "workload.messages" },
-		{ "throughput_gbit_s", "workload.throughput_gbit_s" },
-		{ "lat_p50_ns", "workload.latency_ns.p50" }, { "lat_p90_ns", "workload.latency_ns.p90" },
-		{ "lat_p99_ns", "workload.latency_ns.p99" }, { "lat_max_ns", "workload.latency_ns.max" },
-		{ "ctx_switches", "sched.switches" }, { "ctx_voluntary", "sched.voluntary" },
-		{ "ctx_involuntary", "sched.involuntary" }, { "offcpu_ns", "sched.offcpu_ns" },
-		{ "page_faults_user", "page_faults.user" }, { "page_faults_kernel", "page_faults.kernel" },
-	};
-	json_object *perf = json_at(led, "perf");
-	json_object *payload_o = json_at(led, "workload.bytes"), *task_clock = perf ? json_at(perf, "task-clock") : NULL;
-	double payload = payload_o ? json_object_get_double(payload_o) : 0;
-	char col[96];
-
-	for (unsigned i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
-		put_copy(row, copied[i][0], json_at(led, copied[i][1]));
-	put_methods(row, json_at(led, "probes"));
-	put_sites(row, led, payload);
-	if (json_at(led, "syscalls"))
-		put_copy(row, "syscalls", json_at(led, "syscalls_total"));
-	put_copy(row, "task_clock_ns", task_clock);
-	if (task_clock && payload > 0)
-		put(row, "cpu_ns_per_byte", json_object_new_double(json_object_get_double(task_clock) / payload));
-	for (int i = 0; perf && i < NR_PERF_COUNTERS; i++) {
-		perf_column(col, sizeof(col), c->perf_counter[i]);
-		put_copy(row, col, json_at(perf, c->perf_counter[i]));
-	}
-	put_checks(row, json_at(led, "checks"));
-}
-
-/* ---- output ---- */
-
-static void csv_field(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
-static void csv_value(FILE *f, json_object *v)
-{
-	double d;
-
-	switch (json_object_get_type(v)) {
-	case json_type_null:
-		break;
-	case json_type_double:
-		d = json_object_get_double(v);
-		/* whole numbers (perf's scaled counts, per-byte ratios of 1) print without a fraction */
-		if (d > -1e15 && d < 1e15 && d == (double)(long long)d)
-			fprintf(f, "%lld", (long long)d);
-		else if (d == d && d - d == 0)
-			fprintf(f, "%.10g", d);
-		break;
-	case json_type_string:
-		csv_field(f, json_object_get_string(v));
-		break;
-	default:
-		csv_field(f, json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
-		break;
-	}
-}
-
-static void csv_row(FILE *f, const struct columns *c, json_object *row)
-{
-	for (int i = 0; i < c->n; i++) {
-		if (i)
-			fputc(',', f);
-		if (row)
-			csv_value(f, json_at(row, c->name[i]));
-		else
-			csv_field(f, c->name[i]);
-	}
-	fputc('\n', f);
-}
-
-static void output_error(struct sweep_output *out, const char *what)
-{
-	if (!out->failed)
-		fprintf(stderr, "zctrace sweep: cannot write %s: %s\n", what, strerror(errno));
-	out->failed = true;
-}
-
-/* Every CSV row reaches its file before the next run; stdout's failure is said once, not again at exit. */
-static void output_flush(struct sweep_output *out)
-{
-	if (out->csv == stdout) {
-		if (stdout_flush("zctrace sweep"))
-			out->failed = true;
-	} else if (fflush(out->csv) || ferror(out->csv)) {
-		output_error(out, out->path);
-	}
-}
-
-/* The JSON document is rewritten whole after every run, through a rename, so it is always complete. */
-static void json_flush(struct sweep_output *out)
-{
-	if (json_object_to_file_ext(out->tmp_path, out->doc, JSON_C_TO_STRING_PRETTY |
-				    JSON_C_TO_STRING_NOSLASHESCAPE) || rename(out->tmp_path, out->path)) {
-		output_error(out, out->path);
-		unlink(out->tmp_path);
-	}
-}
-
-static json_object *meta_json(int argc, char **argv, const struct utsname *u)
-{
-	json_object *meta = json_object_new_object(), *args = json_object_new_array();
-	char started[32];
-	time_t t = time(NULL);
-	struct tm tm;
-
-	strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
-	json_object_array_add(args, json_object_new_string("zctrace"));
-	for (int i = 0; i < argc; i++)
-		json_object_array_add(args, json_object_new_string(argv[i]));
-	json_object_object_add(meta, "host", json_object_new_string(u->nodename));
-	json_object_object_add(meta, "kernel", json_object_new_string(u->release));
-	json_object_object_add(meta, "started", json_object_new_string(started));
-	json_object_object_add(meta, "argv", args);
-	return meta;
-}
-
-static int output_open(struct sweep_output *out, const struct sweep_args *a, const struct columns *c,
-		       json_object *meta)
-{
-	out->path = a->out_path && strcmp(a->out_path, "-") ? a->out_path : NULL;
-	if (a->json) {
-		out->doc = json_object_new_object();
-		out->rows = json_object_new_array();
-		json_object_object_add(out->doc, "meta", meta);
-		json_object_object_add(out->doc, "rows", out->rows);
-		if (asprintf(&out->tmp_path, "%s.tmp", out->path) < 0)
-			out->tmp_path = NULL;
-		if (!out->tmp_path)
-			return -ENOMEM;
-		json_flush(out);
-		return out->failed ? -EIO : 0;
-	}
-	json_object_put(meta);
-	out->csv = out->path ? fopen(out->path, "we") : stdout;
-	if (!out->csv) {
-		output_error(out, out->path);
-		return -errno;
-	}
-	csv_row(out->csv, c, NULL);
-	output_flush(out);
-	return out->failed ? -EIO : 0;
-}
-
-/* Takes the row. */
-static void output_row(struct sweep_output *out, const struct columns *c, json_object *row)
-{
-	if (out->doc) {
-		json_object_array_add(out->rows, row);
-		json_flush(out);
-		return;
-	}
-	csv_row(out->csv, c, row);
-	output_flush(out);
-	json_object_put(row);
-}
-
-static void output_close(struct sweep_output *out)
-{
-	if (out->csv && out->csv != stdout && fclose(out->csv))
-		output_error(out, out->path);
-	out->csv = NULL;
-	json_object_put(out->doc);
-	out->doc = NULL;
-	free(out->tmp_path);
-}
-
 /* ---- running one point ---- */
 
-/* The last non-empty line of a log, on one line of bounded length. */
 /*
- * The last line of a run's log. When that is zctrace's account of how the program ended ("zctrace:
- * workload X exited with status 1"), the line before it, usually the program's own reason, leads.
+ * The last non-empty line of a run's log, on one line of bounded length. When that is zctrace's
+ * account of how the program ended ("zctrace: workload X exited with status 1"), the line before
+ * it, usually the program's own reason, leads.
  */
 static bool log_tail(const char *path, char *buf, size_t n)
 {
@@ -716,7 +341,7 @@ static void classify(struct run_outcome *o, const char *out_log, const char *err
 static const char **run_argv(const struct sweep_args *a, const char *workload, uint64_t size, uint64_t threads,
 			     const char *json_path, char num[3][24])
 {
-	const char **argv = xrealloc(NULL, (20 + a->nextra) * sizeof(*argv));
+	const char **argv = cli_xrealloc(NULL, (20 + a->nextra) * sizeof(*argv));
 	const struct workload_def *def = find_workload(workload);
 	int n = 0;
 
@@ -910,18 +535,18 @@ static json_object *make_row(const struct columns *c, int k, long rep, const cha
 {
 	json_object *row = new_row(c);
 
-	put(row, "run", json_object_new_int(k));
-	put(row, "rep", json_object_new_int64(rep));
-	put(row, "workload", json_object_new_string(workload));
-	put(row, "size", json_object_new_uint64(size));
-	put(row, "threads", json_object_new_uint64(threads));
-	put(row, "status", json_object_new_string(status_names[o->status]));
+	row_put(row, "run", json_object_new_int(k));
+	row_put(row, "rep", json_object_new_int64(rep));
+	row_put(row, "workload", json_object_new_string(workload));
+	row_put(row, "size", json_object_new_uint64(size));
+	row_put(row, "threads", json_object_new_uint64(threads));
+	row_put(row, "status", json_object_new_string(status_names[o->status]));
 	if (o->exit_code >= 0)
-		put(row, "exit_code", json_object_new_int(o->exit_code));
+		row_put(row, "exit_code", json_object_new_int(o->exit_code));
 	if (o->error[0])
-		put(row, "error", json_object_new_string(o->error));
-	put(row, "host", json_object_new_string(u->nodename));
-	put(row, "kernel", json_object_new_string(u->release));
+		row_put(row, "error", json_object_new_string(o->error));
+	row_put(row, "host", json_object_new_string(u->nodename));
+	row_put(row, "kernel", json_object_new_string(u->release));
 	/* an interrupted or timed-out run keeps the figures of the partial ledger it wrote */
 	if (o->ledger)
 		fill_from_ledger(row, o->ledger, c);
@@ -1031,7 +656,7 @@ int cmd_sweep(int argc, char **argv)
 	double start;
 
 	/* argp rewrites argv[0] for its messages: keep the command line as given for the meta data */
-	meta_argv = xrealloc(NULL, (argc + 1) * sizeof(*meta_argv));
+	meta_argv = cli_xrealloc(NULL, (argc + 1) * sizeof(*meta_argv));
 	memcpy(meta_argv, argv, argc * sizeof(*argv));
 
 	argp_err_exit_status = EXIT_USAGE;
@@ -1047,7 +672,7 @@ int cmd_sweep(int argc, char **argv)
 
 	uname(&u);
 	build_columns(&cols);
-	if (output_open(&out, &a, &cols, meta_json(argc, meta_argv, &u)))
+	if (output_open(&out, a.out_path, a.json, &cols, meta_json(argc, meta_argv, &u)))
 		goto cleanup;
 	snprintf(dir, sizeof(dir), "%s/zctrace-sweep.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(dir)) {
