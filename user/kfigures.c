@@ -30,27 +30,45 @@ static void each_entry_slowly(int fd, size_t ksz, size_t vsz, entry_fn fn, void 
 	}
 }
 
-/* Calls @fn on every entry of map @fd; hash and array maps alike. */
+/*
+ * Calls @fn on every entry of map @fd; hash and array maps alike. The batches are all read before
+ * @fn sees any entry: a lookup that fails midway (EINTR past the kernel's retries, a hash bucket
+ * larger than a batch) then reads the map again one entry at a time, and nothing is counted twice.
+ */
 static void each_entry(int fd, size_t ksz, size_t vsz, entry_fn fn, void *ctx)
 {
-	char *keys = malloc(BATCH * ksz), *vals = malloc(BATCH * vsz);
-	__u32 in = 0, out = 0, count;
+	char *keys = NULL, *vals = NULL, *k, *v;
+	__u32 in = 0, out = 0, count, n = 0, cap = 0;
 	bool first = true;
-	int err;
+	int err = 0;
 
 	do {
-		count = BATCH;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &count, NULL) ? -errno : 0;
-		if (err && err != -ENOENT) {
-			if (first)	/* no batch lookup here: the old way */
-				each_entry_slowly(fd, ksz, vsz, fn, ctx);
-			break;
+		if (cap - n < BATCH) {
+			k = realloc(keys, (size_t)(cap + BATCH) * ksz);
+			keys = k ? k : keys;
+			v = k ? realloc(vals, (size_t)(cap + BATCH) * vsz) : NULL;
+			vals = v ? v : vals;
+			if (!k || !v) {
+				err = -ENOMEM;
+				break;
+			}
+			cap += BATCH;
 		}
-		for (__u32 i = 0; keys && vals && i < count; i++)
-			fn(ctx, keys + i * ksz, vals + i * vsz);
-		in = out;
+		count = BATCH;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys + (size_t)n * ksz,
+					   vals + (size_t)n * vsz, &count, NULL) ? -errno : 0;
 		first = false;
+		if (err && err != -ENOENT)
+			break;
+		n += count;
+		in = out;
 	} while (!err);	/* -ENOENT: that was the last batch */
+	if (err == -ENOENT) {
+		for (__u32 i = 0; i < n; i++)
+			fn(ctx, keys + (size_t)i * ksz, vals + (size_t)i * vsz);
+	} else {
+		each_entry_slowly(fd, ksz, vsz, fn, ctx);
+	}
 	free(keys);
 	free(vals);
 }

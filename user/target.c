@@ -158,7 +158,9 @@ static void __attribute__((noreturn)) guard_run(int rfd, int wfd, pid_t pgid)
 	close(wfd);	/* by name: the guard must never hold what it waits on, close_range or not */
 	if (dup2(rfd, STDIN_FILENO) < 0)
 		_exit(1);
-	close_range(STDOUT_FILENO, ~0U, 0);
+	if (close_range(STDOUT_FILENO, ~0U, 0))	/* before Linux 5.9: one by one */
+		for (long fd = STDOUT_FILENO, max = sysconf(_SC_OPEN_MAX); fd < max && fd < 65536; fd++)
+			close(fd);
 	while (read(STDIN_FILENO, &c, 1) < 0 && errno == EINTR)
 		;
 	kill(-pgid, SIGKILL);

@@ -134,7 +134,9 @@ void wl_report_parse(json_object *json, struct wl_report *r)
 	r->pattern = string(json, WL_KEY_PATTERN);
 	COUNTS(file_counts, object(json, WL_KEY_SOURCE), &r->source);
 	COUNTS(file_counts, object(json, WL_KEY_DEST), &r->dest);
-	r->verified = (v = member(json, WL_KEY_VERIFIED)) ? json_object_get_boolean(v) : -1;
+	/* reported but not true (null too) is not verified */
+	r->verified = json_object_is_type(json, json_type_object) &&
+		      json_object_object_get_ex(json, WL_KEY_VERIFIED, &v) ? json_object_get_boolean(v) : -1;
 	COUNTS(zerocopy_counts, zc, r);
 	r->calls = object(json, WL_KEY_CALLS);
 	r->per_chunk = member(json, WL_KEY_PER_CHUNK);
