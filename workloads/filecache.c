@@ -181,10 +181,13 @@ static void record_size(struct mb *m, const char *name, int step, const struct w
 	json_object_object_add(o, "resident_after", json_object_new_uint64(after));
 	json_object_array_add(sizes, o);
 
-	if (before == f->pages && after == f->pages && !k->lost_size)
+	if (before == f->pages && after == f->pages && !k->lost_size) {
 		k->held = f->size;
-	else if (!k->lost_size)
-		k->lost_size = f->size, k->lost_pages = before < after ? before : after, k->lost_of = f->pages;
+	} else if (!k->lost_size) {
+		k->lost_size = f->size;
+		k->lost_pages = before < after ? before : after;
+		k->lost_of = f->pages;
+	}
 }
 
 /* One size: its file made and warmed, its re-reads timed, its result and claims. */
