@@ -20,6 +20,7 @@ struct bw {
 	char *recv_buf, *send_buf;
 	size_t size;
 	struct tcp_io io;		/* the client's (receiver's) calls */
+	struct mb_samples s;		/* the client's samples, MB/s */
 };
 
 static void die(const char *what, int err)
@@ -128,34 +129,30 @@ static void alloc_buffers(struct bw *b)
 	memset(b->recv_buf, 0, cfg.size);
 }
 
+/* One sample of the client: --bytes received and timed, kept past the warm-up. */
+static void receive_sample(void *state, uint64_t rep)
+{
+	struct bw *b = state;
+	uint64_t t0 = mb_now_ns(), t1;
+
+	sink(b, cfg.bytes);
+	t1 = mb_now_ns();
+	if (rep >= cfg.warmup)	/* MB = 10^6 bytes, as lmbench counts them */
+		mb_samples_add(&b->s, (double)cfg.bytes / 1e6 / ((double)(t1 - t0) / 1e9));
+}
+
 /* The one step: the server sends @quota bytes, the client times --bytes at a time; its result. */
 static int time_transfer(struct mb *m, struct bw *b, struct mb_peer *peer, uint64_t quota,
 			 uint64_t *recvs)
 {
-	struct mb_samples s = {};
-	uint64_t recvs_before;
+	uint64_t recvs_before = b->io.recv_calls;
 	char name[64];
-	int step, err;
+	int step;
 
 	snprintf(name, sizeof(name), "TCP bandwidth, %" PRIu64 "-byte writes", cfg.size);
-	step = mb_step_begin(m, name);
-	recvs_before = b->io.recv_calls;
-	/* after the marker: the server's first send() is in the step */
-	mb_peer_go(peer, quota);
-	for (uint64_t rep = 0; rep < cfg.warmup + cfg.reps; rep++) {
-		uint64_t t0 = mb_now_ns(), t1;
-
-		sink(b, cfg.bytes);
-		t1 = mb_now_ns();
-		if (rep >= cfg.warmup)	/* MB = 10^6 bytes, as lmbench counts them */
-			mb_samples_add(&s, (double)cfg.bytes / 1e6 / ((double)(t1 - t0) / 1e9));
-	}
-	/* the last bytes arrived before the server's last send() returned: wait for its counts */
-	if ((err = mb_peer_wait(peer)))
-		die(peer->err_what ? peer->err_what : "waiting for the server", err);
-	mb_step_end(m);
-	mb_result(m, name, "MB/s", &s, 1, cfg.warmup);
-	mb_samples_free(&s);
+	step = mb_peer_step(m, peer, name, quota, receive_sample, b, cfg.warmup + cfg.reps);
+	mb_result(m, name, "MB/s", &b->s, 1, cfg.warmup);
+	mb_samples_free(&b->s);
 	*recvs = b->io.recv_calls - recvs_before;
 	return step;
 }

@@ -25,6 +25,7 @@ struct conn_bench {
 	int lfd;
 	struct sockaddr_in addr;
 	bool reset;			/* close with SO_LINGER {1, 0}: RST, no TIME_WAIT */
+	struct mb_samples conn_s, close_s;	/* the client's samples, us per call */
 };
 
 static void die(const char *what, int err)
@@ -133,26 +134,26 @@ static int parse_options(int argc, char **argv)
 	return 0;
 }
 
+/* One sample of the client: --iters connections, kept past the warm-up. */
+static void connect_sample(void *state, uint64_t rep)
+{
+	struct conn_bench *cb = state;
+	bool kept = rep >= cfg.warmup;
+
+	sample(cb, cfg.iters, kept ? &cb->conn_s : NULL, kept ? &cb->close_s : NULL);
+}
+
 /* The one step: @n connections made and closed, --iters per sample; the two results. */
 static int time_connections(struct mb *m, struct conn_bench *cb, struct mb_peer *peer, uint64_t n)
 {
-	struct mb_samples conn_s = {}, close_s = {};
-	int step, err;
+	int step = mb_peer_step(m, peer, "connect() then close()", n, connect_sample, cb,
+				cfg.warmup + cfg.reps);
 
-	step = mb_step_begin(m, "connect() then close()");
-	/* after the marker: the server's first accept() is in the step */
-	mb_peer_go(peer, n);
-	for (uint64_t rep = 0; rep < cfg.warmup + cfg.reps; rep++)
-		sample(cb, cfg.iters, rep < cfg.warmup ? NULL : &conn_s, rep < cfg.warmup ? NULL : &close_s);
-	/* the server may still be closing its ends: its calls belong to this step */
-	if ((err = mb_peer_wait(peer)))
-		die(peer->err_what ? peer->err_what : "waiting for the server", err);
-	mb_step_end(m);
-	mb_result(m, "connect() over loopback", "us", &conn_s, cfg.iters, cfg.warmup);
-	mb_result(m, cb->reset ? "close() with SO_LINGER 0 (RST)" : "close() (FIN)", "us", &close_s,
+	mb_result(m, "connect() over loopback", "us", &cb->conn_s, cfg.iters, cfg.warmup);
+	mb_result(m, cb->reset ? "close() with SO_LINGER 0 (RST)" : "close() (FIN)", "us", &cb->close_s,
 		  cfg.iters, cfg.warmup);
-	mb_samples_free(&conn_s);
-	mb_samples_free(&close_s);
+	mb_samples_free(&cb->conn_s);
+	mb_samples_free(&cb->close_s);
 	return step;
 }
 

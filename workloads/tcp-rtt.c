@@ -21,6 +21,7 @@ struct rtt {
 	char *client_buf, *server_buf;
 	size_t size;
 	struct tcp_io io;		/* the client's calls */
+	struct mb_samples s;		/* the client's samples, us per round trip */
 };
 
 static void die(const char *what, int err)
@@ -101,38 +102,36 @@ static void alloc_buffers(struct rtt *r)
 	memset(r->client_buf, 'r', cfg.size);
 }
 
+/* One sample of the client: --iters round trips, timed, kept past the warm-up. */
+static void round_trip_sample(void *state, uint64_t rep)
+{
+	struct rtt *r = state;
+	uint64_t t0 = mb_now_ns();
+	int err;
+
+	for (uint64_t i = 0; i < cfg.iters; i++) {
+		if ((err = tcp_send_all(r->client_fd, r->client_buf, cfg.size, &r->io)))
+			die("client send", err);
+		if ((err = tcp_recv_all(r->client_fd, r->client_buf, cfg.size, &r->io)))
+			die("client recv", err);
+	}
+	if (rep >= cfg.warmup)
+		mb_samples_add(&r->s, (double)(mb_now_ns() - t0) / cfg.iters / 1e3);
+}
+
 /* The one step: @n round trips, --iters per sample; its result. Returns the step. */
 static int time_round_trips(struct mb *m, struct rtt *r, struct mb_peer *peer, uint64_t n,
 			    uint64_t *recvs)
 {
-	struct mb_samples s = {};
-	uint64_t recvs_before;
+	uint64_t recvs_before = r->io.recv_calls;
 	char name[64];
-	int step, err;
+	int step;
 
 	snprintf(name, sizeof(name), "TCP round trip, %" PRIu64 " bytes each way", cfg.size);
-	step = mb_step_begin(m, name);
-	recvs_before = r->io.recv_calls;
-	/* after the marker: the server's first recv() is in the step */
-	mb_peer_go(peer, n);
-	for (uint64_t rep = 0; rep < cfg.warmup + cfg.reps; rep++) {
-		uint64_t t0 = mb_now_ns();
-
-		for (uint64_t i = 0; i < cfg.iters; i++) {
-			if ((err = tcp_send_all(r->client_fd, r->client_buf, cfg.size, &r->io)))
-				die("client send", err);
-			if ((err = tcp_recv_all(r->client_fd, r->client_buf, cfg.size, &r->io)))
-				die("client recv", err);
-		}
-		if (rep >= cfg.warmup)
-			mb_samples_add(&s, (double)(mb_now_ns() - t0) / cfg.iters / 1e3);
-	}
-	/* the server's last send() returned before the client's recv() did; wait for its counts */
-	if ((err = mb_peer_wait(peer)))
-		die(peer->err_what ? peer->err_what : "waiting for the server", err);
-	mb_step_end(m);
-	mb_result(m, name, "us", &s, cfg.iters, cfg.warmup);
-	mb_samples_free(&s);
+	step = mb_peer_step(m, peer, name, n, round_trip_sample, r, cfg.warmup + cfg.reps);
+	mb_result(m, name, "us", &r->s, cfg.iters, cfg.warmup);
+	mb_samples_free(&r->s);
+	/* the server's last send() returned before the client's recv() did: its counts are in */
 	*recvs = r->io.recv_calls - recvs_before + peer->io.recv_calls;
 	return step;
 }
