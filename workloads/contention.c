@@ -125,123 +125,177 @@ static int round_of(struct wl_file *files, int nprocs, char *buf, uint64_t block
 	return 0;
 }
 
-int main(int argc, char **argv)
-{
-	const char *tmp = getenv("TMPDIR");
-	struct wl_opts wo = { .dir = tmp && *tmp ? tmp : "/var/tmp", .file_size = 1 << 20,
-			      .cache = WL_CACHE_COLD };
-	uint64_t max_procs = 8, block = 64 << 10, reps = 20, warmup = 1, bytes = 0;
-	const struct mb_opt opts[] = {
-		{ "max-procs", MB_COUNT, &max_procs, "readers at most; N runs from 1 up to it (default 8)",
-		  1, 63 },
-		{ "file-size", MB_SIZE, &wo.file_size, "size of each reader's file (default 1M)", 4096,
-		  1ULL << 36 },
-		{ "block", MB_SIZE, &block, "bytes per pread() (default 64K)", 1, 1 << 30 },
-		{ "reps", MB_COUNT, &reps, "rounds kept per N, each with N fresh readers (default 20)", 1,
-		  10000 },
-		{ "warmup", MB_COUNT, &warmup, "rounds run first and dropped, per N (default 1)", 0, 1000 },
-		{ "dir", MB_STRING, &wo.dir, "where to make the files, unlinked at once (default $TMPDIR "
-		  "or /var/tmp)" },
-		{},
-	};
-	struct wl_file *files = NULL;
-	struct child_report *shared = MAP_FAILED;
-	pid_t *pids = NULL;
-	char *buf = NULL;
-	double first_med = 0, last_med = 0;
-	json_object *extra;
-	struct mb m;
-	int ret = 1, err, made = 0, ra_kb;
-	long ncpus;
+static struct contention_cfg {
+	struct wl_opts wo;
+	uint64_t max_procs, block, reps, warmup;
+} cfg = {
+	.wo = { .file_size = 1 << 20, .cache = WL_CACHE_COLD },
+	.max_procs = 8, .block = 64 << 10, .reps = 20, .warmup = 1,
+};
 
-	if (mb_parse(argc, argv, "contention", "N processes each read their own cold file at once, "
-		     "N = 1 up to --max-procs; the kernel counts the forks and the pages read in.", opts))
-		return 2;
-	files = calloc(max_procs, sizeof(*files));
-	pids = calloc(max_procs, sizeof(*pids));
-	buf = malloc(block);
+static const struct mb_opt opts[] = {
+	{ "max-procs", MB_COUNT, &cfg.max_procs, "readers at most; N runs from 1 up to it (default 8)",
+	  1, 63 },
+	{ "file-size", MB_SIZE, &cfg.wo.file_size, "size of each reader's file (default 1M)", 4096,
+	  1ULL << 36 },
+	{ "block", MB_SIZE, &cfg.block, "bytes per pread() (default 64K)", 1, 1 << 30 },
+	{ "reps", MB_COUNT, &cfg.reps, "rounds kept per N, each with N fresh readers (default 20)", 1,
+	  10000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, "rounds run first and dropped, per N (default 1)", 0, 1000 },
+	{ "dir", MB_STRING, &cfg.wo.dir, "where to make the files, unlinked at once (default $TMPDIR "
+	  "or /var/tmp)" },
+	{},
+};
+
+/* The readers' files, pids, buffer and shared reports, and what the rounds added up to. */
+struct readers {
+	struct wl_file *files;
+	struct child_report *shared;
+	pid_t *pids;
+	char *buf;
+	int made;			/* files made so far */
+	uint64_t bytes;			/* bytes the readers read, all rounds */
+	double first_med, last_med;	/* median ms per file with one reader, and with the most */
+};
+
+/* Memory for --max-procs readers and their files, written back: 0, or -1 having said why. */
+static int setup_readers(struct readers *rd)
+{
+	int err;
+
+	rd->files = calloc(cfg.max_procs, sizeof(*rd->files));
+	rd->pids = calloc(cfg.max_procs, sizeof(*rd->pids));
+	rd->buf = malloc(cfg.block);
 	/* the children report through memory shared with the parent, not copied on fork */
-	shared = mmap(NULL, max_procs * sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-		      -1, 0);
-	if (!files || !pids || !buf || shared == MAP_FAILED) {
+	rd->shared = mmap(NULL, cfg.max_procs * sizeof(*rd->shared), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!rd->files || !rd->pids || !rd->buf || rd->shared == MAP_FAILED) {
 		fprintf(stderr, "contention: out of memory\n");
-		goto out;
+		return -1;
 	}
-	for (; made < (int)max_procs; made++) {
-		if ((err = wl_file_create(&wo, "contention", true, &files[made]))) {
-			fprintf(stderr, "contention: cannot make the files in %s: %s\n", wo.dir, strerror(-err));
-			if (files[made].fd >= 0)
-				close(files[made].fd);
-			goto out;
+	for (; rd->made < (int)cfg.max_procs; rd->made++) {
+		if ((err = wl_file_create(&cfg.wo, "contention", true, &rd->files[rd->made]))) {
+			fprintf(stderr, "contention: cannot make the files in %s: %s\n", cfg.wo.dir,
+				strerror(-err));
+			if (rd->files[rd->made].fd >= 0)
+				close(rd->files[rd->made].fd);
+			return -1;
 		}
 	}
 	/* nothing of ours left to write back once the readers start */
-	if (syncfs(files[0].fd)) {
+	if (syncfs(rd->files[0].fd)) {
 		perror("contention: syncfs");
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+static void free_readers(struct readers *rd)
+{
+	for (int i = 0; i < rd->made; i++)
+		close(rd->files[i].fd);
+	if (rd->shared != MAP_FAILED)
+		munmap(rd->shared, cfg.max_procs * sizeof(*rd->shared));
+	free(rd->files);
+	free(rd->pids);
+	free(rd->buf);
+}
+
+/* What the kernel must have counted in @step of @n readers: forks, exits, pages read in. */
+static void claim_readers(struct mb *m, int step, int n, uint64_t rounds, uint64_t pages)
+{
+	char claim[200];
+
+	snprintf(claim, sizeof(claim), "%d reader%s forked per round, %" PRIu64 " rounds", n,
+		 n > 1 ? "s" : "", rounds);
+	mb_assume_exact(m, step, claim, "forks", n * rounds);
+	snprintf(claim, sizeof(claim), "every reader exited before the round ended: none left "
+		 "behind");
+	mb_assume_exact(m, step, claim, "exits", n * rounds);
+	snprintf(claim, sizeof(claim), "every file was cold: each reader read in all %" PRIu64
+		 " pages of its file, no more", pages);
+	mb_assume_exact(m, step, claim, "page_cache_pages", n * rounds * pages);
+}
+
+/* The rounds of @n readers at once: one step, a result in ms per file, its claims. */
+static int time_readers(struct mb *m, struct readers *rd, int n)
+{
+	struct mb_samples s = {};
+	uint64_t rounds = cfg.warmup + cfg.reps;
+	char name[64];
+	int step;
+
+	snprintf(name, sizeof(name), "%d reader%s at once", n, n > 1 ? "s" : "");
+	step = mb_step_begin(m, name);
+	for (uint64_t r = 0; r < rounds; r++) {
+		if (round_of(rd->files, n, rd->buf, cfg.block, rd->shared, rd->pids,
+			     r >= cfg.warmup ? &s : NULL)) {
+			mb_step_end(m);
+			mb_samples_free(&s);
+			return -1;
+		}
+		rd->bytes += n * rd->files[0].size;
+	}
+	mb_step_end(m);
+	snprintf(name + strlen(name), sizeof(name) - strlen(name), ": ms per file");
+	mb_result(m, name, "ms", &s, 1, cfg.warmup);
+	if (n == 1)
+		rd->first_med = mb_percentile(&s, 50);
+	rd->last_med = mb_percentile(&s, 50);
+	mb_samples_free(&s);
+	claim_readers(m, step, n, rounds, rd->files[0].pages);
+	return 0;
+}
+
+/* The notes and the report's extras; the exit code of mb_finish(). */
+static int report(struct mb *m, const struct readers *rd, int ra_kb, long ncpus)
+{
+	json_object *extra;
+
+	mb_note(m, "readers not pinned: the scheduler places them on the machine's %ld CPUs; each "
+		"file's pages dropped before every round (fdatasync + POSIX_FADV_DONTNEED, mincore "
+		"saw none left)", ncpus);
+	mb_note(m, "median %.3f ms per file alone, %.3f ms with %d at once (x%.2f); readahead %d KiB",
+		rd->first_med, rd->last_med, (int)cfg.max_procs,
+		rd->first_med > 0 ? rd->last_med / rd->first_med : 0, ra_kb);
+
+	extra = json_object_new_object();
+	json_object_object_add(extra, "max_procs", json_object_new_uint64(cfg.max_procs));
+	json_object_object_add(extra, "block", json_object_new_uint64(cfg.block));
+	json_object_object_add(extra, "pinned", json_object_new_boolean(0));
+	/* what the readers' pread() copied out of the page cache: zctrace's file_read_copy site */
+	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(rd->bytes));
+	wl_file_report(extra, &cfg.wo, &rd->files[0]);
+	return mb_finish(m, extra);
+}
+
+int main(int argc, char **argv)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct readers rd = { .shared = MAP_FAILED };
+	int ret = 1, ra_kb;
+	struct mb m;
+	long ncpus;
+
+	cfg.wo.dir = tmp && *tmp ? tmp : "/var/tmp";
+	if (mb_parse(argc, argv, "contention", "N processes each read their own cold file at once, "
+		     "N = 1 up to --max-procs; the kernel counts the forks and the pages read in.", opts))
+		return 2;
+	if (setup_readers(&rd))
+		goto out;
 
 	/* sysfs reads count as file reads: done before the measured phase */
-	ra_kb = wl_file_readahead_kb(&files[0]);
+	ra_kb = wl_file_readahead_kb(&rd.files[0]);
 	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	mb_init(&m, "contention", -1);
 	mb_begin(&m);
-	for (int n = 1; n <= (int)max_procs; n++) {
-		struct mb_samples s = {};
-		uint64_t rounds = warmup + reps;
-		char name[64], claim[200];
-		int step;
-
-		snprintf(name, sizeof(name), "%d reader%s at once", n, n > 1 ? "s" : "");
-		step = mb_step_begin(&m, name);
-		for (uint64_t r = 0; r < rounds; r++) {
-			if (round_of(files, n, buf, block, shared, pids, r >= warmup ? &s : NULL)) {
-				mb_step_end(&m);
-				mb_samples_free(&s);
-				goto out;
-			}
-			bytes += n * files[0].size;
-		}
-		mb_step_end(&m);
-		snprintf(name + strlen(name), sizeof(name) - strlen(name), ": ms per file");
-		mb_result(&m, name, "ms", &s, 1, warmup);
-		if (n == 1)
-			first_med = mb_percentile(&s, 50);
-		last_med = mb_percentile(&s, 50);
-		mb_samples_free(&s);
-
-		snprintf(claim, sizeof(claim), "%d reader%s forked per round, %" PRIu64 " rounds", n,
-			 n > 1 ? "s" : "", rounds);
-		mb_assume_exact(&m, step, claim, "forks", n * rounds);
-		snprintf(claim, sizeof(claim), "every reader exited before the round ended: none left "
-			 "behind");
-		mb_assume_exact(&m, step, claim, "exits", n * rounds);
-		snprintf(claim, sizeof(claim), "every file was cold: each reader read in all %" PRIu64
-			 " pages of its file, no more", files[0].pages);
-		mb_assume_exact(&m, step, claim, "page_cache_pages", n * rounds * files[0].pages);
+	for (int n = 1; n <= (int)cfg.max_procs; n++) {
+		if (time_readers(&m, &rd, n))
+			goto out;
 	}
-	mb_note(&m, "readers not pinned: the scheduler places them on the machine's %ld CPUs; each "
-		"file's pages dropped before every round (fdatasync + POSIX_FADV_DONTNEED, mincore "
-		"saw none left)", ncpus);
-	mb_note(&m, "median %.3f ms per file alone, %.3f ms with %d at once (x%.2f); readahead %d KiB",
-		first_med, last_med, (int)max_procs, first_med > 0 ? last_med / first_med : 0, ra_kb);
-
-	extra = json_object_new_object();
-	json_object_object_add(extra, "max_procs", json_object_new_uint64(max_procs));
-	json_object_object_add(extra, "block", json_object_new_uint64(block));
-	json_object_object_add(extra, "pinned", json_object_new_boolean(0));
-	/* what the readers' pread() copied out of the page cache: zctrace's file_read_copy site */
-	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(bytes));
-	wl_file_report(extra, &wo, &files[0]);
-	ret = mb_finish(&m, extra);
+	ret = report(&m, &rd, ra_kb, ncpus);
 out:
-	for (int i = 0; i < made; i++)
-		close(files[i].fd);
-	if (shared != MAP_FAILED)
-		munmap(shared, max_procs * sizeof(*shared));
-	free(files);
-	free(pids);
-	free(buf);
+	free_readers(&rd);
 	return ret;
 }

@@ -207,86 +207,120 @@ static void run_pipe_alone(void *state, uint64_t iters)
 	}
 }
 
-int main(int argc, char **argv)
-{
-	uint64_t iters = 500, reps = 100, warmup = 2, n;
-	const char *only = "all";
-	int cpu = 0, own[2];
-	struct mb_samples alone = {};
-	struct pingpong pairs[2];
-	double pipe_ns;
-	const struct mb_opt opts[] = {
-		{ "way", MB_CHOICE, &only, "which pair ping-pongs (default all); the pipe alone is always "
-		  "timed", .choices = "all|process|thread" },
-		{ "iters", MB_COUNT, &iters, "round trips per sample (default 500)", 1, 10000000 },
-		{ "reps", MB_COUNT, &reps, "samples kept (default 100)", 1, 100000 },
-		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 2)", 0, 1000 },
-		{ "cpu", MB_CPU, &cpu, "pin both sides to this CPU (default 0); -1 lets them run on two "
-		  "CPUs: no switch count is claimed then" },
-		{},
-	};
-	struct mb m;
-	struct mb_bench pipe_bench = { "pipe write+read, one task", "ns", run_pipe_alone, own };
-	int step;
+static struct ctxswitch_cfg {
+	uint64_t iters, reps, warmup;
+	const char *only;
+	int cpu;
+	uint64_t n;		/* round trips per step: (--warmup + --reps) x --iters */
+} cfg = {
+	.iters = 500, .reps = 100, .warmup = 2, .only = "all",
+};
 
+static const struct mb_opt opts[] = {
+	{ "way", MB_CHOICE, &cfg.only, "which pair ping-pongs (default all); the pipe alone is always "
+	  "timed", .choices = "all|process|thread" },
+	{ "iters", MB_COUNT, &cfg.iters, "round trips per sample (default 500)", 1, 10000000 },
+	{ "reps", MB_COUNT, &cfg.reps, "samples kept (default 100)", 1, 100000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, "samples run first and dropped (default 2)", 0, 1000 },
+	{ "cpu", MB_CPU, &cfg.cpu, "pin both sides to this CPU (default 0); -1 lets them run on two "
+	  "CPUs: no switch count is claimed then" },
+	{},
+};
+
+/* The options and their checks; 0, or -1 having said why. */
+static int parse_options(int argc, char **argv)
+{
 	if (mb_parse(argc, argv, "ctxswitch", "Times a context switch: a one-byte pipe ping-pong between "
 		     "two processes and two threads on one CPU, less the pipe alone.", opts))
-		return 2;
-	n = (warmup + reps) * iters;
-	if (n > 100000000) {
+		return -1;
+	cfg.n = (cfg.warmup + cfg.reps) * cfg.iters;
+	if (cfg.n > 100000000) {
 		fprintf(stderr, "ctxswitch: (warmup + reps) x iters above 100000000 round trips\n");
-		return 2;
+		return -1;
 	}
+	return 0;
+}
+
+/* Whether --way times the pair of processes (@thread false) or of threads. */
+static bool way_wanted(bool thread)
+{
+	return !strcmp(cfg.only, "all") || !strcmp(cfg.only, thread ? "thread" : "process");
+}
+
+/* The pipe written and read by one task, no switch: its median round trip in ns. Closes @own. */
+static double time_pipe_alone(struct mb *m, int own[2])
+{
+	struct mb_bench pipe_bench = { "pipe write+read, one task", "ns", run_pipe_alone, own };
+	struct mb_samples alone = {};
+	double pipe_ns;
+	int step;
+
+	step = mb_measure(m, &pipe_bench, cfg.iters, cfg.warmup, cfg.reps, &alone);
+	mb_assume_exact(m, step, "the pipe alone made no switch (the byte was always there)",
+			"voluntary_switches", 0);
+	mb_assume_exact(m, step, "the pipe alone: one write per round trip", "syscall:write", cfg.n);
+	mb_assume_exact(m, step, "the pipe alone: one read per round trip", "syscall:read", cfg.n);
+	pipe_ns = mb_percentile(&alone, 50);
+	mb_samples_free(&alone);
+	close(own[0]);
+	close(own[1]);
+	return pipe_ns;
+}
+
+/* The ping-pong of one pair (@thread: of threads), stopped after; its claims and the switch's cost. */
+static void time_pingpong(struct mb *m, struct pingpong *pp, bool thread, double pipe_ns)
+{
+	const char *key = thread ? "thread" : "process";
+	struct mb_samples s = {};
+	struct mb_bench b = { thread ? "ping-pong, two threads" : "ping-pong, two processes", "ns",
+			      run_pingpong, pp };
+	uint64_t n = cfg.n;
+	char claim[200];
+	double rt_ns;
+	int step;
+
+	step = mb_measure(m, &b, cfg.iters, cfg.warmup, cfg.reps, &s);
+	pp_stop(pp);
+	rt_ns = mb_percentile(&s, 50);
+	mb_samples_free(&s);
+	if (cfg.cpu >= 0) {
+		snprintf(claim, sizeof(claim), "%s: 2 switches between the pair per round trip (%"
+			 PRIu64 " round trips; -0.1%%..+0.5%%)", key, n);
+		mb_assume(m, step, claim, "handoffs", 2 * n, 2 * n - 2 * n / 1000, 2 * n + 2 * n / 200);
+	}
+	snprintf(claim, sizeof(claim), "%s: each side wrote once per round trip", key);
+	mb_assume_exact(m, step, claim, "syscall:write", 2 * n);
+	/* the peer's first read was entered before the step (it was asleep in it) */
+	snprintf(claim, sizeof(claim), "%s: each side read once per round trip (the peer's "
+		 "first read began before the step)", key);
+	mb_assume_exact(m, step, claim, "syscall:read", 2 * n - 1);
+	mb_note(m, "%s: switch = (round trip %.1f ns - pipe alone %.1f ns) / 2 = %.1f ns (medians)",
+		key, rt_ns, pipe_ns, (rt_ns - pipe_ns) / 2);
+}
+
+int main(int argc, char **argv)
+{
+	struct pingpong pairs[2];
+	double pipe_ns;
+	struct mb m;
+	int own[2];
+
+	if (parse_options(argc, argv))
+		return 2;
 	signal(SIGPIPE, SIG_IGN);	/* a dead peer is an error we report, not a silent exit */
-	if (mb_pin("ctxswitch", cpu))
+	if (mb_pin("ctxswitch", cfg.cpu))
 		return 1;
 	if (pipe(own))
 		die("pipe");
 	/* both pairs set up and asleep before the measured phase: reading /proc is a file copy */
 	for (int t = 0; t < 2; t++)
-		if (!strcmp(only, "all") || !strcmp(only, t ? "thread" : "process"))
-			pp_start(&pairs[t], t, n);
-	mb_init(&m, "ctxswitch", cpu);
+		if (way_wanted(t))
+			pp_start(&pairs[t], t, cfg.n);
+	mb_init(&m, "ctxswitch", cfg.cpu);
 	mb_begin(&m);
-
-	step = mb_measure(&m, &pipe_bench, iters, warmup, reps, &alone);
-	mb_assume_exact(&m, step, "the pipe alone made no switch (the byte was always there)",
-			"voluntary_switches", 0);
-	mb_assume_exact(&m, step, "the pipe alone: one write per round trip", "syscall:write", n);
-	mb_assume_exact(&m, step, "the pipe alone: one read per round trip", "syscall:read", n);
-	pipe_ns = mb_percentile(&alone, 50);
-	mb_samples_free(&alone);
-	close(own[0]);
-	close(own[1]);
-
-	for (int t = 0; t < 2; t++) {
-		const char *key = t ? "thread" : "process";
-		struct mb_samples s = {};
-		struct mb_bench b = { t ? "ping-pong, two threads" : "ping-pong, two processes", "ns",
-				      run_pingpong, &pairs[t] };
-		char claim[200];
-		double rt_ns;
-
-		if (strcmp(only, "all") && strcmp(only, key))
-			continue;
-		step = mb_measure(&m, &b, iters, warmup, reps, &s);
-		pp_stop(&pairs[t]);
-		rt_ns = mb_percentile(&s, 50);
-		mb_samples_free(&s);
-		if (cpu >= 0) {
-			snprintf(claim, sizeof(claim), "%s: 2 switches between the pair per round trip (%"
-				 PRIu64 " round trips; -0.1%%..+0.5%%)", key, n);
-			mb_assume(&m, step, claim, "handoffs", 2 * n, 2 * n - 2 * n / 1000,
-				  2 * n + 2 * n / 200);
-		}
-		snprintf(claim, sizeof(claim), "%s: each side wrote once per round trip", key);
-		mb_assume_exact(&m, step, claim, "syscall:write", 2 * n);
-		/* the peer's first read was entered before the step (it was asleep in it) */
-		snprintf(claim, sizeof(claim), "%s: each side read once per round trip (the peer's "
-			 "first read began before the step)", key);
-		mb_assume_exact(&m, step, claim, "syscall:read", 2 * n - 1);
-		mb_note(&m, "%s: switch = (round trip %.1f ns - pipe alone %.1f ns) / 2 = %.1f ns (medians)",
-			key, rt_ns, pipe_ns, (rt_ns - pipe_ns) / 2);
-	}
+	pipe_ns = time_pipe_alone(&m, own);
+	for (int t = 0; t < 2; t++)
+		if (way_wanted(t))
+			time_pingpong(&m, &pairs[t], t, pipe_ns);
 	return mb_finish(&m, NULL);
 }

@@ -86,24 +86,79 @@ static void *map_buffer(uint64_t size, bool prefault, int fill)
 	return p;
 }
 
+static struct membw_cfg {
+	uint64_t size, reps, warmup;
+	const char *only;
+	bool no_prefault;
+	int cpu;
+} cfg = {
+	.size = 256ULL << 20, .reps = 50, .warmup = 2, .only = "all",
+};
+
+static const struct mb_opt opts[] = {
+	{ "size", MB_SIZE, &cfg.size, "bytes of each buffer, a multiple of 8 (default 256M)", 4096,
+	  4ULL << 30 },
+	{ "kind", MB_CHOICE, &cfg.only, "which pass to time (default all)", .choices =
+	  "all|memcpy|read|write" },
+	{ "reps", MB_COUNT, &cfg.reps, "passes kept per kind (default 50)", 1, 100000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, "passes run first and dropped (default 2)", 0, 100000 },
+	{ "no-prefault", MB_FLAG, &cfg.no_prefault, "leave the buffers unfaulted: the timed passes "
+	  "then fault, and the no-fault assumption fails (shows the check bites)" },
+	{ "cpu", MB_CPU, &cfg.cpu, "pin to this CPU, -1 for none (default 0)" },
+	{},
+};
+
+/* One kind's passes in one step, the warm-up's dropped; its claims, result and note. */
+static void time_kind(struct mb *m, struct bufs *b, const struct kind *c, struct mb_samples *s)
+{
+	char claim[160];
+	long before, nivcsw;
+	double med;
+	json_object *r;
+	int step;
+
+	quiet_reserve(s, cfg.reps);
+	before = quiet_nivcsw();
+	step = mb_step_begin(m, c->name);
+	for (uint64_t pass = 0; pass < cfg.warmup + cfg.reps; pass++) {
+		double ns = c->pass(b, pass);
+
+		if (pass >= cfg.warmup)
+			s->v[s->n++] = (double)cfg.size * 1e3 / ns;	/* bytes/ns * 1e3 = MB/s */
+	}
+	mb_step_end(m);
+	nivcsw = quiet_nivcsw() - before;
+
+	snprintf(claim, sizeof(claim), "%s: no page fault in %" PRIu64 " passes over %" PRIu64
+		 " bytes (the buffers were pre-faulted)", c->name, cfg.warmup + cfg.reps, cfg.size);
+	mb_assume_exact(m, step, claim, "page_faults", 0);
+	snprintf(claim, sizeof(claim), "%s: no system call", c->name);
+	mb_assume_exact(m, step, claim, "syscalls", 0);
+	r = mb_result(m, c->name, "MB/s", s, 1, cfg.warmup);
+	med = mb_percentile(s, 50);
+	json_object_object_add(r, "median_gib_s", json_object_new_double(med * 1e6 / (1 << 30)));
+	mb_note(m, "%s: median %.0f MB/s = %.2f GiB/s; %ld involuntary switches in the step",
+		c->key, med, med * 1e6 / (1 << 30), nivcsw);
+}
+
+/* The closing note and the report's extras: the bytes memcpy() copied, for the ledger. */
+static json_object *report_extras(struct mb *m, const struct bufs *b)
+{
+	json_object *extra;
+
+	mb_note(m, "each sample is one pass over a %" PRIu64 " MiB buffer (4 KiB pages); memcpy counts "
+		"the bytes copied, each read once and written once", cfg.size >> 20);
+	extra = json_object_new_object();
+	/* every byte memcpy()'d in the measured phase, warm-up included: the ledger's user_copy */
+	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(b->copies * cfg.size));
+	json_object_object_add(extra, "memcpy_calls", json_object_new_uint64(b->copies));
+	json_object_object_add(extra, WL_KEY_SIZE, json_object_new_uint64(cfg.size));
+	json_object_object_add(extra, "prefault", json_object_new_boolean(!cfg.no_prefault));
+	return extra;
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t size = 256ULL << 20, reps = 50, warmup = 2;
-	const char *only = "all";
-	bool no_prefault = false;
-	int cpu = 0;
-	const struct mb_opt opts[] = {
-		{ "size", MB_SIZE, &size, "bytes of each buffer, a multiple of 8 (default 256M)", 4096,
-		  4ULL << 30 },
-		{ "kind", MB_CHOICE, &only, "which pass to time (default all)", .choices =
-		  "all|memcpy|read|write" },
-		{ "reps", MB_COUNT, &reps, "passes kept per kind (default 50)", 1, 100000 },
-		{ "warmup", MB_COUNT, &warmup, "passes run first and dropped (default 2)", 0, 100000 },
-		{ "no-prefault", MB_FLAG, &no_prefault, "leave the buffers unfaulted: the timed passes "
-		  "then fault, and the no-fault assumption fails (shows the check bites)" },
-		{ "cpu", MB_CPU, &cpu, "pin to this CPU, -1 for none (default 0)" },
-		{},
-	};
 	struct bufs b = {};
 	struct mb_samples s = {};
 	json_object *extra;
@@ -112,66 +167,31 @@ int main(int argc, char **argv)
 	if (mb_parse(argc, argv, "membw", "Times memcpy, sequential read and sequential write over "
 		     "large buffers; the kernel checks no timed pass faulted.", opts))
 		return 2;
-	if (size % 8) {
-		fprintf(stderr, "membw: invalid --size %" PRIu64 " (a multiple of 8)\n", size);
+	if (cfg.size % 8) {
+		fprintf(stderr, "membw: invalid --size %" PRIu64 " (a multiple of 8)\n", cfg.size);
 		return 2;
 	}
-	if (mb_pin("membw", cpu))
+	if (mb_pin("membw", cfg.cpu))
 		return 1;
-	b.size = size;
-	b.src = map_buffer(size, !no_prefault, 0x5a);
-	b.dst = b.src ? map_buffer(size, !no_prefault, 0xa5) : NULL;
+	b.size = cfg.size;
+	b.src = map_buffer(cfg.size, !cfg.no_prefault, 0x5a);
+	b.dst = b.src ? map_buffer(cfg.size, !cfg.no_prefault, 0xa5) : NULL;
 	if (!b.dst) {
-		fprintf(stderr, "membw: cannot map 2 x %" PRIu64 " bytes: %s\n", size, strerror(errno));
+		fprintf(stderr, "membw: cannot map 2 x %" PRIu64 " bytes: %s\n", cfg.size, strerror(errno));
 		if (b.src)
-			munmap(b.src, size);
+			munmap(b.src, cfg.size);
 		return 1;
 	}
-	mb_init(&m, "membw", cpu);
+	mb_init(&m, "membw", cfg.cpu);
 	mb_begin(&m);
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-		const struct kind *c = &kinds[k];
-		char claim[160];
-		long before, nivcsw;
-		double med;
-		json_object *r;
-		int step;
-
-		if (strcmp(only, "all") && strcmp(only, c->key))
+		if (strcmp(cfg.only, "all") && strcmp(cfg.only, kinds[k].key))
 			continue;
-		quiet_reserve(&s, reps);
-		before = quiet_nivcsw();
-		step = mb_step_begin(&m, c->name);
-		for (uint64_t pass = 0; pass < warmup + reps; pass++) {
-			double ns = c->pass(&b, pass);
-
-			if (pass >= warmup)
-				s.v[s.n++] = (double)size * 1e3 / ns;	/* bytes/ns * 1e3 = MB/s */
-		}
-		mb_step_end(&m);
-		nivcsw = quiet_nivcsw() - before;
-
-		snprintf(claim, sizeof(claim), "%s: no page fault in %" PRIu64 " passes over %" PRIu64
-			 " bytes (the buffers were pre-faulted)", c->name, warmup + reps, size);
-		mb_assume_exact(&m, step, claim, "page_faults", 0);
-		snprintf(claim, sizeof(claim), "%s: no system call", c->name);
-		mb_assume_exact(&m, step, claim, "syscalls", 0);
-		r = mb_result(&m, c->name, "MB/s", &s, 1, warmup);
-		med = mb_percentile(&s, 50);
-		json_object_object_add(r, "median_gib_s", json_object_new_double(med * 1e6 / (1 << 30)));
-		mb_note(&m, "%s: median %.0f MB/s = %.2f GiB/s; %ld involuntary switches in the step",
-			c->key, med, med * 1e6 / (1 << 30), nivcsw);
+		time_kind(&m, &b, &kinds[k], &s);
 	}
-	mb_note(&m, "each sample is one pass over a %" PRIu64 " MiB buffer (4 KiB pages); memcpy counts "
-		"the bytes copied, each read once and written once", size >> 20);
-	extra = json_object_new_object();
-	/* every byte memcpy()'d in the measured phase, warm-up included: the ledger's user_copy */
-	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(b.copies * size));
-	json_object_object_add(extra, "memcpy_calls", json_object_new_uint64(b.copies));
-	json_object_object_add(extra, WL_KEY_SIZE, json_object_new_uint64(size));
-	json_object_object_add(extra, "prefault", json_object_new_boolean(!no_prefault));
+	extra = report_extras(&m, &b);
 	mb_samples_free(&s);
-	munmap(b.src, size);
-	munmap(b.dst, size);
+	munmap(b.src, cfg.size);
+	munmap(b.dst, cfg.size);
 	return mb_finish(&m, extra);
 }

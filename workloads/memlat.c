@@ -202,159 +202,209 @@ static json_object *plateaus(struct mb *m, const struct point *pt, int n, const 
 	return all;
 }
 
-int main(int argc, char **argv)
-{
-	uint64_t min_size = 4096, max_size = 512ULL << 20, iters = 100000, reps = 15, warmup = 1;
-	uint64_t line, seed = 0x9e3779b97f4a7c15ULL, nsizes = 0, mapped, huge, warm_cap;
-	bool hugepages = false;
-	int cpu = 0, ncaches;
-	const struct mb_opt opts[] = {
-		{ "min-size", MB_SIZE, &min_size, "smallest working set, a power of two (default 4K)",
-		  256, 4ULL << 30 },
-		{ "max-size", MB_SIZE, &max_size, "largest working set: sizes double from --min-size up "
-		  "to this (default 512M)", 256, 4ULL << 30 },
-		{ "iters", MB_COUNT, &iters, "loads per sample (default 100000)", 1, 1000000000 },
-		{ "reps", MB_COUNT, &reps, "samples kept per size (default 15)", 1, 100000 },
-		{ "warmup", MB_COUNT, &warmup, "chain passes run first, each at most 2x the largest cache (default 1)", 0, 100 },
-		{ "hugepages", MB_FLAG, &hugepages, "back the buffer with 2 MiB pages (MADV_HUGEPAGE); "
-		  "default 4 KiB pages (MADV_NOHUGEPAGE)" },
-		{ "cpu", MB_CPU, &cpu, "pin to this CPU, -1 for none (default 0)" },
-		{},
-	};
-	struct cache caches[MAX_CACHES];
-	struct point pt[32];
-	struct mb_samples s = {};
-	uint32_t *order;
-	char *map, *buf;
-	json_object *extra;
-	void **p;
-	double hz;
-	struct mb m;
+static struct memlat_cfg {
+	uint64_t min_size, max_size, iters, reps, warmup;
+	bool hugepages;
+	int cpu;
+} cfg = {
+	.min_size = 4096, .max_size = 512ULL << 20, .iters = 100000, .reps = 15, .warmup = 1,
+};
 
+static const struct mb_opt opts[] = {
+	{ "min-size", MB_SIZE, &cfg.min_size, "smallest working set, a power of two (default 4K)",
+	  256, 4ULL << 30 },
+	{ "max-size", MB_SIZE, &cfg.max_size, "largest working set: sizes double from --min-size up "
+	  "to this (default 512M)", 256, 4ULL << 30 },
+	{ "iters", MB_COUNT, &cfg.iters, "loads per sample (default 100000)", 1, 1000000000 },
+	{ "reps", MB_COUNT, &cfg.reps, "samples kept per size (default 15)", 1, 100000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, "chain passes run first, each at most 2x the largest cache "
+	  "(default 1)", 0, 100 },
+	{ "hugepages", MB_FLAG, &cfg.hugepages, "back the buffer with 2 MiB pages (MADV_HUGEPAGE); "
+	  "default 4 KiB pages (MADV_NOHUGEPAGE)" },
+	{ "cpu", MB_CPU, &cfg.cpu, "pin to this CPU, -1 for none (default 0)" },
+	{},
+};
+
+/* The caches, the sizes to chase, and the buffer the chains are built in. */
+struct arena {
+	struct cache caches[MAX_CACHES];
+	int ncaches;
+	uint64_t line, nsizes;
+	uint64_t warm_cap;	/* warm-up loads per pass, at most */
+	char *map, *buf;	/* the mapping, and its part aligned to a huge page */
+	uint64_t mapped;
+	uint64_t huge;		/* bytes of it backed by huge pages */
+	uint32_t *order;	/* room for the shuffle of the largest size's lines */
+	double hz;
+};
+
+/* The options and their checks; 0, or -1 having said why. */
+static int parse_options(int argc, char **argv)
+{
 	if (mb_parse(argc, argv, "memlat", "Times dependent loads over a random cyclic chain of "
 		     "cache lines, working sets doubling; plateaus against sysfs cache sizes.", opts))
-		return 2;
-	if (min_size & (min_size - 1)) {
-		fprintf(stderr, "memlat: invalid --min-size %" PRIu64 " (a power of two)\n", min_size);
-		return 2;
+		return -1;
+	if (cfg.min_size & (cfg.min_size - 1)) {
+		fprintf(stderr, "memlat: invalid --min-size %" PRIu64 " (a power of two)\n", cfg.min_size);
+		return -1;
 	}
-	if (max_size < min_size) {
-		fprintf(stderr, "memlat: --max-size %" PRIu64 " is below --min-size %" PRIu64 "\n", max_size,
-			min_size);
-		return 2;
+	if (cfg.max_size < cfg.min_size) {
+		fprintf(stderr, "memlat: --max-size %" PRIu64 " is below --min-size %" PRIu64 "\n",
+			cfg.max_size, cfg.min_size);
+		return -1;
 	}
-	if (mb_pin("memlat", cpu))
-		return 1;
-	ncaches = read_caches(caches, &line);
-	if (min_size < 2 * line) {
+	return 0;
+}
+
+/* The caches, and from their line the sizes chased and the warm-up's length; -1 having said why. */
+static int plan_sizes(struct arena *a)
+{
+	a->ncaches = read_caches(a->caches, &a->line);
+	if (cfg.min_size < 2 * a->line) {
 		fprintf(stderr, "memlat: invalid --min-size %" PRIu64 " (at least two %" PRIu64 "-byte "
-			"lines)\n", min_size, line);
-		return 2;
+			"lines)\n", cfg.min_size, a->line);
+		return -1;
 	}
-	while (min_size << nsizes <= max_size)
-		nsizes++;
-	max_size = min_size << (nsizes - 1);	/* the largest size chased */
-	iters = (iters + UNROLL - 1) / UNROLL * UNROLL;
+	while (cfg.min_size << a->nsizes <= cfg.max_size)
+		a->nsizes++;
+	cfg.max_size = cfg.min_size << (a->nsizes - 1);	/* the largest size chased */
+	cfg.iters = (cfg.iters + UNROLL - 1) / UNROLL * UNROLL;
 	/*
 	 * A warm-up pass puts every line of a set that fits a cache into it; past twice the largest
 	 * cache, a pass of that many loads leaves the caches as full of the chain as a whole one would.
 	 */
-	warm_cap = ncaches ? 2 * caches[ncaches - 1].size / line : UINT64_MAX;
+	a->warm_cap = a->ncaches ? 2 * a->caches[a->ncaches - 1].size / a->line : UINT64_MAX;
+	return 0;
+}
 
+/* The buffer, pre-faulted, and the shuffle's room: 0, or -1 having said why. */
+static int map_arena(struct arena *a)
+{
 	/* aligned to a huge page, so that with --hugepages every part of it can be one */
-	mapped = max_size + HUGE_PAGE;
-	map = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED) {
-		fprintf(stderr, "memlat: cannot map %" PRIu64 " bytes: %s\n", mapped, strerror(errno));
-		return 1;
+	a->mapped = cfg.max_size + HUGE_PAGE;
+	a->map = mmap(NULL, a->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a->map == MAP_FAILED) {
+		fprintf(stderr, "memlat: cannot map %" PRIu64 " bytes: %s\n", a->mapped, strerror(errno));
+		return -1;
 	}
-	buf = (char *)(((uintptr_t)map + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-	if (madvise(buf, max_size, hugepages ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
-		fprintf(stderr, "memlat: madvise(%s): %s\n", hugepages ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE",
-			strerror(errno));
+	a->buf = (char *)(((uintptr_t)a->map + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	if (madvise(a->buf, cfg.max_size, cfg.hugepages ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
+		fprintf(stderr, "memlat: madvise(%s): %s\n", cfg.hugepages ? "MADV_HUGEPAGE" :
+			"MADV_NOHUGEPAGE", strerror(errno));
 	/* pre-fault every page now: no chase may take a fault (the kernel checks it) */
-	memset(buf, 1, max_size);
-	order = malloc(max_size / line * sizeof(*order));
-	if (!order) {
+	memset(a->buf, 1, cfg.max_size);
+	a->order = malloc(cfg.max_size / a->line * sizeof(*a->order));
+	if (!a->order) {
 		fprintf(stderr, "memlat: cannot allocate the shuffle: %s\n", strerror(errno));
-		munmap(map, mapped);
-		return 1;
+		munmap(a->map, a->mapped);
+		return -1;
 	}
-	memset(order, 1, max_size / line * sizeof(*order));
+	memset(a->order, 1, cfg.max_size / a->line * sizeof(*a->order));
 	/* before the measured phase: reading smaps is a file read the ledger would count */
-	huge = huge_bytes(buf);
-	hz = mb_tsc_hz();
-	mb_init(&m, "memlat", cpu);
-	mb_begin(&m);
-	for (uint64_t i = 0; i < nsizes; i++) {
-		uint64_t size = min_size << i, n = size / line;
-		uint64_t warm = (warmup * (n < warm_cap ? n : warm_cap) + UNROLL - 1) / UNROLL * UNROLL;
-		char name[48], claim[160], sz[24];
-		long before, nivcsw;
-		json_object *r;
-		int step;
+	a->huge = huge_bytes(a->buf);
+	return 0;
+}
 
-		human(size, sz, sizeof(sz));
-		p = build_chain(buf, size, line, order, &seed);
-		quiet_reserve(&s, reps);
-		snprintf(name, sizeof(name), "chase over %s", sz);
-		before = quiet_nivcsw();
-		step = mb_step_begin(&m, name);
-		p = chase(p, warm);	/* every line once: what fits a cache is in it */
-		for (uint64_t r = 0; r < reps; r++) {
-			uint64_t t0 = mb_now_ns();
+/* The chase over @size: a fresh chain, warmed, then --reps samples in one step; its claims. */
+static void time_chase(struct mb *m, struct arena *a, uint64_t size, uint64_t *seed,
+		       struct mb_samples *s, struct point *pt)
+{
+	uint64_t n = size / a->line;
+	uint64_t warm = (cfg.warmup * (n < a->warm_cap ? n : a->warm_cap) + UNROLL - 1) / UNROLL * UNROLL;
+	char name[48], claim[160], sz[24];
+	long before, nivcsw;
+	json_object *r;
+	void **p;
+	int step;
 
-			p = chase(p, iters);
-			s.v[s.n++] = (double)(mb_now_ns() - t0) / iters;
-		}
-		mb_step_end(&m);
-		nivcsw = quiet_nivcsw() - before;
-		mb_use(p);
+	human(size, sz, sizeof(sz));
+	p = build_chain(a->buf, size, a->line, a->order, seed);
+	quiet_reserve(s, cfg.reps);
+	snprintf(name, sizeof(name), "chase over %s", sz);
+	before = quiet_nivcsw();
+	step = mb_step_begin(m, name);
+	p = chase(p, warm);	/* every line once: what fits a cache is in it */
+	for (uint64_t r = 0; r < cfg.reps; r++) {
+		uint64_t t0 = mb_now_ns();
 
-		snprintf(claim, sizeof(claim), "%s: no page fault (the buffer was pre-faulted)", name);
-		mb_assume_exact(&m, step, claim, "page_faults", 0);
-		snprintf(claim, sizeof(claim), "%s: no system call", name);
-		mb_assume_exact(&m, step, claim, "syscalls", 0);
-		r = mb_result(&m, name, "ns", &s, iters, 0);
-		pt[i] = (struct point){ size, mb_percentile(&s, 50) };
-		json_object_object_add(r, WL_KEY_SIZE, json_object_new_uint64(size));
-		json_object_object_add(r, "warmup_loads", json_object_new_uint64(warm));
-		if (hz > 0)
-			json_object_object_add(r, "median_tsc_cycles", json_object_new_double(pt[i].ns * hz / 1e9));
-		if (nivcsw > 0)
-			mb_note(&m, "%s: %ld involuntary switches in the step (getrusage)", name, nivcsw);
+		p = chase(p, cfg.iters);
+		s->v[s->n++] = (double)(mb_now_ns() - t0) / cfg.iters;
 	}
-	extra = json_object_new_object();
-	{
-		char list[160] = "", sz[24];
-		size_t off = 0;
+	mb_step_end(m);
+	nivcsw = quiet_nivcsw() - before;
+	mb_use(p);
 
-		for (int k = 0; k < ncaches; k++) {
-			human(caches[k].size, sz, sizeof(sz));
-			off += snprintf(list + off, sizeof(list) - off, "%sL%d%s %s", k ? ", " : "",
-					caches[k].level, !strcmp(caches[k].type, "Data") ? "d" : "", sz);
-			if (off >= sizeof(list))
-				break;
-		}
-		mb_note(&m, "caches of CPU 0 (sysfs): %s; line %" PRIu64 " B; TSC %.3f GHz", ncaches ? list : "unknown",
-			line, hz / 1e9);
+	snprintf(claim, sizeof(claim), "%s: no page fault (the buffer was pre-faulted)", name);
+	mb_assume_exact(m, step, claim, "page_faults", 0);
+	snprintf(claim, sizeof(claim), "%s: no system call", name);
+	mb_assume_exact(m, step, claim, "syscalls", 0);
+	r = mb_result(m, name, "ns", s, cfg.iters, 0);
+	*pt = (struct point){ size, mb_percentile(s, 50) };
+	json_object_object_add(r, WL_KEY_SIZE, json_object_new_uint64(size));
+	json_object_object_add(r, "warmup_loads", json_object_new_uint64(warm));
+	if (a->hz > 0)
+		json_object_object_add(r, "median_tsc_cycles", json_object_new_double(pt->ns * a->hz / 1e9));
+	if (nivcsw > 0)
+		mb_note(m, "%s: %ld involuntary switches in the step (getrusage)", name, nivcsw);
+}
+
+/* The notes (caches, plateaus, pages, the method) and the report's extras. */
+static json_object *report_extras(struct mb *m, const struct arena *a, const struct point *pt)
+{
+	json_object *extra = json_object_new_object();
+	char list[160] = "", sz[24];
+	size_t off = 0;
+
+	for (int k = 0; k < a->ncaches; k++) {
+		human(a->caches[k].size, sz, sizeof(sz));
+		off += snprintf(list + off, sizeof(list) - off, "%sL%d%s %s", k ? ", " : "",
+				a->caches[k].level, !strcmp(a->caches[k].type, "Data") ? "d" : "", sz);
+		if (off >= sizeof(list))
+			break;
 	}
-	mb_note(&m, "plateaus: runs of two or more consecutive sizes whose medians lie within %.0f%% of "
+	mb_note(m, "caches of CPU 0 (sysfs): %s; line %" PRIu64 " B; TSC %.3f GHz",
+		a->ncaches ? list : "unknown", a->line, a->hz / 1e9);
+	mb_note(m, "plateaus: runs of two or more consecutive sizes whose medians lie within %.0f%% of "
 		"each other; the sizes between them are transitions", (PLATEAU_SPREAD - 1) * 100);
-	json_object_object_add(extra, "plateaus", plateaus(&m, pt, nsizes, caches, ncaches, hz));
-	{
-		mb_note(&m, "pages: %s; %" PRIu64 " of %" PRIu64 " MiB backed by 2 MiB pages%s", hugepages ?
-			"MADV_HUGEPAGE" : "4 KiB (MADV_NOHUGEPAGE)", huge >> 20, max_size >> 20, hugepages ? "" :
-			"; past the TLB's reach each load also walks the page table (--hugepages to compare)");
-		json_object_object_add(extra, "hugepages", json_object_new_boolean(hugepages));
-		json_object_object_add(extra, "huge_page_bytes", json_object_new_uint64(huge));
-	}
-	mb_note(&m, "each size: %" PRIu64 " warm-up pass(es) over the chain first (at most %" PRIu64
+	json_object_object_add(extra, "plateaus", plateaus(m, pt, a->nsizes, a->caches, a->ncaches, a->hz));
+	mb_note(m, "pages: %s; %" PRIu64 " of %" PRIu64 " MiB backed by 2 MiB pages%s", cfg.hugepages ?
+		"MADV_HUGEPAGE" : "4 KiB (MADV_NOHUGEPAGE)", a->huge >> 20, cfg.max_size >> 20,
+		cfg.hugepages ? "" :
+		"; past the TLB's reach each load also walks the page table (--hugepages to compare)");
+	json_object_object_add(extra, "hugepages", json_object_new_boolean(cfg.hugepages));
+	json_object_object_add(extra, "huge_page_bytes", json_object_new_uint64(a->huge));
+	mb_note(m, "each size: %" PRIu64 " warm-up pass(es) over the chain first (at most %" PRIu64
 		" loads each), then %" PRIu64 " samples "
 		"of %" PRIu64 " loads; one pointer per %" PRIu64 "-byte line, random single cycle (Sattolo)",
-		warmup, warm_cap, reps, iters, line);
+		cfg.warmup, a->warm_cap, cfg.reps, cfg.iters, a->line);
+	return extra;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+	struct arena a = {};
+	struct point pt[32];
+	struct mb_samples s = {};
+	json_object *extra;
+	struct mb m;
+
+	if (parse_options(argc, argv))
+		return 2;
+	if (mb_pin("memlat", cfg.cpu))
+		return 1;
+	if (plan_sizes(&a))
+		return 2;
+	if (map_arena(&a))
+		return 1;
+	a.hz = mb_tsc_hz();
+	mb_init(&m, "memlat", cfg.cpu);
+	mb_begin(&m);
+	for (uint64_t i = 0; i < a.nsizes; i++)
+		time_chase(&m, &a, cfg.min_size << i, &seed, &s, &pt[i]);
+	extra = report_extras(&m, &a, pt);
 	mb_samples_free(&s);
-	free(order);
-	munmap(map, mapped);
+	free(a.order);
+	munmap(a.map, a.mapped);
 	return mb_finish(&m, extra);
 }

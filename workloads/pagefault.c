@@ -122,112 +122,164 @@ static int touch_step(struct mb *m, const char *name, const char *map, uint64_t 
 	return step;
 }
 
+static struct pagefault_cfg {
+	uint64_t size;
+	const char *dir, *advice_name;
+	int cpu;
+} cfg = {
+	.size = 64 << 20, .dir = "/var/tmp", .advice_name = "random",
+};
+
+static const struct mb_opt opts[] = {
+	{ "file-size", MB_SIZE, &cfg.size, "bytes of the scratch file, one touch per page (default 64M)",
+	  4096, 4ULL << 30 },
+	{ "dir", MB_STRING, &cfg.dir, "directory of the scratch file, on a disk (default /var/tmp)" },
+	{ "advice", MB_CHOICE, &cfg.advice_name, "madvise before touching: random turns readahead off "
+	  "(default); normal lets it read neighbours in", .choices = "random|normal" },
+	{ "cpu", MB_CPU, &cfg.cpu, "pin to this CPU, -1 for none (default 0)" },
+	{},
+};
+
+/* The scratch file and what the steps share of it. */
+struct scratch {
+	int fd;
+	int advice;		/* MADV_RANDOM or MADV_NORMAL, from --advice */
+	long page;
+	uint64_t pages;
+	struct mb_samples s;	/* one sample per touched page, reserved before the measured phase */
+};
+
+/* The scratch file on a disk, unlinked, written and dropped from the page cache; -1 having said why. */
+static int make_file(struct scratch *sc)
+{
+	char path[4096];
+	struct statfs fs;
+	int err;
+
+	if (statfs(cfg.dir, &fs)) {
+		fprintf(stderr, "pagefault: %s: %s\n", cfg.dir, strerror(errno));
+		return -1;
+	}
+	if (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC) {
+		fprintf(stderr, "pagefault: %s is in memory (tmpfs): no disk to fault pages from; try --dir "
+			"/var/tmp\n", cfg.dir);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/zctrace-pagefault.XXXXXX", cfg.dir);
+	sc->fd = mkstemp(path);
+	if (sc->fd < 0) {
+		fprintf(stderr, "pagefault: cannot create a file in %s: %s\n", cfg.dir, strerror(errno));
+		return -1;
+	}
+	unlink(path);	/* nothing to clean up, however the run ends */
+	err = fill_file(sc->fd, cfg.size);
+	if (!err)
+		err = -posix_fadvise(sc->fd, 0, cfg.size, POSIX_FADV_DONTNEED);
+	if (err) {
+		fprintf(stderr, "pagefault: writing %" PRIu64 " bytes in %s: %s\n", cfg.size, cfg.dir,
+			strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/* The file mapped with none of its pages cached; NULL having said why. *@resident: cached before. */
+static char *map_cold(struct scratch *sc, uint64_t *resident)
+{
+	char *map = map_file(sc->fd, cfg.size, sc->advice);
+
+	/* a page still cached would be mapped by fault-around, with no fault and no read */
+	for (int tries = 0; (*resident = resident_pages(map, sc->pages, sc->page)) && tries < 5; tries++) {
+		fdatasync(sc->fd);
+		posix_fadvise(sc->fd, 0, cfg.size, POSIX_FADV_DONTNEED);
+	}
+	if (*resident) {
+		fprintf(stderr, "pagefault: %" PRIu64 " of the file's pages stay cached after dropping them\n",
+			*resident);
+		return NULL;
+	}
+	return map;
+}
+
+/* The cold step: each touch faults and reads its page from the disk. */
+static void cold_step(struct mb *m, struct scratch *sc, char *map, uint64_t resident)
+{
+	char claim[200];
+	double total_ns = 0;
+	int step;
+
+	step = touch_step(m, "cold: touch a page out of the page cache", map, sc->pages, sc->page, &sc->s,
+			  &total_ns);
+	mb_result(m, "cold fault (page read from the disk)", "ns", &sc->s, 1, 0);
+	snprintf(claim, sizeof(claim), "cold, advice %s: one fault per touched page (%" PRIu64 " pages)",
+		 cfg.advice_name, sc->pages);
+	mb_assume_exact(m, step, claim, "page_faults", sc->pages);
+	snprintf(claim, sizeof(claim), "cold, advice %s: the faults read each touched page in, once",
+		 cfg.advice_name);
+	mb_assume_exact(m, step, claim, "page_cache_pages", sc->pages);
+	mb_assume_exact(m, step, "cold: the touches made no syscall (the faults alone did the reads)",
+			"syscalls", 0);
+	mb_note(m, "cold: %" PRIu64 " of %" PRIu64 " pages were cached before (mincore); %.1f us per "
+		"touched page on average", resident, sc->pages, total_ns / sc->pages / 1e3);
+	munmap(map, cfg.size);
+}
+
+/* The warm step: the same pages, now all in the page cache, in a new mapping (no PTE yet). */
+static void warm_step(struct mb *m, struct scratch *sc, uint64_t around)
+{
+	char *map = map_file(sc->fd, cfg.size, sc->advice);
+	uint64_t resident = resident_pages(map, sc->pages, sc->page), windows;
+	char claim[200];
+	double total_ns = 0;
+	int step;
+
+	/* fault-around maps the window around a fault, aligned in the address space */
+	windows = (((uintptr_t)map + cfg.size - 1) / (around * sc->page)) -
+		  ((uintptr_t)map / (around * sc->page)) + 1;
+	step = touch_step(m, "warm: touch a page in the page cache", map, sc->pages, sc->page, &sc->s,
+			  &total_ns);
+	mb_result(m, "warm touch (page cached, new mapping)", "ns", &sc->s, 1, 0);
+	snprintf(claim, sizeof(claim), "warm: one fault per %" PRIu64 "-page fault-around window (%"
+		 PRIu64 " windows), not one per page", around, windows);
+	mb_assume_exact(m, step, claim, "page_faults", windows);
+	mb_assume_exact(m, step, "warm: no page was read in (all were cached)", "page_cache_pages", 0);
+	mb_note(m, "warm: %" PRIu64 " of %" PRIu64 " pages cached before (mincore); %.2f us per fault "
+		"(time of all touches / %" PRIu64 " faults)", resident, sc->pages, total_ns / windows / 1e3,
+		windows);
+	munmap(map, cfg.size);
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t size = 64 << 20, pages, windows, around;
-	const char *dir = "/var/tmp", *advice_name = "random";
-	long page = sysconf(_SC_PAGESIZE);
-	int cpu = 0, err, fd, advice, step;
-	struct mb_samples s = {};
-	char path[4096], claim[200];
-	struct statfs fs;
-	uint64_t resident;
-	double total_ns = 0;
-	char *map;
-	const struct mb_opt opts[] = {
-		{ "file-size", MB_SIZE, &size, "bytes of the scratch file, one touch per page (default 64M)",
-		  4096, 4ULL << 30 },
-		{ "dir", MB_STRING, &dir, "directory of the scratch file, on a disk (default /var/tmp)" },
-		{ "advice", MB_CHOICE, &advice_name, "madvise before touching: random turns readahead off "
-		  "(default); normal lets it read neighbours in", .choices = "random|normal" },
-		{ "cpu", MB_CPU, &cpu, "pin to this CPU, -1 for none (default 0)" },
-		{},
-	};
+	struct scratch sc = { .fd = -1, .page = sysconf(_SC_PAGESIZE) };
+	uint64_t resident, around;
 	struct mb m;
+	char *map;
 
 	if (mb_parse(argc, argv, "pagefault", "Times page faults on a file mapping: cold (each reads its "
 		     "page from the disk) and warm (pages cached); the kernel counts faults and pages read.",
 		     opts))
 		return 2;
-	advice = !strcmp(advice_name, "random") ? MADV_RANDOM : MADV_NORMAL;
-	pages = size / page;
-	size = pages * page;
-	if (mb_pin("pagefault", cpu))
+	sc.advice = !strcmp(cfg.advice_name, "random") ? MADV_RANDOM : MADV_NORMAL;
+	sc.pages = cfg.size / sc.page;
+	cfg.size = sc.pages * sc.page;
+	if (mb_pin("pagefault", cfg.cpu))
 		return 1;
-	if (statfs(dir, &fs)) {
-		fprintf(stderr, "pagefault: %s: %s\n", dir, strerror(errno));
+	if (make_file(&sc))
 		return 1;
-	}
-	if (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC) {
-		fprintf(stderr, "pagefault: %s is in memory (tmpfs): no disk to fault pages from; try --dir "
-			"/var/tmp\n", dir);
-		return 1;
-	}
-	snprintf(path, sizeof(path), "%s/zctrace-pagefault.XXXXXX", dir);
-	fd = mkstemp(path);
-	if (fd < 0) {
-		fprintf(stderr, "pagefault: cannot create a file in %s: %s\n", dir, strerror(errno));
-		return 1;
-	}
-	unlink(path);	/* nothing to clean up, however the run ends */
-	err = fill_file(fd, size);
-	if (!err)
-		err = -posix_fadvise(fd, 0, size, POSIX_FADV_DONTNEED);
-	if (err) {
-		fprintf(stderr, "pagefault: writing %" PRIu64 " bytes in %s: %s\n", size, dir, strerror(-err));
-		return 1;
-	}
 	/* every touch a sample: no allocation (no syscall, no fault of ours) in the timed loops */
-	quiet_reserve(&s, pages);
-	map = map_file(fd, size, advice);
-	/* a page still cached would be mapped by fault-around, with no fault and no read */
-	for (int tries = 0; (resident = resident_pages(map, pages, page)) && tries < 5; tries++) {
-		fdatasync(fd);
-		posix_fadvise(fd, 0, size, POSIX_FADV_DONTNEED);
-	}
-	if (resident) {
-		fprintf(stderr, "pagefault: %" PRIu64 " of the file's pages stay cached after dropping them\n",
-			resident);
+	quiet_reserve(&sc.s, sc.pages);
+	map = map_cold(&sc, &resident);
+	if (!map)
 		return 1;
-	}
-	around = fault_around_bytes() / page;
+	around = fault_around_bytes() / sc.page;
 	if (around < 1)
 		around = 1;
-	mb_init(&m, "pagefault", cpu);
+	mb_init(&m, "pagefault", cfg.cpu);
 	mb_begin(&m);
-
-	step = touch_step(&m, "cold: touch a page out of the page cache", map, pages, page, &s,
-			  &total_ns);
-	mb_result(&m, "cold fault (page read from the disk)", "ns", &s, 1, 0);
-	snprintf(claim, sizeof(claim), "cold, advice %s: one fault per touched page (%" PRIu64 " pages)",
-		 advice_name, pages);
-	mb_assume_exact(&m, step, claim, "page_faults", pages);
-	snprintf(claim, sizeof(claim), "cold, advice %s: the faults read each touched page in, once",
-		 advice_name);
-	mb_assume_exact(&m, step, claim, "page_cache_pages", pages);
-	mb_assume_exact(&m, step, "cold: the touches made no syscall (the faults alone did the reads)",
-			"syscalls", 0);
-	mb_note(&m, "cold: %" PRIu64 " of %" PRIu64 " pages were cached before (mincore); %.1f us per "
-		"touched page on average", resident, pages, total_ns / pages / 1e3);
-	munmap(map, size);
-
-	/* the same pages, now all in the page cache, in a new mapping: no PTE yet */
-	map = map_file(fd, size, advice);
-	resident = resident_pages(map, pages, page);
-	/* fault-around maps the window around a fault, aligned in the address space */
-	windows = (((uintptr_t)map + size - 1) / (around * page)) - ((uintptr_t)map / (around * page)) + 1;
-	step = touch_step(&m, "warm: touch a page in the page cache", map, pages, page, &s,
-			  &total_ns);
-	mb_result(&m, "warm touch (page cached, new mapping)", "ns", &s, 1, 0);
-	snprintf(claim, sizeof(claim), "warm: one fault per %" PRIu64 "-page fault-around window (%"
-		 PRIu64 " windows), not one per page", around, windows);
-	mb_assume_exact(&m, step, claim, "page_faults", windows);
-	mb_assume_exact(&m, step, "warm: no page was read in (all were cached)", "page_cache_pages", 0);
-	mb_note(&m, "warm: %" PRIu64 " of %" PRIu64 " pages cached before (mincore); %.2f us per fault "
-		"(time of all touches / %" PRIu64 " faults)", resident, pages, total_ns / windows / 1e3,
-		windows);
-	munmap(map, size);
-	close(fd);
-	mb_samples_free(&s);
+	cold_step(&m, &sc, map, resident);
+	warm_step(&m, &sc, around);
+	close(sc.fd);
+	mb_samples_free(&sc.s);
 	return mb_finish(&m, NULL);
 }

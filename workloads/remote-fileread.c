@@ -200,94 +200,116 @@ static json_object *report(const struct server_stats *st, const struct peer_run 
 	return r;
 }
 
-int main(int argc, char **argv)
+/* The file, its blocks' order, the server's buffer and the "go" pipe, and the listener. */
+static int setup_server(char **buf, int *lfd)
 {
-	struct sigaction sa = { .sa_handler = on_stop };
-	struct peer_run peer = { .mode = WL_PEER_THREAD, .pid = -1, .result_fd = -1 };
-	struct server_stats st = {};
-	int lfd = -1, fd = -1, err, ret = 1;
-	char *buf = NULL, where[INET_ADDRSTRLEN] = "?";
-	uint64_t t0, t1;
-	json_object *result;
+	char where[INET_ADDRSTRLEN] = "?";
+	int err;
 
-	if (wl_parse_opts(argc, argv, NAME, WL_OPT_FILE | WL_OPT_PEER | WL_OPT_PATTERN, &opts) ||
-	    wl_check_netns(NAME, &opts))
-		return 2;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if (!opts.size_set)
-		opts.size = 64 << 10;
 	if ((err = wl_file_create(&opts, "remote", true, &file)) || (err = wl_file_set_cache(&file, opts.cache)) ||
 	    (err = make_order())) {
 		fprintf(stderr, "%s: the file: %s\n", NAME, strerror(-err));
-		goto out;
+		return -1;
 	}
-	buf = malloc(opts.size);
-	if (!buf || pipe2(go_pipe, O_CLOEXEC)) {
-		fprintf(stderr, "%s: %s\n", NAME, strerror(buf ? errno : ENOMEM));
-		goto out;
+	*buf = malloc(opts.size);
+	if (!*buf || pipe2(go_pipe, O_CLOEXEC)) {
+		fprintf(stderr, "%s: %s\n", NAME, strerror(*buf ? errno : ENOMEM));
+		return -1;
 	}
 	peer_server_addr(&opts, &addr);
 	inet_ntop(AF_INET, &addr.sin_addr, where, sizeof(where));
-	lfd = tcp_listen(&addr, 1, IO_TIMEOUT_S);
-	if (lfd < 0) {
-		fprintf(stderr, "%s: cannot listen on %s: %s\n", NAME, where, strerror(-lfd));
-		goto out;
+	*lfd = tcp_listen(&addr, 1, IO_TIMEOUT_S);
+	if (*lfd < 0) {
+		fprintf(stderr, "%s: cannot listen on %s: %s\n", NAME, where, strerror(-*lfd));
+		return -1;
 	}
-	if ((err = peer_start(&peer, opts.peer, client_main, NULL, &cres, sizeof(cres)))) {
+	return 0;
+}
+
+/* The client started (thread or process) and its connection accepted into *@fd. */
+static int start_client(struct peer_run *peer, int lfd, int *fd)
+{
+	int err;
+
+	if ((err = peer_start(peer, opts.peer, client_main, NULL, &cres, sizeof(cres)))) {
 		fprintf(stderr, "%s: cannot start the client: %s\n", NAME, strerror(-err));
-		goto out;
+		return -1;
 	}
 	if (opts.peer != WL_PEER_THREAD) {
 		close(go_pipe[0]);	/* the child's end; a thread shares this one */
 		go_pipe[0] = -1;
 	}
 	/* the accepted socket has the listener's timeouts */
-	if ((err = peer_wait_readable(&peer, lfd, IO_TIMEOUT_S * 1000)) ||
-	    (fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0) {
+	if ((err = peer_wait_readable(peer, lfd, IO_TIMEOUT_S * 1000)) ||
+	    (*fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0) {
 		fprintf(stderr, "%s: the client did not connect: %s\n", NAME, strerror(err ? -err : errno));
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The measured phase: the client let go, the file served on *@fd (closed after), the client's end
+ * awaited. *@serve_err: how serving went; *@ns: the phase's length. -1 if the client never started.
+ */
+static int serve_phase(struct peer_run *peer, int *fd, char *buf, struct server_stats *st,
+		       int *serve_err, uint64_t *ns)
+{
+	uint64_t t0, t1;
+	int ret;
 
 	WL_PHASE_BEGIN();
 	t0 = wl_now_ns();
 	if (write(go_pipe[1], "g", 1) != 1) {
 		fprintf(stderr, "%s: cannot start the client: %s\n", NAME, strerror(errno));
-		goto out;
+		return -1;
 	}
-	err = serve(fd, buf, &st);
-	close(fd);	/* the client waits for this EOF */
-	fd = -1;
+	*serve_err = serve(*fd, buf, st);
+	close(*fd);	/* the client waits for this EOF */
+	*fd = -1;
 	/* the phase ends when the client has the file; its figures are read after */
-	ret = peer_wait_done(&peer, 2 * IO_TIMEOUT_S * 1000);
+	ret = peer_wait_done(peer, 2 * IO_TIMEOUT_S * 1000);
 	t1 = wl_now_ns();
 	WL_PHASE_END();
-	if ((ret = ret ? ret : peer_join(&peer, 2 * IO_TIMEOUT_S * 1000)) && !cres.err)
+	if ((ret = ret ? ret : peer_join(peer, 2 * IO_TIMEOUT_S * 1000)) && !cres.err)
 		client_fail("client", -ret);
+	*ns = t1 - t0;
+	return 0;
+}
 
-	ret = 0;
-	if (err) {
-		fprintf(stderr, "%s: server: %s\n", NAME, strerror(-err));
+/* Both sides' errors, then the result written; the exit code. */
+static int emit_result(const struct server_stats *st, const struct peer_run *peer, int serve_err,
+		       uint64_t ns)
+{
+	json_object *result;
+	int ret = 0;
+
+	if (serve_err) {
+		fprintf(stderr, "%s: server: %s\n", NAME, strerror(-serve_err));
 		ret = 1;
 	}
 	if (cres.err) {
 		fprintf(stderr, "%s: client: %s: %s\n", NAME, cres.err_what, strerror(cres.err));
 		ret = 1;
 	}
-	result = report(&st, &peer, t1 - t0);
+	result = report(st, peer, ns);
 	if (!json_object_get_boolean(json_object_object_get(result, "verified")))
 		ret = 1;
 	if (wl_emit(WL_KIND_REMOTE_READ, result))
 		ret = 1;
 	json_object_put(result);
-out:
-	if (peer.started) {
-		if (peer.pid > 0)
-			kill(peer.pid, SIGKILL);
+	return ret;
+}
+
+/* Ends the client if it is still there, and closes and frees what the run made. */
+static void cleanup(struct peer_run *peer, int fd, int lfd, char *buf)
+{
+	if (peer->started) {
+		if (peer->pid > 0)
+			kill(peer->pid, SIGKILL);
 		else
 			close(go_pipe[1]), go_pipe[1] = -1;	/* the thread's read of "go" ends */
-		peer_join(&peer, 1000);
+		peer_join(peer, 1000);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -300,5 +322,28 @@ out:
 		close(file.fd);
 	free(buf);
 	free(order);
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+	struct peer_run peer = { .mode = WL_PEER_THREAD, .pid = -1, .result_fd = -1 };
+	struct server_stats st = {};
+	int lfd = -1, fd = -1, serve_err, ret = 1;
+	char *buf = NULL;
+	uint64_t ns;
+
+	if (wl_parse_opts(argc, argv, NAME, WL_OPT_FILE | WL_OPT_PEER | WL_OPT_PATTERN, &opts) ||
+	    wl_check_netns(NAME, &opts))
+		return 2;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (!opts.size_set)
+		opts.size = 64 << 10;
+	if (!setup_server(&buf, &lfd) && !start_client(&peer, lfd, &fd) &&
+	    !serve_phase(&peer, &fd, buf, &st, &serve_err, &ns))
+		ret = emit_result(&st, &peer, serve_err, ns);
+	cleanup(&peer, fd, lfd, buf);
 	return ret;
 }

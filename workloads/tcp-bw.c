@@ -20,6 +20,7 @@ struct bw {
 	char *recv_buf, *send_buf;
 	size_t size;
 	struct tcp_io io;		/* the client's (receiver's) calls */
+	struct mb_samples s;		/* the client's samples, MB/s */
 };
 
 static void die(const char *what, int err)
@@ -91,106 +92,138 @@ static void connect_pair(struct bw *b, uint64_t sockbuf)
 	close(lfd);
 }
 
+static struct tcp_bw_cfg {
+	uint64_t size, bytes, reps, warmup, sockbuf;
+	int cpu, server_cpu;
+} cfg = {
+	.size = 64 << 10, .bytes = 32 << 20, .reps = 50, .warmup = 5,
+};
+
+static const struct mb_opt opts[] = {
+	{ "size", MB_SIZE, &cfg.size, "bytes per write and per read (default 64K)", 1,
+	  64 << 20 },
+	{ "bytes", MB_SIZE, &cfg.bytes, "bytes per sample, rounded up to a multiple of --size "
+	  "(default 32M)", 1, 1ULL << 34 },
+	{ "reps", MB_COUNT, &cfg.reps, "samples kept (default 50)", 1, 100000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, "samples run first and dropped (default 5)", 0,
+	  100000 },
+	{ "sockbuf", MB_SIZE, &cfg.sockbuf,
+	  "SO_SNDBUF/SO_RCVBUF to set, 0 = the kernel's autotuning (default 0)", 0,
+	  1 << 30 },
+	{ "cpu", MB_CPU, &cfg.cpu,
+	  "pin the receiving client to this CPU, -1 for none (default 0)" },
+	{ "server-cpu", MB_CPU, &cfg.server_cpu,
+	  "pin the sending server thread to this CPU, -1 for none (default 0)" },
+	{},
+};
+
+/* Both ends' buffers, faulted in now and not in the first sample; exits if there is no memory. */
+static void alloc_buffers(struct bw *b)
+{
+	b->size = cfg.size;
+	b->recv_buf = malloc(cfg.size);
+	b->send_buf = malloc(cfg.size);
+	if (!b->recv_buf || !b->send_buf)
+		die("buffers", -ENOMEM);
+	memset(b->send_buf, 'b', cfg.size);
+	memset(b->recv_buf, 0, cfg.size);
+}
+
+/* One sample of the client: --bytes received and timed, kept past the warm-up. */
+static void receive_sample(void *state, uint64_t rep)
+{
+	struct bw *b = state;
+	uint64_t t0 = mb_now_ns(), t1;
+
+	sink(b, cfg.bytes);
+	t1 = mb_now_ns();
+	if (rep >= cfg.warmup)	/* MB = 10^6 bytes, as lmbench counts them */
+		mb_samples_add(&b->s, (double)cfg.bytes / 1e6 / ((double)(t1 - t0) / 1e9));
+}
+
+/* The one step: the server sends @quota bytes, the client times --bytes at a time; its result. */
+static int time_transfer(struct mb *m, struct bw *b, struct mb_peer *peer, uint64_t quota,
+			 uint64_t *recvs)
+{
+	uint64_t recvs_before = b->io.recv_calls;
+	char name[64];
+	int step;
+
+	snprintf(name, sizeof(name), "TCP bandwidth, %" PRIu64 "-byte writes", cfg.size);
+	step = mb_peer_step(m, peer, name, quota, receive_sample, b, cfg.warmup + cfg.reps);
+	mb_result(m, name, "MB/s", &b->s, 1, cfg.warmup);
+	mb_samples_free(&b->s);
+	*recvs = b->io.recv_calls - recvs_before;
+	return step;
+}
+
+/* What the kernel must have counted in @step: whole writes, and the client's reads; a note. */
+static void claim_transfer(struct mb *m, int step, uint64_t quota, uint64_t recvs)
+{
+	uint64_t writes = quota / cfg.size;
+	char claim[200];
+
+	snprintf(claim, sizeof(claim), "each %" PRIu64 "-byte write was accepted whole (%" PRIu64
+		 " writes, no short writes)", cfg.size, writes);
+	mb_assume_exact(m, step, claim, "syscall:sendto", writes);
+	snprintf(claim, sizeof(claim), "the kernel saw exactly the reads the client counted (%"
+		 PRIu64 ")", recvs);
+	mb_assume_exact(m, step, claim, "syscall:recvfrom", recvs);
+	mb_note(m, "%" PRIu64 " bytes per sample; %" PRIu64 " reads for %" PRIu64 " writes (%.0f "
+		"bytes per read); client on CPU %d, server thread on CPU %d (-1: not pinned); "
+		"socket buffers %s",
+		cfg.bytes, recvs, writes, recvs ? (double)quota / recvs : 0, cfg.cpu, cfg.server_cpu,
+		cfg.sockbuf ? "set" : "autotuned");
+}
+
+/* The report's extras: the options, both sides' calls, and the bytes the copy sites must see. */
+static json_object *report_extras(const struct bw *b, const struct mb_peer *peer)
+{
+	json_object *extra = json_object_new_object();
+
+	json_object_object_add(extra, WL_KEY_SIZE, json_object_new_uint64(cfg.size));
+	json_object_object_add(extra, "bytes_per_sample", json_object_new_uint64(cfg.bytes));
+	json_object_object_add(extra, "sockbuf", json_object_new_uint64(cfg.sockbuf));
+	json_object_object_add(extra, "server_cpu", json_object_new_int(cfg.server_cpu));
+	json_object_object_add(extra, "send_calls", json_object_new_uint64(peer->io.send_calls));
+	json_object_object_add(extra, "recv_calls", json_object_new_uint64(b->io.recv_calls));
+	/* what the copy sites must have seen in the measured phase */
+	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(peer->io.sent));
+	json_object_object_add(extra, WL_KEY_BYTES_RECEIVED, json_object_new_uint64(b->io.received));
+	return extra;
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t size = 64 << 10, bytes = 32 << 20, reps = 50, warmup = 5, sockbuf = 0;
-	uint64_t writes, recvs_before, recvs, quota;
-	int cpu = 0, server_cpu = 0, step, err;
-	const struct mb_opt opts[] = {
-		{ "size", MB_SIZE, &size, "bytes per write and per read (default 64K)", 1,
-		  64 << 20 },
-		{ "bytes", MB_SIZE, &bytes, "bytes per sample, rounded up to a multiple of --size "
-		  "(default 32M)", 1, 1ULL << 34 },
-		{ "reps", MB_COUNT, &reps, "samples kept (default 50)", 1, 100000 },
-		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 5)", 0,
-		  100000 },
-		{ "sockbuf", MB_SIZE, &sockbuf,
-		  "SO_SNDBUF/SO_RCVBUF to set, 0 = the kernel's autotuning (default 0)", 0,
-		  1 << 30 },
-		{ "cpu", MB_CPU, &cpu,
-		  "pin the receiving client to this CPU, -1 for none (default 0)" },
-		{ "server-cpu", MB_CPU, &server_cpu,
-		  "pin the sending server thread to this CPU, -1 for none (default 0)" },
-		{},
-	};
 	struct bw b = {};
 	struct mb_peer peer = { .work = source, .state = &b };
-	struct mb_samples s = {};
+	uint64_t recvs, quota;
 	struct mb m;
-	char claim[200], name[64];
-	json_object *extra;
+	int step, err;
 
 	if (mb_parse(argc, argv, "tcp-bw", "Times a bulk transfer over loopback TCP; the kernel "
 		     "counts the writes, the reads and the bytes copied.", opts))
 		return 2;
-	if (bytes % size)	/* as bw_tcp does: whole writes only */
-		bytes += size - bytes % size;
-	b.size = size;
-	b.recv_buf = malloc(size);
-	b.send_buf = malloc(size);
-	if (!b.recv_buf || !b.send_buf)
-		die("buffers", -ENOMEM);
-	memset(b.send_buf, 'b', size);
-	memset(b.recv_buf, 0, size);	/* faulted in now, not in the first sample */
-	connect_pair(&b, sockbuf);
-	peer.cpu = server_cpu;
+	if (cfg.bytes % cfg.size)	/* as bw_tcp does: whole writes only */
+		cfg.bytes += cfg.size - cfg.bytes % cfg.size;
+	alloc_buffers(&b);
+	connect_pair(&b, cfg.sockbuf);
+	peer.cpu = cfg.server_cpu;
 	if (mb_peer_start(&peer, "tcp-bw"))
 		return 1;
-	if (mb_pin("tcp-bw", cpu))
+	if (mb_pin("tcp-bw", cfg.cpu))
 		return 1;	/* the server thread ends with the process */
 
-	mb_init(&m, "tcp-bw", cpu);
+	mb_init(&m, "tcp-bw", cfg.cpu);
 	mb_begin(&m);
-	quota = (warmup + reps) * bytes;
-	writes = quota / size;
-	snprintf(name, sizeof(name), "TCP bandwidth, %" PRIu64 "-byte writes", size);
-	step = mb_step_begin(&m, name);
-	recvs_before = b.io.recv_calls;
-	/* after the marker: the server's first send() is in the step */
-	mb_peer_go(&peer, quota);
-	for (uint64_t rep = 0; rep < warmup + reps; rep++) {
-		uint64_t t0 = mb_now_ns(), t1;
-
-		sink(&b, bytes);
-		t1 = mb_now_ns();
-		if (rep >= warmup)	/* MB = 10^6 bytes, as lmbench counts them */
-			mb_samples_add(&s, (double)bytes / 1e6 / ((double)(t1 - t0) / 1e9));
-	}
-	/* the last bytes arrived before the server's last send() returned: wait for its counts */
-	if ((err = mb_peer_wait(&peer)))
-		die(peer.err_what ? peer.err_what : "waiting for the server", err);
-	mb_step_end(&m);
-	mb_result(&m, name, "MB/s", &s, 1, warmup);
-	recvs = b.io.recv_calls - recvs_before;
-
-	snprintf(claim, sizeof(claim), "each %" PRIu64 "-byte write was accepted whole (%" PRIu64
-		 " writes, no short writes)", size, writes);
-	mb_assume_exact(&m, step, claim, "syscall:sendto", writes);
-	snprintf(claim, sizeof(claim), "the kernel saw exactly the reads the client counted (%"
-		 PRIu64 ")", recvs);
-	mb_assume_exact(&m, step, claim, "syscall:recvfrom", recvs);
-	mb_note(&m, "%" PRIu64 " bytes per sample; %" PRIu64 " reads for %" PRIu64 " writes (%.0f "
-		"bytes per read); client on CPU %d, server thread on CPU %d (-1: not pinned); "
-		"socket buffers %s",
-		bytes, recvs, writes, recvs ? (double)quota / recvs : 0, cpu, server_cpu,
-		sockbuf ? "set" : "autotuned");
+	quota = (cfg.warmup + cfg.reps) * cfg.bytes;
+	step = time_transfer(&m, &b, &peer, quota, &recvs);
+	claim_transfer(&m, step, quota, recvs);
 	mb_peer_stop(&peer);
-
-	extra = json_object_new_object();
-	json_object_object_add(extra, WL_KEY_SIZE, json_object_new_uint64(size));
-	json_object_object_add(extra, "bytes_per_sample", json_object_new_uint64(bytes));
-	json_object_object_add(extra, "sockbuf", json_object_new_uint64(sockbuf));
-	json_object_object_add(extra, "server_cpu", json_object_new_int(server_cpu));
-	json_object_object_add(extra, "send_calls", json_object_new_uint64(peer.io.send_calls));
-	json_object_object_add(extra, "recv_calls", json_object_new_uint64(b.io.recv_calls));
-	/* what the copy sites must have seen in the measured phase */
-	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(peer.io.sent));
-	json_object_object_add(extra, WL_KEY_BYTES_RECEIVED, json_object_new_uint64(b.io.received));
-	err = mb_finish(&m, extra);
+	err = mb_finish(&m, report_extras(&b, &peer));
 	close(b.recv_fd);
 	close(b.send_fd);
 	free(b.recv_buf);
 	free(b.send_buf);
-	mb_samples_free(&s);
 	return err;
 }

@@ -25,6 +25,7 @@ struct conn_bench {
 	int lfd;
 	struct sockaddr_in addr;
 	bool reset;			/* close with SO_LINGER {1, 0}: RST, no TIME_WAIT */
+	struct mb_samples conn_s, close_s;	/* the client's samples, us per call */
 };
 
 static void die(const char *what, int err)
@@ -91,92 +92,126 @@ static void sample(struct conn_bench *cb, uint64_t iters, struct mb_samples *con
 	}
 }
 
-int main(int argc, char **argv)
+static struct tcp_connect_cfg {
+	uint64_t iters, reps, warmup;
+	const char *close_how;
+	int cpu, server_cpu;
+} cfg = {
+	.iters = 50, .reps = 38, .warmup = 2, .close_how = "fin",
+};
+
+static const struct mb_opt opts[] = {
+	{ "iters", MB_COUNT, &cfg.iters, "connections per sample (default 50)", 1,
+	  MAX_CONNECTIONS },
+	{ "reps", MB_COUNT, &cfg.reps, "samples kept (default 38)", 1, MAX_CONNECTIONS },
+	{ "warmup", MB_COUNT, &cfg.warmup, "samples run first and dropped (default 2)", 0,
+	  MAX_CONNECTIONS },
+	{ "close", MB_CHOICE, &cfg.close_how, "how the client closes: fin (a normal close, as "
+	  "lat_connect; the client keeps TIME_WAIT) or rst (SO_LINGER 0: a reset, no "
+	  "TIME_WAIT); default fin", .choices = "fin|rst" },
+	{ "cpu", MB_CPU, &cfg.cpu, "pin the client to this CPU, -1 for none (default 0)" },
+	{ "server-cpu", MB_CPU, &cfg.server_cpu,
+	  "pin the server thread to this CPU, -1 for none (default 0)" },
+	{},
+};
+
+/* The options and their checks; 0, or -1 having said why. */
+static int parse_options(int argc, char **argv)
 {
-	uint64_t iters = 50, reps = 38, warmup = 2, n;
-	const char *close_how = "fin";
-	int cpu = 0, server_cpu = 0, step, err;
-	const struct mb_opt opts[] = {
-		{ "iters", MB_COUNT, &iters, "connections per sample (default 50)", 1,
-		  MAX_CONNECTIONS },
-		{ "reps", MB_COUNT, &reps, "samples kept (default 38)", 1, MAX_CONNECTIONS },
-		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 2)", 0,
-		  MAX_CONNECTIONS },
-		{ "close", MB_CHOICE, &close_how, "how the client closes: fin (a normal close, as "
-		  "lat_connect; the client keeps TIME_WAIT) or rst (SO_LINGER 0: a reset, no "
-		  "TIME_WAIT); default fin", .choices = "fin|rst" },
-		{ "cpu", MB_CPU, &cpu, "pin the client to this CPU, -1 for none (default 0)" },
-		{ "server-cpu", MB_CPU, &server_cpu,
-		  "pin the server thread to this CPU, -1 for none (default 0)" },
-		{},
-	};
-	struct conn_bench cb = {};
-	struct mb_peer peer = { .work = serve, .state = &cb };
-	struct mb_samples conn_s = {}, close_s = {};
-	struct mb m;
-	char claim[200];
-	json_object *extra;
+	uint64_t n;
 
 	if (mb_parse(argc, argv, "tcp-connect", "Times connect() and close() of loopback TCP "
 		     "connections; the kernel counts the connects, accepts and closes of both "
 		     "sides.", opts))
-		return 2;
-	n = (warmup + reps) * iters;
+		return -1;
+	n = (cfg.warmup + cfg.reps) * cfg.iters;
 	if (n > MAX_CONNECTIONS) {
 		fprintf(stderr, "tcp-connect: invalid --iters x (--warmup + --reps) = %" PRIu64
 			" connections (at most %d: each keeps an ephemeral port in TIME_WAIT)\n", n,
 			MAX_CONNECTIONS);
-		return 2;
+		return -1;
 	}
-	cb.reset = !strcmp(close_how, "rst");
+	return 0;
+}
+
+/* One sample of the client: --iters connections, kept past the warm-up. */
+static void connect_sample(void *state, uint64_t rep)
+{
+	struct conn_bench *cb = state;
+	bool kept = rep >= cfg.warmup;
+
+	sample(cb, cfg.iters, kept ? &cb->conn_s : NULL, kept ? &cb->close_s : NULL);
+}
+
+/* The one step: @n connections made and closed, --iters per sample; the two results. */
+static int time_connections(struct mb *m, struct conn_bench *cb, struct mb_peer *peer, uint64_t n)
+{
+	int step = mb_peer_step(m, peer, "connect() then close()", n, connect_sample, cb,
+				cfg.warmup + cfg.reps);
+
+	mb_result(m, "connect() over loopback", "us", &cb->conn_s, cfg.iters, cfg.warmup);
+	mb_result(m, cb->reset ? "close() with SO_LINGER 0 (RST)" : "close() (FIN)", "us", &cb->close_s,
+		  cfg.iters, cfg.warmup);
+	mb_samples_free(&cb->conn_s);
+	mb_samples_free(&cb->close_s);
+	return step;
+}
+
+/* What the kernel must have counted in @step: each side's calls, once per connection; a note. */
+static void claim_connections(struct mb *m, int step, const struct conn_bench *cb, uint64_t n)
+{
+	char claim[200];
+
+	snprintf(claim, sizeof(claim), "each of the %" PRIu64 " connections was one socket() by "
+		 "the client", n);
+	mb_assume_exact(m, step, claim, "syscall:socket", n);
+	mb_assume_exact(m, step, "each connection was one connect() by the client (no retry)",
+			"syscall:connect", n);
+	mb_assume_exact(m, step, "the server accepted each connection once", "syscall:accept4", n);
+	snprintf(claim, sizeof(claim), "the client's close reached the server as one %s, before "
+		 "the server closed", cb->reset ? "reset read" : "end-of-stream read");
+	mb_assume_exact(m, step, claim, "syscall:recvfrom", n);
+	mb_assume_exact(m, step, "each connection was closed once on each side", "syscall:close",
+			2 * n);
+	mb_note(m, "%" PRIu64 " connections; client on CPU %d, server thread on CPU %d (-1: not "
+		"pinned); the client closes first (%s)", n, cfg.cpu, cfg.server_cpu,
+		cb->reset ? "RST: no TIME_WAIT" : "FIN: its end keeps TIME_WAIT");
+}
+
+int main(int argc, char **argv)
+{
+	struct conn_bench cb = {};
+	struct mb_peer peer = { .work = serve, .state = &cb };
+	json_object *extra;
+	struct mb m;
+	int step, err;
+	uint64_t n;
+
+	if (parse_options(argc, argv))
+		return 2;
+	n = (cfg.warmup + cfg.reps) * cfg.iters;
+	cb.reset = !strcmp(cfg.close_how, "rst");
 	/* a backlog deep enough that no SYN is ever dropped while the server catches up */
 	cb.lfd = mb_peer_listen(&cb.addr, 4096);
 	if (cb.lfd < 0)
 		die("listen on 127.0.0.1", cb.lfd);
-	peer.cpu = server_cpu;
+	peer.cpu = cfg.server_cpu;
 	if (mb_peer_start(&peer, "tcp-connect"))
 		return 1;
-	if (mb_pin("tcp-connect", cpu))
+	if (mb_pin("tcp-connect", cfg.cpu))
 		return 1;	/* the server thread ends with the process */
 
-	mb_init(&m, "tcp-connect", cpu);
+	mb_init(&m, "tcp-connect", cfg.cpu);
 	mb_begin(&m);
-	step = mb_step_begin(&m, "connect() then close()");
-	/* after the marker: the server's first accept() is in the step */
-	mb_peer_go(&peer, n);
-	for (uint64_t rep = 0; rep < warmup + reps; rep++)
-		sample(&cb, iters, rep < warmup ? NULL : &conn_s, rep < warmup ? NULL : &close_s);
-	/* the server may still be closing its ends: its calls belong to this step */
-	if ((err = mb_peer_wait(&peer)))
-		die(peer.err_what ? peer.err_what : "waiting for the server", err);
-	mb_step_end(&m);
-	mb_result(&m, "connect() over loopback", "us", &conn_s, iters, warmup);
-	mb_result(&m, cb.reset ? "close() with SO_LINGER 0 (RST)" : "close() (FIN)", "us", &close_s,
-		  iters, warmup);
-
-	snprintf(claim, sizeof(claim), "each of the %" PRIu64 " connections was one socket() by "
-		 "the client", n);
-	mb_assume_exact(&m, step, claim, "syscall:socket", n);
-	mb_assume_exact(&m, step, "each connection was one connect() by the client (no retry)",
-			"syscall:connect", n);
-	mb_assume_exact(&m, step, "the server accepted each connection once", "syscall:accept4", n);
-	snprintf(claim, sizeof(claim), "the client's close reached the server as one %s, before "
-		 "the server closed", cb.reset ? "reset read" : "end-of-stream read");
-	mb_assume_exact(&m, step, claim, "syscall:recvfrom", n);
-	mb_assume_exact(&m, step, "each connection was closed once on each side", "syscall:close",
-			2 * n);
-	mb_note(&m, "%" PRIu64 " connections; client on CPU %d, server thread on CPU %d (-1: not "
-		"pinned); the client closes first (%s)", n, cpu, server_cpu,
-		cb.reset ? "RST: no TIME_WAIT" : "FIN: its end keeps TIME_WAIT");
+	step = time_connections(&m, &cb, &peer, n);
+	claim_connections(&m, step, &cb, n);
 	mb_peer_stop(&peer);
 
 	extra = json_object_new_object();
 	json_object_object_add(extra, "connections", json_object_new_uint64(n));
-	json_object_object_add(extra, "close", json_object_new_string(close_how));
-	json_object_object_add(extra, "server_cpu", json_object_new_int(server_cpu));
+	json_object_object_add(extra, "close", json_object_new_string(cfg.close_how));
+	json_object_object_add(extra, "server_cpu", json_object_new_int(cfg.server_cpu));
 	err = mb_finish(&m, extra);
 	close(cb.lfd);
-	mb_samples_free(&conn_s);
-	mb_samples_free(&close_s);
 	return err;
 }

@@ -21,6 +21,7 @@ struct rtt {
 	char *client_buf, *server_buf;
 	size_t size;
 	struct tcp_io io;		/* the client's calls */
+	struct mb_samples s;		/* the client's samples, us per round trip */
 };
 
 static void die(const char *what, int err)
@@ -70,104 +71,139 @@ static void connect_pair(struct rtt *r)
 		die("TCP_NODELAY", -errno);
 }
 
+static struct tcp_rtt_cfg {
+	uint64_t size, iters, reps, warmup;
+	int cpu, server_cpu;
+} cfg = {
+	.size = 32, .iters = 500, .reps = 100, .warmup = 10,
+};
+
+static const struct mb_opt opts[] = {
+	{ "size", MB_SIZE, &cfg.size, "bytes of each message, each way (default 32)", 1,
+	  64 << 20 },
+	{ "iters", MB_COUNT, &cfg.iters, "round trips per sample (default 500)", 1, 10000000 },
+	{ "reps", MB_COUNT, &cfg.reps, "samples kept (default 100)", 1, 1000000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, "samples run first and dropped (default 10)", 0,
+	  1000000 },
+	{ "cpu", MB_CPU, &cfg.cpu, "pin the client to this CPU, -1 for none (default 0)" },
+	{ "server-cpu", MB_CPU, &cfg.server_cpu,
+	  "pin the server thread to this CPU, -1 for none (default 0)" },
+	{},
+};
+
+/* Both ends' buffers; exits if there is no memory. */
+static void alloc_buffers(struct rtt *r)
+{
+	r->size = cfg.size;
+	r->client_buf = malloc(cfg.size);
+	r->server_buf = malloc(cfg.size);
+	if (!r->client_buf || !r->server_buf)
+		die("buffers", -ENOMEM);
+	memset(r->client_buf, 'r', cfg.size);
+}
+
+/* One sample of the client: --iters round trips, timed, kept past the warm-up. */
+static void round_trip_sample(void *state, uint64_t rep)
+{
+	struct rtt *r = state;
+	uint64_t t0 = mb_now_ns();
+	int err;
+
+	for (uint64_t i = 0; i < cfg.iters; i++) {
+		if ((err = tcp_send_all(r->client_fd, r->client_buf, cfg.size, &r->io)))
+			die("client send", err);
+		if ((err = tcp_recv_all(r->client_fd, r->client_buf, cfg.size, &r->io)))
+			die("client recv", err);
+	}
+	if (rep >= cfg.warmup)
+		mb_samples_add(&r->s, (double)(mb_now_ns() - t0) / cfg.iters / 1e3);
+}
+
+/* The one step: @n round trips, --iters per sample; its result. Returns the step. */
+static int time_round_trips(struct mb *m, struct rtt *r, struct mb_peer *peer, uint64_t n,
+			    uint64_t *recvs)
+{
+	uint64_t recvs_before = r->io.recv_calls;
+	char name[64];
+	int step;
+
+	snprintf(name, sizeof(name), "TCP round trip, %" PRIu64 " bytes each way", cfg.size);
+	step = mb_peer_step(m, peer, name, n, round_trip_sample, r, cfg.warmup + cfg.reps);
+	mb_result(m, name, "us", &r->s, cfg.iters, cfg.warmup);
+	mb_samples_free(&r->s);
+	/* the server's last send() returned before the client's recv() did: its counts are in */
+	*recvs = r->io.recv_calls - recvs_before + peer->io.recv_calls;
+	return step;
+}
+
+/* What the kernel must have counted in @step: one send() and one recv() per message; a note. */
+static void claim_round_trips(struct mb *m, int step, uint64_t n, uint64_t recvs)
+{
+	char claim[200];
+
+	snprintf(claim, sizeof(claim), "each round trip was one send() per side (%" PRIu64
+		 " round trips, no short writes)", n);
+	mb_assume_exact(m, step, claim, "syscall:sendto", 2 * n);
+	snprintf(claim, sizeof(claim), "each %" PRIu64 "-byte message arrived whole in one recv() "
+		 "(no short reads)", cfg.size);
+	mb_assume_exact(m, step, claim, "syscall:recvfrom", 2 * n);
+	snprintf(claim, sizeof(claim), "the kernel saw exactly the recv() calls both sides counted "
+		 "(%" PRIu64 ")", recvs);
+	mb_assume_exact(m, step, claim, "syscall:recvfrom", recvs);
+	mb_note(m, "client on CPU %d, server thread on CPU %d (-1: not pinned); %" PRIu64
+		" recv() calls for %" PRIu64 " messages", cfg.cpu, cfg.server_cpu, recvs, 2 * n);
+}
+
+/* The report's extras: both sides' calls, and the bytes the copy sites must see. */
+static json_object *report_extras(const struct rtt *r, const struct mb_peer *peer, uint64_t n)
+{
+	json_object *extra = json_object_new_object();
+
+	json_object_object_add(extra, WL_KEY_SIZE, json_object_new_uint64(cfg.size));
+	json_object_object_add(extra, "round_trips", json_object_new_uint64(n));
+	json_object_object_add(extra, "server_cpu", json_object_new_int(cfg.server_cpu));
+	json_object_object_add(extra, "send_calls",
+			       json_object_new_uint64(r->io.send_calls + peer->io.send_calls));
+	json_object_object_add(extra, "recv_calls",
+			       json_object_new_uint64(r->io.recv_calls + peer->io.recv_calls));
+	/* both directions: what the copy sites must have seen in the measured phase */
+	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(r->io.sent + peer->io.sent));
+	json_object_object_add(extra, WL_KEY_BYTES_RECEIVED,
+			       json_object_new_uint64(r->io.received + peer->io.received));
+	return extra;
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t size = 32, iters = 500, reps = 100, warmup = 10, n, recvs_before, recvs;
-	int cpu = 0, server_cpu = 0, step, err;
-	const struct mb_opt opts[] = {
-		{ "size", MB_SIZE, &size, "bytes of each message, each way (default 32)", 1,
-		  64 << 20 },
-		{ "iters", MB_COUNT, &iters, "round trips per sample (default 500)", 1, 10000000 },
-		{ "reps", MB_COUNT, &reps, "samples kept (default 100)", 1, 1000000 },
-		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 10)", 0,
-		  1000000 },
-		{ "cpu", MB_CPU, &cpu, "pin the client to this CPU, -1 for none (default 0)" },
-		{ "server-cpu", MB_CPU, &server_cpu,
-		  "pin the server thread to this CPU, -1 for none (default 0)" },
-		{},
-	};
 	struct rtt r = {};
 	struct mb_peer peer = { .work = echo, .state = &r };
-	struct mb_samples s = {};
+	uint64_t n, recvs;
 	struct mb m;
-	char claim[200], name[64];
-	json_object *extra;
+	int step, err;
 
 	if (mb_parse(argc, argv, "tcp-rtt", "Times a message echoed over loopback TCP "
 		     "(TCP_NODELAY); the kernel counts the sends and receives of both sides.",
 		     opts))
 		return 2;
-	r.size = size;
-	r.client_buf = malloc(size);
-	r.server_buf = malloc(size);
-	if (!r.client_buf || !r.server_buf)
-		die("buffers", -ENOMEM);
-	memset(r.client_buf, 'r', size);
+	alloc_buffers(&r);
 	connect_pair(&r);
 	/* the peer first: it is pinned on its own, not by inheriting the client's CPU */
-	peer.cpu = server_cpu;
+	peer.cpu = cfg.server_cpu;
 	if (mb_peer_start(&peer, "tcp-rtt"))
 		return 1;
-	if (mb_pin("tcp-rtt", cpu))
+	if (mb_pin("tcp-rtt", cfg.cpu))
 		return 1;	/* the server thread ends with the process */
 
-	mb_init(&m, "tcp-rtt", cpu);
+	mb_init(&m, "tcp-rtt", cfg.cpu);
 	mb_begin(&m);
-	n = (warmup + reps) * iters;
-	snprintf(name, sizeof(name), "TCP round trip, %" PRIu64 " bytes each way", size);
-	step = mb_step_begin(&m, name);
-	recvs_before = r.io.recv_calls;
-	/* after the marker: the server's first recv() is in the step */
-	mb_peer_go(&peer, n);
-	for (uint64_t rep = 0; rep < warmup + reps; rep++) {
-		uint64_t t0 = mb_now_ns();
-
-		for (uint64_t i = 0; i < iters; i++) {
-			if ((err = tcp_send_all(r.client_fd, r.client_buf, size, &r.io)))
-				die("client send", err);
-			if ((err = tcp_recv_all(r.client_fd, r.client_buf, size, &r.io)))
-				die("client recv", err);
-		}
-		if (rep >= warmup)
-			mb_samples_add(&s, (double)(mb_now_ns() - t0) / iters / 1e3);
-	}
-	/* the server's last send() returned before the client's recv() did; wait for its counts */
-	if ((err = mb_peer_wait(&peer)))
-		die(peer.err_what ? peer.err_what : "waiting for the server", err);
-	mb_step_end(&m);
-	mb_result(&m, name, "us", &s, iters, warmup);
-	recvs = r.io.recv_calls - recvs_before + peer.io.recv_calls;
-
-	snprintf(claim, sizeof(claim), "each round trip was one send() per side (%" PRIu64
-		 " round trips, no short writes)", n);
-	mb_assume_exact(&m, step, claim, "syscall:sendto", 2 * n);
-	snprintf(claim, sizeof(claim), "each %" PRIu64 "-byte message arrived whole in one recv() "
-		 "(no short reads)", size);
-	mb_assume_exact(&m, step, claim, "syscall:recvfrom", 2 * n);
-	snprintf(claim, sizeof(claim), "the kernel saw exactly the recv() calls both sides counted "
-		 "(%" PRIu64 ")", recvs);
-	mb_assume_exact(&m, step, claim, "syscall:recvfrom", recvs);
-	mb_note(&m, "client on CPU %d, server thread on CPU %d (-1: not pinned); %" PRIu64
-		" recv() calls for %" PRIu64 " messages", cpu, server_cpu, recvs, 2 * n);
+	n = (cfg.warmup + cfg.reps) * cfg.iters;
+	step = time_round_trips(&m, &r, &peer, n, &recvs);
+	claim_round_trips(&m, step, n, recvs);
 	mb_peer_stop(&peer);
-
-	extra = json_object_new_object();
-	json_object_object_add(extra, WL_KEY_SIZE, json_object_new_uint64(size));
-	json_object_object_add(extra, "round_trips", json_object_new_uint64(n));
-	json_object_object_add(extra, "server_cpu", json_object_new_int(server_cpu));
-	json_object_object_add(extra, "send_calls",
-			       json_object_new_uint64(r.io.send_calls + peer.io.send_calls));
-	json_object_object_add(extra, "recv_calls",
-			       json_object_new_uint64(r.io.recv_calls + peer.io.recv_calls));
-	/* both directions: what the copy sites must have seen in the measured phase */
-	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(r.io.sent + peer.io.sent));
-	json_object_object_add(extra, WL_KEY_BYTES_RECEIVED,
-			       json_object_new_uint64(r.io.received + peer.io.received));
-	err = mb_finish(&m, extra);
+	err = mb_finish(&m, report_extras(&r, &peer, n));
 	close(r.client_fd);
 	close(r.server_fd);
 	free(r.client_buf);
 	free(r.server_buf);
-	mb_samples_free(&s);
 	return err;
 }

@@ -77,19 +77,76 @@ static const struct clock clocks[] = {
 	{ "clock_gettime", "clock_gettime(CLOCK_MONOTONIC) read twice", "ns", clock_gettime_pairs },
 };
 
+static struct timer_cfg {
+	uint64_t reps, warmup;
+	const char *only;
+	int cpu;
+} cfg = {
+	.reps = 100000, .warmup = 1000, .only = "all",
+};
+
+static const struct mb_opt opts[] = {
+	{ "clock", MB_CHOICE, &cfg.only, "which clock to read (default all)", .choices =
+	  "all|rdtsc|rdtscp|clock_gettime" },
+	{ "reps", MB_COUNT, &cfg.reps, "pairs of reads kept (default 100000)", 1, 10000000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, "pairs read first and dropped (default 1000)", 0, 10000000 },
+	{ "cpu", MB_CPU, &cfg.cpu, "pin to this CPU, -1 for none (default 0)" },
+	{},
+};
+
+/* One clock's result, with its median in the other unit when the TSC's rate is known; notes. */
+static void report_clock(struct mb *m, const struct clock *c, struct mb_samples *s, double hz,
+			 long nivcsw)
+{
+	bool cycles = !strcmp(c->unit, "cycles");
+	json_object *r = mb_result(m, c->name, c->unit, s, 1, cfg.warmup);
+	double med, p99;
+
+	if (cycles && granularity(s) > 1)
+		mb_note(m, "%s: every difference is a multiple of %" PRIu64 " TSC cycles: the "
+			"counter as read here advances in steps that size", c->key, granularity(s));
+	med = mb_percentile(s, 50);
+	p99 = mb_percentile(s, 99);
+	if (hz > 0) {
+		double ns = cycles ? med * 1e9 / hz : med, cyc = cycles ? med : med * hz / 1e9;
+
+		json_object_object_add(r, "median_ns", json_object_new_double(ns));
+		json_object_object_add(r, "median_tsc_cycles", json_object_new_double(cyc));
+		mb_note(m, "%s: median %.0f TSC cycles = %.1f ns (p99 %.0f %s); %ld involuntary "
+			"switches in the step", c->key, cyc, ns, p99, c->unit, nivcsw);
+	} else {
+		mb_note(m, "%s: median %.1f %s (p99 %.0f %s); %ld involuntary switches in the step",
+			c->key, med, c->unit, p99, c->unit, nivcsw);
+	}
+}
+
+/* One clock's pairs of reads in one step; its claims and result. */
+static void time_clock(struct mb *m, const struct clock *c, struct mb_samples *s, double hz)
+{
+	char claim[160];
+	long nivcsw, before;
+	int step;
+
+	quiet_reserve(s, cfg.reps);
+	before = quiet_nivcsw();
+	step = mb_step_begin(m, c->name);
+	c->pairs(s, cfg.warmup, cfg.reps);
+	mb_step_end(m);
+	nivcsw = quiet_nivcsw() - before;
+
+	snprintf(claim, sizeof(claim), "%s: %" PRIu64 " pairs made no system call",
+		 c->name, cfg.warmup + cfg.reps);
+	mb_assume_exact(m, step, claim, "syscalls", 0);
+	if (!strcmp(c->key, "clock_gettime")) {
+		snprintf(claim, sizeof(claim), "the vDSO served all %" PRIu64 " clock_gettime calls "
+			 "(none entered the kernel)", 2 * (cfg.warmup + cfg.reps));
+		mb_assume_exact(m, step, claim, "syscall:clock_gettime", 0);
+	}
+	report_clock(m, c, s, hz, nivcsw);
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t reps = 100000, warmup = 1000;
-	const char *only = "all";
-	int cpu = 0;
-	const struct mb_opt opts[] = {
-		{ "clock", MB_CHOICE, &only, "which clock to read (default all)", .choices =
-		  "all|rdtsc|rdtscp|clock_gettime" },
-		{ "reps", MB_COUNT, &reps, "pairs of reads kept (default 100000)", 1, 10000000 },
-		{ "warmup", MB_COUNT, &warmup, "pairs read first and dropped (default 1000)", 0, 10000000 },
-		{ "cpu", MB_CPU, &cpu, "pin to this CPU, -1 for none (default 0)" },
-		{},
-	};
 	struct mb_samples s = {};
 	double hz;
 	struct mb m;
@@ -97,58 +154,19 @@ int main(int argc, char **argv)
 	if (mb_parse(argc, argv, "timer", "Times reading the clock twice: rdtsc, rdtscp, "
 		     "clock_gettime; the kernel checks that no read entered it.", opts))
 		return 2;
-	if (mb_pin("timer", cpu))
+	if (mb_pin("timer", cfg.cpu))
 		return 1;
-	if (!MB_HAVE_TSC && strcmp(only, "clock_gettime")) {
+	if (!MB_HAVE_TSC && strcmp(cfg.only, "clock_gettime")) {
 		fprintf(stderr, "timer: no TSC on this architecture (try --clock clock_gettime)\n");
 		return 1;
 	}
 	hz = mb_tsc_hz();	/* 50 ms against CLOCK_MONOTONIC: before the measured phase */
-	mb_init(&m, "timer", cpu);
+	mb_init(&m, "timer", cfg.cpu);
 	mb_begin(&m);
 	for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
-		const struct clock *c = &clocks[i];
-		bool cycles = !strcmp(c->unit, "cycles");
-		char claim[160];
-		double med, p99;
-		long nivcsw, before;
-		json_object *r;
-		int step;
-
-		if (strcmp(only, "all") && strcmp(only, c->key))
+		if (strcmp(cfg.only, "all") && strcmp(cfg.only, clocks[i].key))
 			continue;
-		quiet_reserve(&s, reps);
-		before = quiet_nivcsw();
-		step = mb_step_begin(&m, c->name);
-		c->pairs(&s, warmup, reps);
-		mb_step_end(&m);
-		nivcsw = quiet_nivcsw() - before;
-
-		snprintf(claim, sizeof(claim), "%s: %" PRIu64 " pairs made no system call",
-			 c->name, warmup + reps);
-		mb_assume_exact(&m, step, claim, "syscalls", 0);
-		if (!strcmp(c->key, "clock_gettime")) {
-			snprintf(claim, sizeof(claim), "the vDSO served all %" PRIu64 " clock_gettime calls "
-				 "(none entered the kernel)", 2 * (warmup + reps));
-			mb_assume_exact(&m, step, claim, "syscall:clock_gettime", 0);
-		}
-		r = mb_result(&m, c->name, c->unit, &s, 1, warmup);
-		if (cycles && granularity(&s) > 1)
-			mb_note(&m, "%s: every difference is a multiple of %" PRIu64 " TSC cycles: the "
-				"counter as read here advances in steps that size", c->key, granularity(&s));
-		med = mb_percentile(&s, 50);
-		p99 = mb_percentile(&s, 99);
-		if (hz > 0) {
-			double ns = cycles ? med * 1e9 / hz : med, cyc = cycles ? med : med * hz / 1e9;
-
-			json_object_object_add(r, "median_ns", json_object_new_double(ns));
-			json_object_object_add(r, "median_tsc_cycles", json_object_new_double(cyc));
-			mb_note(&m, "%s: median %.0f TSC cycles = %.1f ns (p99 %.0f %s); %ld involuntary "
-				"switches in the step", c->key, cyc, ns, p99, c->unit, nivcsw);
-		} else {
-			mb_note(&m, "%s: median %.1f %s (p99 %.0f %s); %ld involuntary switches in the step",
-				c->key, med, c->unit, p99, c->unit, nivcsw);
-		}
+		time_clock(&m, &clocks[i], &s, hz);
 	}
 	if (hz > 0)
 		mb_note(&m, "TSC at %.3f GHz (measured against CLOCK_MONOTONIC over 50 ms); TSC cycles "

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "mb.h"
@@ -96,6 +97,25 @@ int mb_peer_wait(struct mb_peer *p)
 	int err = sem_wait_s(&p->done, 2 * MB_NET_TIMEOUT_S);
 
 	return err ? err : p->err;
+}
+
+int mb_peer_step(struct mb *m, struct mb_peer *p, const char *name, uint64_t quota,
+		 void (*sample)(void *state, uint64_t i), void *state, uint64_t samples)
+{
+	int step = mb_step_begin(m, name), err;
+
+	/* after the marker: the peer's first call is in the step */
+	mb_peer_go(p, quota);
+	for (uint64_t i = 0; i < samples; i++)
+		sample(state, i);
+	/* the peer may still be finishing its last call: it belongs to this step */
+	if ((err = mb_peer_wait(p))) {
+		fprintf(stderr, "%s: %s: %s\n", m->name, p->err_what ? p->err_what : "waiting for the server",
+			strerror(-err));
+		exit(1);	/* the kernel closes the sockets; the peer thread ends with the process */
+	}
+	mb_step_end(m);
+	return step;
 }
 
 void mb_peer_stop(struct mb_peer *p)

@@ -44,6 +44,14 @@ int mb_peer_start(struct mb_peer *p, const char *name);
 void mb_peer_go(struct mb_peer *p, uint64_t quota);
 /* Waits until the peer has done its quota. Returns 0, the peer's -errno, or -ETIMEDOUT. */
 int mb_peer_wait(struct mb_peer *p);
+struct mb;
+/*
+ * Step @name of the client: the peer, let go after the step's marker, does @quota units of its work
+ * while @sample(@state, i) runs for i = 0 .. @samples - 1; the step ends once the peer is done, so
+ * no call of either side straddles it. Returns the step; exits, having said why, if the peer failed.
+ */
+int mb_peer_step(struct mb *m, struct mb_peer *p, const char *name, uint64_t quota,
+		 void (*sample)(void *state, uint64_t i), void *state, uint64_t samples);
 /* Tells the peer to leave and joins it. */
 void mb_peer_stop(struct mb_peer *p);
 
