@@ -1922,7 +1922,8 @@ def robust_bad_input():
                       (["run", "serve-readsend", "--threads", threads], f"invalid --threads '{threads}'"),
                       (["sweep", "tcp-onecopy", "--threads", threads], f"invalid --threads '{threads}'")]
         cases += [(["run", "file-readwrite", "--threads", "2"], "--threads is not an option"),
-                  (["run", "tcp-onecopy", "--messages", "9223372036854775808"], "invalid --messages")]
+                  (["run", "tcp-onecopy", "--messages", "9223372036854775808"], "invalid --messages"),
+                  (["run", "remote-fileread", "--size", "0"], "remote-fileread: invalid --size '0'")]
         for args, msg in cases:
             p = zctrace(*args, timeout=60)
             lines = [l for l in p.stderr.splitlines() if l.strip()]
