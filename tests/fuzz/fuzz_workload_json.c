@@ -67,6 +67,49 @@ static void fill_probes(struct probe_choice *choice, uint64_t *st)
 	}
 }
 
+/* Half the inputs: a --netns run, its namespaces named and their inodes known. */
+static void fill_netns(struct netns_pair *np, uint64_t *st)
+{
+	if (!(next(st) % 2))
+		return;
+	snprintf(np->sender, sizeof(np->sender), "zctrace-1-tx");
+	snprintf(np->receiver, sizeof(np->receiver), "zctrace-1-rx");
+	snprintf(np->sender_dev, sizeof(np->sender_dev), "zct-1-tx");
+	snprintf(np->receiver_dev, sizeof(np->receiver_dev), "zct-1-rx");
+	np->sender_ino = 4026532001U;
+	np->receiver_ino = 4026532002U;
+	np->rate = next(st) % 2 ? "1gbit" : NULL;
+	np->delay = next(st) % 2 ? "1ms" : NULL;
+}
+
+/* A microbenchmark's figures per step. */
+static void fill_steps(struct micro *m, json_object *wl, uint64_t *st)
+{
+	for (int s = 0; s < MAX_SEGMENTS; s++) {
+		__u64 *seg = (__u64 *)&m->seg.seg[s];
+
+		for (size_t i = 0; i < sizeof(m->seg.seg[s]) / sizeof(__u64); i++)
+			seg[i] = next(st) % 4 ? 0 : figure(st, wl);
+		for (uint64_t k = next(st) % 4; k; k--)
+			m->seg.syscalls[s][next(st) % MAX_SYSCALLS] = figure(st, wl);
+	}
+}
+
+/* Three inputs in four: perf counters, some counted. */
+static void fill_perf(struct ledger *l, struct perf_set *perf, json_object *wl, uint64_t *st)
+{
+	if (!(next(st) % 4))
+		return;
+	for (int i = 0; i < NR_PERF_COUNTERS; i++) {
+		perf->c[i].name = perf_counter_name(i);
+		perf->c[i].counted = next(st) % 4;
+		perf->c[i].supported = perf->c[i].counted;
+		perf->c[i].value = (double)figure(st, wl);
+		snprintf(perf->c[i].why, sizeof(perf->c[i].why), "not counted (fuzz)");
+	}
+	l->perf = perf;
+}
+
 static void fill_ledger(struct ledger *l, struct micro *m, json_object *wl, uint64_t *st,
 			struct perf_set *perf, struct netns_pair *np)
 {
@@ -122,36 +165,10 @@ static void fill_ledger(struct ledger *l, struct micro *m, json_object *wl, uint
 		l->k.zp[i] = (struct zc_path_stats){ figure(st, wl), figure(st, wl), figure(st, wl) };
 		snprintf(l->k.zp[i].dev, sizeof(l->k.zp[i].dev), "%s", r % 2 ? "lo" : np->receiver_dev);
 	}
-	if (next(st) % 2) {
-		/* a --netns run: the namespaces are named, their inodes known */
-		snprintf(np->sender, sizeof(np->sender), "zctrace-1-tx");
-		snprintf(np->receiver, sizeof(np->receiver), "zctrace-1-rx");
-		snprintf(np->sender_dev, sizeof(np->sender_dev), "zct-1-tx");
-		snprintf(np->receiver_dev, sizeof(np->receiver_dev), "zct-1-rx");
-		np->sender_ino = 4026532001U;
-		np->receiver_ino = 4026532002U;
-		np->rate = next(st) % 2 ? "1gbit" : NULL;
-		np->delay = next(st) % 2 ? "1ms" : NULL;
-	}
+	fill_netns(np, st);
 	l->net = np;
-	for (int s = 0; s < MAX_SEGMENTS; s++) {
-		__u64 *seg = (__u64 *)&m->seg.seg[s];
-
-		for (size_t i = 0; i < sizeof(m->seg.seg[s]) / sizeof(__u64); i++)
-			seg[i] = next(st) % 4 ? 0 : figure(st, wl);
-		for (uint64_t k = next(st) % 4; k; k--)
-			m->seg.syscalls[s][next(st) % MAX_SYSCALLS] = figure(st, wl);
-	}
-	if (next(st) % 4) {
-		for (int i = 0; i < NR_PERF_COUNTERS; i++) {
-			perf->c[i].name = perf_counter_name(i);
-			perf->c[i].counted = next(st) % 4;
-			perf->c[i].supported = perf->c[i].counted;
-			perf->c[i].value = (double)figure(st, wl);
-			snprintf(perf->c[i].why, sizeof(perf->c[i].why), "not counted (fuzz)");
-		}
-		l->perf = perf;
-	}
+	fill_steps(m, wl, st);
+	fill_perf(l, perf, wl, st);
 	l->phase_gated = next(st) % 2;
 	l->exit_status = (int)(next(st) % 4) - 1;
 }
