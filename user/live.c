@@ -119,9 +119,15 @@ static void draw(struct live *lv, FILE *f, double secs, double total_s)
 		psys += p->syscalls[nr];
 	}
 	if (probe_attached(lv->choice, PROBE_SYSCALLS))
-		fprintf(f, "  syscalls: %s; total %" PRIu64 "   page faults: %" PRIu64 "\n",
-			rate((sys - psys) / secs, "/s", b1, sizeof(b1)), (uint64_t)sys,
+		fprintf(f, "  syscalls: %s; total %" PRIu64 "\n", rate((sys - psys) / secs, "/s", b1, sizeof(b1)),
+			(uint64_t)sys);
+	else
+		fprintf(f, "  syscalls: not supported\n");
+	if (probe_attached(lv->choice, PROBE_PAGE_FAULTS))
+		fprintf(f, "  page faults: %" PRIu64 "\n",
 			(uint64_t)(c->misc.page_faults_user + c->misc.page_faults_kernel));
+	else
+		fprintf(f, "  page faults: not supported\n");
 	for (int s = 0; s < NR_SITES; s++) {
 		__u64 iv[MAX_SLOTS];
 

@@ -336,10 +336,6 @@ int main(int argc, char **argv)
 	if (wl_parse_opts(argc, argv, NAME, WL_OPT_FILE | WL_OPT_PEER | WL_OPT_PATTERN, &opts) ||
 	    wl_check_netns(NAME, &opts))
 		return 2;
-	if (opts.size_set && !opts.size) {	/* a block is at least a byte: 0 is for the copy workloads */
-		fprintf(stderr, "%s: invalid --size '0' (bytes per block, 1 to 1G)\n", NAME);
-		return 2;
-	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

@@ -208,14 +208,8 @@ int main(int argc, char **argv)
 		cfg.bytes += cfg.size - cfg.bytes % cfg.size;
 	alloc_buffers(&b);
 	connect_pair(&b, cfg.sockbuf);
-	peer.cpu = cfg.server_cpu;
-	if (mb_peer_start(&peer, "tcp-bw"))
+	if (mb_peer_begin(&m, &peer, "tcp-bw", cfg.cpu, cfg.server_cpu))
 		return 1;
-	if (mb_pin("tcp-bw", cfg.cpu))
-		return 1;	/* the server thread ends with the process */
-
-	mb_init(&m, "tcp-bw", cfg.cpu);
-	mb_begin(&m);
 	quota = (cfg.warmup + cfg.reps) * cfg.bytes;
 	step = time_transfer(&m, &b, &peer, quota, &recvs);
 	claim_transfer(&m, step, quota, recvs);

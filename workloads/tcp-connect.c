@@ -195,14 +195,8 @@ int main(int argc, char **argv)
 	cb.lfd = mb_peer_listen(&cb.addr, 4096);
 	if (cb.lfd < 0)
 		die("listen on 127.0.0.1", cb.lfd);
-	peer.cpu = cfg.server_cpu;
-	if (mb_peer_start(&peer, "tcp-connect"))
+	if (mb_peer_begin(&m, &peer, "tcp-connect", cfg.cpu, cfg.server_cpu))
 		return 1;
-	if (mb_pin("tcp-connect", cfg.cpu))
-		return 1;	/* the server thread ends with the process */
-
-	mb_init(&m, "tcp-connect", cfg.cpu);
-	mb_begin(&m);
 	step = time_connections(&m, &cb, &peer, n);
 	claim_connections(&m, step, &cb, n);
 	mb_peer_stop(&peer);

@@ -187,15 +187,8 @@ int main(int argc, char **argv)
 		return 2;
 	alloc_buffers(&r);
 	connect_pair(&r);
-	/* the peer first: it is pinned on its own, not by inheriting the client's CPU */
-	peer.cpu = cfg.server_cpu;
-	if (mb_peer_start(&peer, "tcp-rtt"))
+	if (mb_peer_begin(&m, &peer, "tcp-rtt", cfg.cpu, cfg.server_cpu))
 		return 1;
-	if (mb_pin("tcp-rtt", cfg.cpu))
-		return 1;	/* the server thread ends with the process */
-
-	mb_init(&m, "tcp-rtt", cfg.cpu);
-	mb_begin(&m);
 	n = (cfg.warmup + cfg.reps) * cfg.iters;
 	step = time_round_trips(&m, &r, &peer, n, &recvs);
 	claim_round_trips(&m, step, n, recvs);

@@ -99,6 +99,19 @@ int mb_peer_wait(struct mb_peer *p)
 	return err ? err : p->err;
 }
 
+int mb_peer_begin(struct mb *m, struct mb_peer *p, const char *name, int cpu, int server_cpu)
+{
+	/* the peer first: it is pinned on its own, not by inheriting the client's CPU */
+	p->cpu = server_cpu;
+	if (mb_peer_start(p, name))
+		return 1;
+	if (mb_pin(name, cpu))
+		return 1;	/* the server thread ends with the process */
+	mb_init(m, name, cpu);
+	mb_begin(m);
+	return 0;
+}
+
 int mb_peer_step(struct mb *m, struct mb_peer *p, const char *name, uint64_t quota,
 		 void (*sample)(void *state, uint64_t i), void *state, uint64_t samples)
 {

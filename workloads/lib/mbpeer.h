@@ -46,6 +46,11 @@ void mb_peer_go(struct mb_peer *p, uint64_t quota);
 int mb_peer_wait(struct mb_peer *p);
 struct mb;
 /*
+ * Starts the peer pinned to @server_cpu, pins the client (the caller) to @cpu, and begins the
+ * microbenchmark @m. 0, or 1 having said why.
+ */
+int mb_peer_begin(struct mb *m, struct mb_peer *p, const char *name, int cpu, int server_cpu);
+/*
  * Step @name of the client: the peer, let go after the step's marker, does @quota units of its work
  * while @sample(@state, i) runs for i = 0 .. @samples - 1; the step ends once the peer is done, so
  * no call of either side straddles it. Returns the step; exits, having said why, if the peer failed.

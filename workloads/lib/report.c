@@ -117,7 +117,6 @@ void wl_report_parse(json_object *json, struct wl_report *r)
 	json_object *lat = object(json, WL_KEY_LATENCY_NS), *zc = object(json, WL_KEY_ZEROCOPY), *v;
 
 	memset(r, 0, sizeof(*r));
-	r->json = json;
 	r->kind = parse_kind(string(json, WL_KEY_KIND));
 	r->workload = string(json, WL_KEY_WORKLOAD);
 	COUNTS(report_counts, json, r);

@@ -97,12 +97,11 @@ struct wl_file_fig {
 };
 
 /*
- * The report as zctrace reads it: the figures its checks and reports use, typed. Strings point
- * into @json, which stays the caller's; absent ones are NULL. The microbenchmarks' lists (results,
- * steps, assumptions) are read from @json where they are used.
+ * The report as zctrace reads it: the figures its checks and reports use, typed. Strings and
+ * objects point into the parsed JSON, which stays the caller's; absent ones are NULL. The
+ * microbenchmarks' lists (results, steps, assumptions) are read from that JSON where they are used.
  */
 struct wl_report {
-	json_object *json;
 	enum wl_kind kind;
 	const char *workload;
 	struct wl_count bytes, bytes_received, request_bytes, sender_pid, receiver_pid;

@@ -187,9 +187,9 @@ static int parse_size_opt(int c, const char *name, unsigned accept, struct wl_op
 {
 	switch (c) {
 	case 's':
-		/* 0 (as much as one call moves) only for the file workloads */
+		/* 0 (as much as one call moves) only for the file copies: not a message, block or chunk */
 		if (wl_parse_size(optarg, &o->size) || o->size > (1ULL << 30) ||
-		    (o->size == 0 && (accept & WL_OPT_CONN))) {
+		    (o->size == 0 && (accept & (WL_OPT_CONN | WL_OPT_PEER)))) {
 			fprintf(stderr, "%s: invalid --size '%s' (1 to 1G, e.g. 4K)\n", name, optarg);
 			return -1;
 		}
