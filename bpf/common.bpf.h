@@ -22,6 +22,7 @@ const volatile __u8 track_io = 0;	/* follow file syscalls for the file sites */
 const volatile __u8 io_kind_of[MAX_SYSCALLS] = {};	/* enum io_kind by syscall number */
 const volatile __u32 o_direct_flag = 0;	/* O_DIRECT of this architecture */
 const volatile __u32 execve_nr = ~0U;	/* execve's number on this architecture */
+const volatile __u32 recvfrom_nr = ~0U;	/* recvfrom's: its flags are its fourth argument */
 
 /* Set by user space: the process zctrace started, whose exec starts the perf counters. */
 __u32 root_tgid = 0;

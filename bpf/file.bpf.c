@@ -6,12 +6,16 @@
  * site keeps all its flavours here, for every kernel.
  */
 
-/* One file syscall in flight per thread: what its descriptors are and what copies were seen. */
+/* One I/O syscall in flight per thread: what its descriptors are and what copies were seen. */
 struct io_call {
 	__u32 kind;		/* enum io_kind */
 	__u8 in;		/* FD_* of the source descriptor */
 	__u8 out;		/* FD_* of the destination descriptor */
-	__u16 pad;
+	__u8 type;		/* enum fd_type of the descriptor whose bytes cross to or from user memory */
+	__u8 pad;
+	__u32 nr;		/* syscall number */
+	__u32 flags;		/* a receive's flags (MSG_TRUNC) */
+	__u64 vec;		/* sendmmsg/recvmmsg: the user's mmsghdr array */
 	__u64 seen_write;	/* bytes the write-copy probes saw during the call */
 };
 
@@ -32,24 +36,29 @@ struct {
 
 /* ---- syscalls and page faults -------------------------------------------------------------- */
 
-#define ZCT_S_IFMT 0170000
-#define ZCT_S_IFREG 0100000
-#define ZCT_S_IFIFO 0010000
-#define ZCT_S_IFSOCK 0140000
-
-/* FD_* flags of the calling task's descriptor @fd. */
-static __always_inline __u8 fd_class(long fd)
+/* The calling task's open file @fd, or NULL. */
+static __always_inline struct file *fd_file(long fd)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
 	struct file **fds, *f = NULL;
+
+	if (fd < 0 || !fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_core_read(&f, sizeof(f), &fds[fd]))
+		return NULL;
+	return f;
+}
+
+/* FD_* flags of descriptor @fd; its enum fd_type in @type when @type is set. */
+static __always_inline __u8 fd_class_type(long fd, __u8 *type)
+{
+	struct file *f = fd_file(fd);
 	__u32 mode, flags;
 	__u8 cls = 0;
 
-	if (fd < 0 || !fdt || fd >= BPF_CORE_READ(fdt, max_fds))
-		return 0;
-	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_core_read(&f, sizeof(f), &fds[fd]) || !f)
+	if (!f)
 		return 0;
 	mode = BPF_CORE_READ(f, f_inode, i_mode) & ZCT_S_IFMT;
 	flags = BPF_CORE_READ(f, f_flags);
@@ -61,30 +70,46 @@ static __always_inline __u8 fd_class(long fd)
 		cls |= FD_SOCK;
 	if (flags & o_direct_flag)
 		cls |= FD_DIRECT;
+	if (type && track_boundary)
+		*type = file_type(f, mode, flags);
 	return cls;
 }
 
-/* Remembers a file syscall's descriptors until its exit, for the file sites. */
-static __always_inline void enter_io(struct pt_regs *regs, __u32 kind)
+static __always_inline __u8 fd_class(long fd)
+{
+	return fd_class_type(fd, NULL);
+}
+
+/* Remembers an I/O syscall's descriptors until its exit, for the file sites and the account. */
+static __always_inline void enter_io(struct pt_regs *regs, __u32 nr, __u32 kind)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct io_call call = { .kind = kind };
+	struct io_call call = { .kind = kind, .nr = nr };
 	long a0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
 
 	switch (kind) {
 	case IO_READ:
-		call.in = fd_class(a0);
+		call.in = fd_class_type(a0, &call.type);
 		break;
 	case IO_WRITE:
-		call.out = fd_class(a0);
+		call.out = fd_class_type(a0, &call.type);
 		break;
 	case IO_SENDFILE:
 		call.out = fd_class(a0);
 		call.in = fd_class(PT_REGS_PARM2_CORE_SYSCALL(regs));
 		break;
-	default:	/* splice, copy_file_range: (in, off_in, out, ...) */
+	case IO_SPLICE:
+	case IO_COPY_RANGE:	/* (in, off_in, out, ...) */
 		call.in = fd_class(a0);
 		call.out = fd_class(PT_REGS_PARM3_CORE_SYSCALL(regs));
+		break;
+	default:		/* the socket calls: only the account follows them */
+		if (!track_boundary)
+			return;
+		fd_class_type(a0, &call.type);
+		call.vec = PT_REGS_PARM2_CORE_SYSCALL(regs);
+		call.flags = nr == recvfrom_nr ? PT_REGS_PARM4_CORE_SYSCALL(regs) :
+			     PT_REGS_PARM3_CORE_SYSCALL(regs);
 		break;
 	}
 	if (bpf_map_update_elem(&io_calls, &tid, &call, BPF_ANY))
@@ -151,7 +176,12 @@ static __always_inline void exit_io(long ret)
 		}
 		if (kernel_copy_kind(call->kind) && (call->out & FD_REG) && !call->seen_write && counting())
 			__sync_fetch_and_add(&misc.file_bytes_unseen, ret);
+		if ((call->kind == IO_READ && (call->in & (FD_REG | FD_DIRECT)) == (FD_REG | FD_DIRECT)) ||
+		    (call->kind == IO_WRITE && (call->out & (FD_REG | FD_DIRECT)) == (FD_REG | FD_DIRECT)))
+			if (site_uses(SITE_DIRECT_IO, METHOD_TP_BTF))
+				record(tgid, SITE_DIRECT_IO, ret);
 	}
+	account_syscall(call->nr, call->kind, call->type, ret, call->vec, call->flags);
 	bpf_map_delete_elem(&io_calls, &tid);
 }
 

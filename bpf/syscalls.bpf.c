@@ -60,7 +60,7 @@ static __always_inline void on_syscall(struct pt_regs *regs, long id)
 			__sync_fetch_and_add(cnt, 1);
 	}
 	if (track_io && io_kind_of[nr & (MAX_SYSCALLS - 1)])
-		enter_io(regs, io_kind_of[nr & (MAX_SYSCALLS - 1)]);
+		enter_io(regs, nr, io_kind_of[nr & (MAX_SYSCALLS - 1)]);
 }
 
 SEC("tp_btf/sys_enter")

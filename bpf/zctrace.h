@@ -22,6 +22,12 @@
 #define ZCT_MSG_ZEROCOPY 0x4000000
 #define ZCT_MSG_SPLICE_PAGES 0x8000000
 #define ZCT_IPPROTO_TCP 6
+#define ZCT_IPPROTO_UDP 17
+#define ZCT_AF_UNIX 1
+#define ZCT_AF_INET 2
+#define ZCT_AF_INET6 10
+#define ZCT_SOCK_STREAM 1
+#define ZCT_MSG_TRUNC 0x20
 
 /*
  * Logical copy sites of the ledger, in the order a byte meets them: file read, user, kernel, file
@@ -29,6 +35,7 @@
  * (user/sites.c): docs/ARCHITECTURE.md, "Add a site".
  */
 enum site {
+	SITE_DIRECT_IO,		/* read()/write() on an O_DIRECT file: the device's DMA to or from user pages */
 	SITE_FILE_READ_COPY,	/* page cache->user copy of read()/pread()/readv() on a file */
 	SITE_USER_COPY,		/* copies done by the program itself (USDT) */
 	SITE_KERNEL_COPY,	/* page cache->page cache copy inside copy_file_range/sendfile/splice */
@@ -56,6 +63,42 @@ enum io_kind {
 	IO_SENDFILE,	/* sendfile(out, in, ...) */
 	IO_SPLICE,	/* splice(in, off, out, ...) */
 	IO_COPY_RANGE,	/* copy_file_range(in, off, out, ...) */
+	IO_SEND,	/* sendto, sendmsg: fd in arg 0 */
+	IO_RECV,	/* recvfrom (flags in arg 3), recvmsg (flags in arg 2): fd in arg 0 */
+	IO_SENDMMSG,	/* sendmmsg(fd, vec, vlen, flags): returns messages; bytes in vec[i].msg_len */
+	IO_RECVMMSG,	/* recvmmsg(fd, vec, vlen, flags, timeout): the same */
+};
+
+/*
+ * What a descriptor is, for the boundary account: the bytes that crossed between user memory and
+ * the kernel, by call and file type, counted at the call's return independently of the sites.
+ */
+enum fd_type {
+	FT_OTHER,	/* character devices, eventfd, timerfd, anonymous inodes, ... */
+	FT_REG,		/* regular file, through the page cache */
+	FT_REG_DIRECT,	/* regular file opened with O_DIRECT */
+	FT_PIPE,	/* pipe or FIFO */
+	FT_TCP,
+	FT_UDP,
+	FT_UNIX_STREAM,
+	FT_UNIX_DGRAM,	/* Unix datagram and seqpacket */
+	FT_SOCK_OTHER,	/* netlink, packet, raw, SCTP, ... */
+	NR_FD_TYPES,
+};
+
+/* Boundary account key: a syscall number, or IO_URING_CALL + an io_uring opcode, and a file type. */
+#define IO_URING_CALL MAX_SYSCALLS
+#define MAX_ACCOUNT_KEYS 1024
+
+struct account_key {
+	__u32 call;
+	__u32 fd_type;	/* enum fd_type */
+};
+
+struct account_stats {
+	__u64 calls;	/* calls that moved bytes */
+	__u64 bytes;
+	__u64 unsized;	/* calls whose bytes the return does not give (recv with MSG_TRUNC) */
 };
 
 /* What a file descriptor refers to, as seen from its struct file. */
@@ -156,6 +199,7 @@ struct misc_stats {
 	__u64 pc_adds_dropped;		/* page-cache insertions of a file with no entry */
 	__u64 send_calls_dropped;	/* send calls not followed from entry (or loop) to return */
 	__u64 zc_path_dropped;		/* zerocopy skbs on a (device, stage) with no entry */
+	__u64 account_dropped;		/* boundary-account updates of a (call, file type) with no entry */
 };
 
 /*

@@ -280,6 +280,23 @@ static void check_dropped(struct ledger *l)
 		add_check(l, true, "kernel maps kept up", "no map update failed, no figure lost");
 }
 
+/* Every byte the workload's calls moved across the user/kernel boundary is in a site. */
+static void check_unattributed(struct ledger *l)
+{
+	char what[160];
+
+	if (!l->bnd.measured) {
+		add_check(l, false, "no unattributed bytes", "not measured: %s", refusal_of(l, PROBE_BOUNDARY));
+		return;
+	}
+	boundary_summary(&l->bnd, what, sizeof(what));
+	if (l->bnd.unattributed)
+		add_check(l, false, "no unattributed bytes", "%" PRIu64 " B no site explains: %s",
+			  (uint64_t)l->bnd.unattributed, what);
+	else
+		add_check(l, true, "no unattributed bytes", "every byte the calls moved is in a site");
+}
+
 void ledger_check(struct ledger *l)
 {
 	l->nchecks = 0;
@@ -297,6 +314,7 @@ void ledger_check(struct ledger *l)
 				check_file(l);
 			if (two_sides(l))
 				check_sides(l);
+			check_unattributed(l);
 		}
 		if (l->phase_gated)
 			add_check(l, l->k.misc.phase_begins == 1 && l->k.misc.phase_ends == 1,

@@ -115,6 +115,50 @@ static void on_zc_path(void *ctx, const void *key, const void *val)
 	k->zp[k->nzp++] = *(const struct zc_path_stats *)val;
 }
 
+/* An account row; past the last row, folded into it under ACCOUNT_FOLDED. */
+static void on_account(void *ctx, const void *key, const void *val)
+{
+	struct kfigures *k = ctx;
+	const struct account_stats *v = val;
+	struct account_stats *row;
+
+	if (k->nacct < MAX_ACCOUNT_ROWS) {
+		k->acct_key[k->nacct] = *(const struct account_key *)key;
+		k->acct[k->nacct++] = *v;
+		return;
+	}
+	k->acct_key[MAX_ACCOUNT_ROWS - 1] = (struct account_key){ .call = ACCOUNT_FOLDED, .fd_type = FT_OTHER };
+	row = &k->acct[MAX_ACCOUNT_ROWS - 1];
+	row->calls += v->calls;
+	row->bytes += v->bytes;
+	row->unsized += v->unsized;
+}
+
+static int cmp_account(const void *a, const void *b)
+{
+	const struct account_key *x = a, *y = b;
+
+	if (x->fd_type != y->fd_type)
+		return (x->fd_type > y->fd_type) - (x->fd_type < y->fd_type);
+	return (x->call > y->call) - (x->call < y->call);
+}
+
+/* By file type, then call: key and value sorted together. */
+static void sort_account(struct kfigures *k)
+{
+	for (int i = 1; i < k->nacct; i++) {
+		for (int j = i; j > 0 && cmp_account(&k->acct_key[j - 1], &k->acct_key[j]) > 0; j--) {
+			struct account_key key = k->acct_key[j];
+			struct account_stats val = k->acct[j];
+
+			k->acct_key[j] = k->acct_key[j - 1];
+			k->acct[j] = k->acct[j - 1];
+			k->acct_key[j - 1] = key;
+			k->acct[j - 1] = val;
+		}
+	}
+}
+
 static void on_sched(void *ctx, const void *key, const void *val)
 {
 	struct sched_stats *sum = ctx;
@@ -208,9 +252,12 @@ void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj)
 	each_entry(bpf_map__fd(obj->maps.pc_adds), sizeof(struct pc_key), sizeof(__u64), on_pc_file, k);
 	read_counters(bpf_map__fd(obj->maps.syscalls), k->syscalls, MAX_SYSCALLS);
 	read_counters(bpf_map__fd(obj->maps.phase_syscalls), k->phase_syscalls, MAX_SYSCALLS);
+	each_entry(bpf_map__fd(obj->maps.account), sizeof(struct account_key), sizeof(struct account_stats),
+		   on_account, k);
 	k->misc = obj->bss->misc;
 	qsort(k->procs, k->nproc_sites, sizeof(k->procs[0]), cmp_proc);
 	sort_zc_paths(k);
+	sort_account(k);
 }
 
 static void on_seg(void *ctx, const void *key, const void *val)

@@ -12,6 +12,8 @@ struct zctrace_bpf;
 #define MAX_PC_FILES 64
 #define MAX_PROC_SITES 16	/* processes shown side by side */
 #define MAX_ZC_PATHS 32
+#define MAX_ACCOUNT_ROWS 128	/* (call, file type) pairs kept; the rest folded into one row */
+#define ACCOUNT_FOLDED 0xffffffffu	/* the call of the row the rest is folded into */
 
 /* One traced process's sites: the sender's and the receiver's ledgers. */
 struct proc_sites {
@@ -34,6 +36,10 @@ struct kfigures {
 	struct zc_path_key zp_key[MAX_ZC_PATHS];	/* where the zerocopy skbs went, xmit before receive */
 	struct zc_path_stats zp[MAX_ZC_PATHS];
 	int nzp;
+	/* the boundary account: bytes between user memory and the kernel, by call and file type */
+	struct account_key acct_key[MAX_ACCOUNT_ROWS];
+	struct account_stats acct[MAX_ACCOUNT_ROWS];
+	int nacct;
 	struct misc_stats misc;
 };
 

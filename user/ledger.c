@@ -14,6 +14,7 @@ void ledger_collect(struct ledger *l, struct zctrace_bpf *obj)
 	for (int s = 0; s < NR_SITES; s++)
 		l->method[s] = site_method_of(l->choice, s, &l->method_label[s]);
 	kfigures_read(&l->k, obj);
+	boundary_explain(&l->k, l->method, ledger_has(l, PROBE_BOUNDARY), &l->bnd);
 }
 
 void ledger_set_report(struct ledger *l, json_object *report)
@@ -130,6 +131,7 @@ const struct dropped_counter dropped_counters[] = {
 	{ "send_calls", offsetof(struct misc_stats, send_calls_dropped) },
 	{ "zc_calls", offsetof(struct misc_stats, zc_calls_dropped) },
 	{ "zc_path", offsetof(struct misc_stats, zc_path_dropped) },
+	{ "account", offsetof(struct misc_stats, account_dropped) },
 };
 const int nr_dropped_counters = sizeof(dropped_counters) / sizeof(dropped_counters[0]);
 

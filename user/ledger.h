@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <json-c/json.h>
+#include "boundary.h"
 #include "kfigures.h"
 #include "netns.h"
 #include "perfcnt.h"
@@ -42,6 +43,7 @@ struct ledger {
 	const char *method_label[NR_SITES];
 	/* what the kernel counted */
 	struct kfigures k;
+	struct boundary bnd;			/* the boundary account against the sites */
 	/* what was checked (checks.c) */
 	struct check checks[MAX_CHECKS];
 	int nchecks;

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "iocalls.h"
 #include "probes.h"
 #include "zctrace.skel.h"
 
@@ -345,32 +346,24 @@ static const struct probe_result *probe_point(const char *point)
 	return r;
 }
 
-/* The file syscalls the file sites follow, by this architecture's numbers. */
+/* The I/O syscalls the file sites and the boundary account follow, by this architecture's numbers. */
 static void set_io_table(struct zctrace_bpf *obj)
 {
-	static const struct {
-		long nr;
-		enum io_kind kind;
-	} calls[] = {
-		{ SYS_read, IO_READ }, { SYS_pread64, IO_READ }, { SYS_readv, IO_READ },
-		{ SYS_preadv, IO_READ }, { SYS_preadv2, IO_READ },
-		{ SYS_write, IO_WRITE }, { SYS_pwrite64, IO_WRITE }, { SYS_writev, IO_WRITE },
-		{ SYS_pwritev, IO_WRITE }, { SYS_pwritev2, IO_WRITE },
-		{ SYS_sendfile, IO_SENDFILE }, { SYS_splice, IO_SPLICE }, { SYS_copy_file_range, IO_COPY_RANGE },
-	};
-	static const int file_sites[] = {
-		SITE_FILE_READ_COPY, SITE_FILE_WRITE_COPY, SITE_KERNEL_COPY,
+	static const int io_sites[] = {
+		SITE_DIRECT_IO, SITE_FILE_READ_COPY, SITE_FILE_WRITE_COPY, SITE_KERNEL_COPY, PROBE_BOUNDARY,
 	};
 	bool any = false;
 
-	for (unsigned i = 0; i < sizeof(file_sites) / sizeof(file_sites[0]); i++)
-		any |= obj->rodata->site_method[file_sites[i]] != METHOD_NONE;
+	for (unsigned i = 0; i < sizeof(io_sites) / sizeof(io_sites[0]); i++)
+		any |= io_sites[i] < NR_SITES ? obj->rodata->site_method[io_sites[i]] != METHOD_NONE :
+		       obj->rodata->track_boundary;
 	obj->rodata->track_io = any;
 	obj->rodata->o_direct_flag = O_DIRECT;
 	obj->rodata->execve_nr = SYS_execve;	/* where perf's enable_on_exec starts counting */
-	for (unsigned i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (calls[i].nr >= 0 && calls[i].nr < MAX_SYSCALLS)
-			obj->rodata->io_kind_of[calls[i].nr] = calls[i].kind;
+	obj->rodata->recvfrom_nr = SYS_recvfrom;
+	for (int i = 0; i < nr_io_call_defs; i++)
+		if (io_call_defs[i].nr >= 0 && io_call_defs[i].nr < MAX_SYSCALLS)
+			obj->rodata->io_kind_of[io_call_defs[i].nr] = io_call_defs[i].kind;
 }
 
 static int method_rank(enum method m)
@@ -440,6 +433,8 @@ int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum met
 		}
 		if (s < NR_SITES)
 			obj->rodata->site_method[s] = ps->cands[ch->chosen].method;
+		if (s == PROBE_BOUNDARY)
+			obj->rodata->track_boundary = 1;
 	}
 	if (obj)
 		set_io_table(obj);

@@ -144,6 +144,54 @@ static json_object *sites_json(const struct ledger *l, bool have_payload, double
 	return sites;
 }
 
+/* The boundary account, row by row, and each group against its sites; null if not measured. */
+static json_object *boundary_json(const struct ledger *l)
+{
+	json_object *o, *rows = json_object_new_array(), *groups = json_object_new_array();
+	char call[40];
+
+	if (!l->bnd.measured) {
+		json_object_put(rows);
+		json_object_put(groups);
+		return NULL;
+	}
+	for (int i = 0; i < l->k.nacct; i++) {
+		json_object *r = json_object_new_object();
+
+		add(r, "call", json_object_new_string(account_call_name(l->k.acct_key[i].call, call, sizeof(call))));
+		add(r, "file", json_object_new_string(fd_type_name(l->k.acct_key[i].fd_type)));
+		add(r, "group", json_object_new_string(boundary_groups[boundary_group_of(&l->k.acct_key[i])].name));
+		add(r, "calls", u64(l->k.acct[i].calls));
+		add(r, "bytes", u64(l->k.acct[i].bytes));
+		add(r, "unsized_calls", u64(l->k.acct[i].unsized));
+		json_object_array_add(rows, r);
+	}
+	for (int g = 0; g < nr_boundary_groups; g++) {
+		const struct boundary_fig *fig = &l->bnd.g[g];
+		json_object *sites = json_object_new_array(), *r;
+
+		if (!fig->account && !fig->sites)
+			continue;
+		for (int s = 0; s < boundary_groups[g].nsites; s++)
+			json_object_array_add(sites, json_object_new_string(site_name(boundary_groups[g].sites[s])));
+		r = json_object_new_object();
+		add(r, "group", json_object_new_string(boundary_groups[g].name));
+		add(r, "sites", sites);
+		add(r, "account_bytes", u64(fig->account));
+		add(r, "site_bytes", u64(fig->sites));
+		add(r, "unattributed", u64(fig->unattributed));
+		add(r, "sites_beyond_calls", u64(fig->over));
+		add(r, "site_missing", json_object_new_boolean(fig->site_missing));
+		json_object_array_add(groups, r);
+	}
+	o = json_object_new_object();
+	add(o, "calls", rows);
+	add(o, "groups", groups);
+	add(o, "unattributed", u64(l->bnd.unattributed));
+	add(o, "unsized_calls", u64(l->bnd.unsized));
+	return o;
+}
+
 static json_object *sched_json(const struct ledger *l)
 {
 	const struct sched_stats *sc = &l->k.sched;
@@ -313,6 +361,8 @@ json_object *ledger_json(const struct ledger *l, const struct micro *m)
 	if (l->exit_status >= 0)
 		add(root, "exit_status", json_object_new_int(l->exit_status));
 	add(root, "sites", sites_json(l, have_payload, payload));
+	add(root, "boundary", boundary_json(l));
+	add(root, "unattributed", l->bnd.measured ? u64(l->bnd.unattributed) : NULL);
 	add(root, "sched", sched_json(l));
 	add_syscalls(root, l, have_payload, payload);
 	add(root, "page_cache", page_cache_json(l));

@@ -285,6 +285,13 @@ static void print_sites(FILE *f, const struct ledger *l, bool have_payload, doub
 		if (is_cpu_copy(s))
 			cpu_bytes += st->bytes;
 	}
+	if (l->bnd.measured)
+		fprintf(f, "  %-16s %-7s %12s %16" PRIu64 " %10s %11s\n", "unattributed", "-", "-",
+			(uint64_t)l->bnd.unattributed,
+			have_payload && payload > 0 ? (snprintf(b1, sizeof(b1), "%.3f", l->bnd.unattributed / payload), b1) : "-",
+			"-");
+	else
+		fprintf(f, "  %-16s %-7s %12s %16s %10s %11s\n", "unattributed", "-", "-", "not supported", "-", "-");
 	for (int s = 0; unsupported && l->choice && s < NR_SITES; s++) {
 		const char *why = probe_refusal(l->choice, s);
 
@@ -294,6 +301,39 @@ static void print_sites(FILE *f, const struct ledger *l, bool have_payload, doub
 	if (have_payload && payload > 0)
 		fprintf(f, "  CPU copies per payload byte: %.3f (all sites but pins and page references, which "
 			"are not copies)\n", cpu_bytes / payload);
+}
+
+/* The boundary account, by call and file type, and what of it no site explains. */
+static void print_boundary(FILE *f, const struct ledger *l)
+{
+	char call[40];
+
+	if (!l->bnd.measured) {
+		fprintf(f, "\nbytes across the user/kernel boundary: not supported (%s)\n", refusal_of(l, PROBE_BOUNDARY));
+		return;
+	}
+	if (!l->k.nacct)
+		return;
+	fprintf(f, "\nbytes across the user/kernel boundary (each I/O call's return, apart from the sites)\n");
+	fprintf(f, "  %-18s %-22s %10s %16s  %s\n", "CALL", "FILE", "CALLS", "BYTES", "EXPLAINED BY");
+	for (int i = 0; i < l->k.nacct; i++) {
+		const struct account_key *key = &l->k.acct_key[i];
+		int g = boundary_group_of(key);
+		const struct boundary_fig *fig = &l->bnd.g[g];
+
+		fprintf(f, "  %-18s %-22s %10" PRIu64 " %16" PRIu64 "  %s%s\n",
+			account_call_name(key->call, call, sizeof(call)), fd_type_name(key->fd_type),
+			(uint64_t)l->k.acct[i].calls, (uint64_t)l->k.acct[i].bytes,
+			!boundary_groups[g].nsites ? "no site: unattributed" :
+			fig->unattributed ? "sites short: part unattributed" : "sites",
+			l->k.acct[i].unsized ? " (some calls unsized: MSG_TRUNC)" : "");
+	}
+	for (int g = 0; g < nr_boundary_groups; g++)
+		if (l->bnd.g[g].unattributed)
+			fprintf(f, "  unattributed %s: %" PRIu64 " B of %" PRIu64 " B the calls moved (its sites: %" PRIu64
+				" B)%s\n", boundary_groups[g].name, (uint64_t)l->bnd.g[g].unattributed,
+				(uint64_t)l->bnd.g[g].account, (uint64_t)l->bnd.g[g].sites,
+				l->bnd.g[g].site_missing ? "; a site of it is not supported here" : "");
 }
 
 static void print_size_hists(FILE *f, const struct ledger *l)
@@ -407,6 +447,7 @@ void ledger_print(FILE *f, const struct ledger *l, const struct micro *m, bool h
 	fprintf(f, "\n=== zctrace: %s ===\n", l->target);
 	print_workload(f, l, m, histograms, payload);
 	print_sites(f, l, have_payload, payload);
+	print_boundary(f, l);
 	print_findings(f, l, have_payload ? payload : 0);
 	print_sides(f, l, have_payload ? payload : 0);
 	print_zc_path(f, l);

@@ -87,6 +87,10 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		{ METHOD_USDT, "USDT zctrace:user_copy", { PROG(user_copy_usdt), PROG(phase_begin_usdt), PROG(phase_end_usdt), PROG(segment_usdt) },
 		  { "usdt" } },
 	} },
+	[SITE_DIRECT_IO] = { "direct_io", .cands = {
+		{ METHOD_TP_BTF, "tp_btf sys_exit of read/write syscalls on O_DIRECT regular files",
+		  { IO_PROGS }, { IO_NEEDS } },
+	} },
 	[SITE_FILE_READ_COPY] = { "file_read_copy", .cpu_copy = true, .cands = {
 		{ METHOD_FENTRY, "fexit filemap_read (inside read syscalls on files)",
 		  { PROG(filemap_read_fexit), IO_PROGS }, { "fentry:filemap_read", IO_NEEDS } },
@@ -144,6 +148,10 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { "tp_btf:page_fault_user", "tp_btf:page_fault_kernel" } },
 		{ METHOD_RAW_TP, "raw_tp page_fault_user/kernel", { PROG(fault_user_raw), PROG(fault_kernel_raw) },
 		  { "raw_tp:page_fault_user", "raw_tp:page_fault_kernel" } },
+	} },
+	[PROBE_BOUNDARY] = { "boundary", .cands = {
+		{ METHOD_TP_BTF, "tp_btf sys_enter/sys_exit of read, write, send and receive syscalls",
+		  { IO_PROGS }, { IO_NEEDS } },
 	} },
 };
 

@@ -19,6 +19,7 @@ enum probe_id {
 	PROBE_SCHED,			/* context switches, off-CPU time */
 	PROBE_SYSCALLS,			/* syscalls by number */
 	PROBE_PAGE_FAULTS,
+	PROBE_BOUNDARY,			/* bytes that crossed to or from user memory, by call and file type */
 	NR_PROBES,
 };
 

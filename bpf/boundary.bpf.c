@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The boundary account: the bytes each I/O call of the targets moved between user memory and the
+ * kernel, by call and file type, counted at the call's return, apart from every copy site. User
+ * space holds it against the sites that explain such bytes; what none explains is "unattributed".
+ * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h).
+ */
+
+const volatile __u8 track_boundary = 0;	/* keep the account (user space: the boundary probe chose) */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_ACCOUNT_KEYS);
+	__type(key, struct account_key);
+	__type(value, struct account_stats);
+} account SEC(".maps");
+
+#define ZCT_MMSGHDR_SIZE 64	/* struct mmsghdr: a 56-byte msghdr, then msg_len */
+#define ZCT_MMSG_LEN_OFF 56
+#define ZCT_UIO_MAXIOV 1024	/* the kernel's bound on vlen */
+
+#define ZCT_S_IFMT 0170000
+#define ZCT_S_IFREG 0100000
+#define ZCT_S_IFIFO 0010000
+#define ZCT_S_IFSOCK 0140000
+
+/* What an open file is, for the account (enum fd_type). */
+static __always_inline __u8 file_type(struct file *f, __u32 mode, __u32 flags)
+{
+	struct socket *sock;
+	struct sock *sk;
+	__u16 family, proto, type;
+
+	if (mode == ZCT_S_IFREG)
+		return flags & o_direct_flag ? FT_REG_DIRECT : FT_REG;
+	if (mode == ZCT_S_IFIFO)
+		return FT_PIPE;
+	if (mode != ZCT_S_IFSOCK)
+		return FT_OTHER;
+	sock = BPF_CORE_READ(f, private_data);
+	sk = BPF_CORE_READ(sock, sk);
+	if (!sk)
+		return FT_SOCK_OTHER;
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	proto = BPF_CORE_READ(sk, sk_protocol);
+	type = BPF_CORE_READ(sk, sk_type);
+	if (family == ZCT_AF_UNIX)
+		return type == ZCT_SOCK_STREAM ? FT_UNIX_STREAM : FT_UNIX_DGRAM;
+	if (family != ZCT_AF_INET && family != ZCT_AF_INET6)
+		return FT_SOCK_OTHER;
+	if (proto == ZCT_IPPROTO_TCP)
+		return FT_TCP;
+	return proto == ZCT_IPPROTO_UDP ? FT_UDP : FT_SOCK_OTHER;
+}
+
+struct mmsg_sum {
+	__u64 vec;
+	__u64 bytes;
+};
+
+static long mmsg_add_one(__u32 i, struct mmsg_sum *s)
+{
+	__u32 len = 0;
+
+	bpf_probe_read_user(&len, sizeof(len), (void *)(s->vec + (__u64)i * ZCT_MMSGHDR_SIZE + ZCT_MMSG_LEN_OFF));
+	s->bytes += len;
+	return 0;
+}
+
+/* Adds one call's bytes to the account under (call, file type). */
+static __always_inline void account_add(__u32 call, __u8 type, __u64 bytes, bool unsized)
+{
+	static const struct account_stats zero;
+	struct account_key key = { .call = call, .fd_type = type };
+	struct account_stats *st;
+
+	if (!counting() || (!bytes && !unsized))
+		return;
+	st = bpf_map_lookup_elem(&account, &key);
+	if (!st) {
+		bpf_map_update_elem(&account, &key, &zero, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&account, &key);
+		if (!st) {
+			__sync_fetch_and_add(&misc.account_dropped, 1);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&st->calls, 1);
+	if (unsized)
+		__sync_fetch_and_add(&st->unsized, 1);
+	else
+		__sync_fetch_and_add(&st->bytes, bytes);
+}
+
+/*
+ * A returning I/O syscall @nr of @kind on a file of @type: read/write and send/recv return their
+ * bytes; sendmmsg/recvmmsg return messages, whose bytes the kernel wrote in each msg_len. A receive
+ * with MSG_TRUNC returns the datagram's length, not what it copied: counted as a call, unsized.
+ */
+static __always_inline void account_syscall(__u32 nr, __u32 kind, __u8 type, long ret, __u64 vec,
+					    __u32 flags)
+{
+	struct mmsg_sum sum = { .vec = vec };
+
+	if (!track_boundary || ret <= 0)
+		return;
+	switch (kind) {
+	case IO_READ:
+	case IO_WRITE:
+	case IO_SEND:
+		account_add(nr, type, ret, false);
+		break;
+	case IO_RECV:
+		account_add(nr, type, ret, flags & ZCT_MSG_TRUNC);
+		break;
+	case IO_SENDMMSG:
+	case IO_RECVMMSG:
+		bpf_loop(ret < ZCT_UIO_MAXIOV ? ret : ZCT_UIO_MAXIOV, mmsg_add_one, &sum, 0);
+		account_add(nr, type, sum.bytes, kind == IO_RECVMMSG && (flags & ZCT_MSG_TRUNC));
+		break;
+	}
+}
