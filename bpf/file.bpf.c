@@ -156,7 +156,7 @@ static __always_inline void on_write_copy(__u32 method, __u64 bytes)
  * write_end tracepoint) is counted from its return; bytes a copy_file_range/sendfile/splice put in
  * a file without any copy are the filesystem's clone (reflink) or unseen, and are reported as such.
  */
-static __always_inline void exit_io(long ret)
+static __always_inline void exit_io(long ret, __u32 method)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct io_call *call = bpf_map_lookup_elem(&io_calls, &tid);
@@ -178,28 +178,41 @@ static __always_inline void exit_io(long ret)
 			__sync_fetch_and_add(&misc.file_bytes_unseen, ret);
 		if ((call->kind == IO_READ && (call->in & (FD_REG | FD_DIRECT)) == (FD_REG | FD_DIRECT)) ||
 		    (call->kind == IO_WRITE && (call->out & (FD_REG | FD_DIRECT)) == (FD_REG | FD_DIRECT)))
-			if (site_uses(SITE_DIRECT_IO, METHOD_TP_BTF))
+			if (site_uses(SITE_DIRECT_IO, method))
 				record(tgid, SITE_DIRECT_IO, ret);
 	}
 	account_syscall(call->nr, call->kind, call->type, ret, call->vec, call->flags);
 	bpf_map_delete_elem(&io_calls, &tid);
 }
 
+/* Only a followed syscall has an io_call to close: no lookup for the others. */
+static __always_inline void on_sys_exit(unsigned long nr, long ret, __u32 method)
+{
+	if (!track_io || (nr < MAX_SYSCALLS && !io_kind_of[nr]))
+		return;
+	exit_io(ret, method);
+}
+
+#if defined(__TARGET_ARCH_x86)
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, syscallno)
+#else
+#define SYSCALL_NR(regs) MAX_SYSCALLS	/* unknown here: look every call up */
+#endif
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
 {
-	/* only a tracked file syscall has an io_call to close: no lookup for the others */
-#if defined(__TARGET_ARCH_x86)
-	unsigned long nr = regs->orig_ax;
-#elif defined(__TARGET_ARCH_arm64)
-	unsigned long nr = regs->syscallno;
-#else
-	unsigned long nr = MAX_SYSCALLS;	/* unknown here: look every call up */
-#endif
+	on_sys_exit(SYSCALL_NR(regs), ret, METHOD_TP_BTF);
+	return 0;
+}
 
-	if (!track_io || (nr < MAX_SYSCALLS && !io_kind_of[nr]))
-		return 0;
-	exit_io(ret);
+/* Where the kernel will not type the tracepoint (no BTF for it): the same, through raw_tp. */
+SEC("raw_tp/sys_exit")
+int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
+{
+	on_sys_exit(SYSCALL_NR(regs), ret, METHOD_RAW_TP);
 	return 0;
 }
 

@@ -954,6 +954,9 @@ def micro_fileread_warm_and_direct_add_no_page():
     led = check_micro("fileread", ["--file-size", "1M", "--direct", "--reads", "64", "--reps", "2"])
     assert [s["page_cache_pages"] for s in led["steps"]] == [0, 0], led["steps"]
     assert_eq("O_DIRECT file_read_copy", site_bytes(led, "file_read_copy"), 0)
+    # the device's DMA into user pages: the direct_io site, all of it, and nothing unattributed
+    assert_eq("O_DIRECT direct_io", site_bytes(led, "direct_io"), 3 * (1 << 20) + 3 * 64 * 4096)
+    assert_eq("unattributed", led["unattributed"], 0)
     assert led["workload"]["direct"] is True and led["workload"]["claim"] == "direct"
 
 
@@ -2025,9 +2028,15 @@ def robust_refused_tracepoint():
     assert re.search(r"^  send_copy +- +not supported", p.stdout, re.M), p.stdout[:1500]
     assert_eq("recv_copy", site_bytes(led, "recv_copy"), led["workload"]["bytes_received"])
     failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
+    unattributed = failed.pop("no unattributed bytes", None)
     assert set(failed) == {"send_copy bytes == bytes sent", "zc_pin bytes == 0", "splice_ref bytes == 0",
                            "deferred_copy bytes == 0"}, failed
     assert all("not measured" in d for d in failed.values()), failed
+    # the bytes sent are not lost from the ledger: the calls' own account holds them, unattributed
+    sent = led["workload"]["bytes"]
+    assert unattributed and f"{sent} B no site explains: TCP/UDP send {sent} B (a site not measured)" in unattributed, unattributed
+    assert_eq("unattributed", led["unattributed"], sent)
+    assert re.search(rf"^  unattributed +- +- +{sent} ", p.stdout, re.M), p.stdout[:2000]
 
     # sched_switch without BTF typing: raw_tp takes over and counts the same switches
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
@@ -2102,8 +2111,11 @@ def raw_tp_flavours_count_the_same():
             led = json.load(open(f.name))
         assert p.returncode == 0, p.stdout[-1500:]
         want = "raw_tp" if env else "tp_btf"
-        for site in ("targets", "syscalls", "page_faults", "sched"):
+        for site in ("targets", "syscalls", "page_faults", "sched", "boundary"):
             assert led["probes"][site] == want, (site, led["probes"])
+        assert_eq(f"unattributed ({want})", led["unattributed"], 0)
+        sends = [r for r in led["boundary"]["calls"] if r["call"] == "sendmsg" and r["file"] == "TCP socket"]
+        assert sends and sends[0]["bytes"] == led["workload"]["bytes"], (want, led["boundary"]["calls"])
         assert_eq(f"sendmsg calls ({want})", led["phase_syscalls"].get("sendmsg"), 100)
         assert led["processes"] >= 2, f"{want}: the receiving process was not followed"
         assert led["page_faults"]["user"] > 0, led["page_faults"]

@@ -14,6 +14,8 @@
 /* the file sites follow each file syscall from entry to exit */
 #define IO_PROGS PROG(sys_enter_btf), PROG(sys_exit_btf)
 #define IO_NEEDS "tp_btf:sys_enter", "tp_btf:sys_exit"
+#define IO_RAW_PROGS PROG(sys_enter_raw), PROG(sys_exit_raw)
+#define IO_RAW_NEEDS "raw_tp:sys_enter", "raw_tp:sys_exit"
 #define EXT4_PROGS PROG(ext4_da_write_end_btf), PROG(ext4_write_end_btf), PROG(ext4_journalled_write_end_btf)
 #define EXT4_NEEDS "tp_btf:ext4_da_write_end", "tp_btf:ext4_write_end", "tp_btf:ext4_journalled_write_end"
 #define WRITE_CANDIDATES(what, tail)											\
@@ -90,6 +92,8 @@ const struct probe_site probe_sites[NR_PROBES] = {
 	[SITE_DIRECT_IO] = { "direct_io", .cands = {
 		{ METHOD_TP_BTF, "tp_btf sys_exit of read/write syscalls on O_DIRECT regular files",
 		  { IO_PROGS }, { IO_NEEDS } },
+		{ METHOD_RAW_TP, "raw_tp sys_exit of read/write syscalls on O_DIRECT regular files",
+		  { IO_RAW_PROGS }, { IO_RAW_NEEDS } },
 	} },
 	[SITE_FILE_READ_COPY] = { "file_read_copy", .cpu_copy = true, .cands = {
 		{ METHOD_FENTRY, "fexit filemap_read (inside read syscalls on files)",
@@ -152,6 +156,8 @@ const struct probe_site probe_sites[NR_PROBES] = {
 	[PROBE_BOUNDARY] = { "boundary", .cands = {
 		{ METHOD_TP_BTF, "tp_btf sys_enter/sys_exit of read, write, send and receive syscalls",
 		  { IO_PROGS }, { IO_NEEDS } },
+		{ METHOD_RAW_TP, "raw_tp sys_enter/sys_exit of read, write, send and receive syscalls",
+		  { IO_RAW_PROGS }, { IO_RAW_NEEDS } },
 	} },
 };
 

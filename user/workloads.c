@@ -9,7 +9,7 @@
  * sites.
  */
 #define FILES_UNCLAIMED \
-	[SITE_FILE_READ_COPY] = EXP_ANY, [SITE_KERNEL_COPY] = EXP_ANY, [SITE_FILE_WRITE_COPY] = EXP_ANY
+	[SITE_DIRECT_IO] = EXP_ANY, [SITE_FILE_READ_COPY] = EXP_ANY, [SITE_KERNEL_COPY] = EXP_ANY, [SITE_FILE_WRITE_COPY] = EXP_ANY
 
 const struct workload_def workload_defs[] = {
 	{ "tcp-twocopy",
@@ -197,8 +197,9 @@ const struct workload_def workload_defs[] = {
 	  "sequential and random reads of a cold (pages dropped before every sample) or warm file, "
 	  "or with O_DIRECT",
 	  "page-cache pages added = the pages read (cold), 0 (warm, O_DIRECT); read/pread64 count = "
-	  "reads made; file_read_copy = bytes read through the page cache",
-	  .site = { [SITE_FILE_READ_COPY] = EXP_SENT },
+	  "reads made; file_read_copy = bytes read through the page cache; direct_io = bytes read with "
+	  "O_DIRECT",
+	  .site = { [SITE_FILE_READ_COPY] = EXP_SENT, [SITE_DIRECT_IO] = EXP_ANY },
 	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--pattern both|seq|random, --block BYTES, --file-size BYTES, --reads N, --reps N, "
 		     "--warmup N, --cache cold|warm, --direct, --claim auto|cold|warm|direct, --cpu CPU, "

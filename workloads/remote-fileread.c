@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <zlib.h>
 #include "filewl.h"
+#include "gate.h"
 #include "peer.h"
 #include "tcpio.h"
 
@@ -40,7 +41,7 @@ static struct wl_file file = { .fd = -1 };
 static uint64_t nblocks;
 static uint64_t *order;			/* the blocks, in the order they are read */
 static struct sockaddr_in addr;
-static int go_pipe[2] = { -1, -1 };	/* the client starts when the measured phase has */
+static struct wl_gate *go;		/* the client starts when the measured phase has */
 static struct client_result cres;
 static volatile sig_atomic_t stop_requested;
 
@@ -76,8 +77,8 @@ static int client_main(void *arg)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
 	    wl_socket_timeouts(fd, IO_TIMEOUT_S))
 		return client_fail("connect", errno);
-	if (read(go_pipe[0], &c, 1) != 1)
-		return client_fail("start", EPIPE);
+	if ((err = wl_gate_wait(go, IO_TIMEOUT_S * 1000)))
+		return client_fail("start", -err);
 	for (uint64_t i = 0; i < nblocks && !stop_requested; i++) {
 		uint64_t b = order[i], t0 = wl_now_ns();
 		struct request rq = { .off = b * opts.size, .len = block_len(b) };
@@ -200,7 +201,7 @@ static json_object *report(const struct server_stats *st, const struct peer_run 
 	return r;
 }
 
-/* The file, its blocks' order, the server's buffer and the "go" pipe, and the listener. */
+/* The file, its blocks' order, the server's buffer and the "go" gate, and the listener. */
 static int setup_server(char **buf, int *lfd)
 {
 	char where[INET_ADDRSTRLEN] = "?";
@@ -212,7 +213,8 @@ static int setup_server(char **buf, int *lfd)
 		return -1;
 	}
 	*buf = malloc(opts.size);
-	if (!*buf || pipe2(go_pipe, O_CLOEXEC)) {
+	go = *buf ? wl_gate_create() : NULL;
+	if (!go) {
 		fprintf(stderr, "%s: %s\n", NAME, strerror(*buf ? errno : ENOMEM));
 		return -1;
 	}
@@ -235,10 +237,6 @@ static int start_client(struct peer_run *peer, int lfd, int *fd)
 		fprintf(stderr, "%s: cannot start the client: %s\n", NAME, strerror(-err));
 		return -1;
 	}
-	if (opts.peer != WL_PEER_THREAD) {
-		close(go_pipe[0]);	/* the child's end; a thread shares this one */
-		go_pipe[0] = -1;
-	}
 	/* the accepted socket has the listener's timeouts */
 	if ((err = peer_wait_readable(peer, lfd, IO_TIMEOUT_S * 1000)) ||
 	    (*fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0) {
@@ -260,10 +258,7 @@ static int serve_phase(struct peer_run *peer, int *fd, char *buf, struct server_
 
 	WL_PHASE_BEGIN();
 	t0 = wl_now_ns();
-	if (write(go_pipe[1], "g", 1) != 1) {
-		fprintf(stderr, "%s: cannot start the client: %s\n", NAME, strerror(errno));
-		return -1;
-	}
+	wl_gate_open(go, 1);
 	*serve_err = serve(*fd, buf, st);
 	close(*fd);	/* the client waits for this EOF */
 	*fd = -1;
@@ -308,16 +303,15 @@ static void cleanup(struct peer_run *peer, int fd, int lfd, char *buf)
 		if (peer->pid > 0)
 			kill(peer->pid, SIGKILL);
 		else
-			close(go_pipe[1]), go_pipe[1] = -1;	/* the thread's read of "go" ends */
+			wl_gate_open(go, 0);	/* the thread's wait for "go" ends */
 		peer_join(peer, 1000);
 	}
 	if (fd >= 0)
 		close(fd);
 	if (lfd >= 0)
 		close(lfd);
-	for (int i = 0; i < 2; i++)
-		if (go_pipe[i] >= 0)
-			close(go_pipe[i]);
+	wl_gate_free(go);
+	go = NULL;
 	if (file.fd >= 0)
 		close(file.fd);
 	free(buf);
@@ -327,7 +321,7 @@ static void cleanup(struct peer_run *peer, int fd, int lfd, char *buf)
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_stop };
-	struct peer_run peer = { .mode = WL_PEER_THREAD, .pid = -1, .result_fd = -1 };
+	struct peer_run peer = { .mode = WL_PEER_THREAD, .pid = -1, .pidfd = -1 };
 	struct server_stats st = {};
 	int lfd = -1, fd = -1, serve_err, ret = 1;
 	char *buf = NULL;

@@ -9,6 +9,8 @@
 #include <netinet/in.h>
 #include "wl.h"
 
+struct peer_shared;
+
 struct peer_run {
 	enum wl_peer mode;
 	int (*fn)(void *arg);		/* the receiving side; returns 0 or -errno */
@@ -17,7 +19,8 @@ struct peer_run {
 	size_t size;
 	pthread_t tid;
 	pid_t pid;
-	int result_fd;			/* read end: the child's result, then EOF */
+	int pidfd;			/* the child: readable once it has exited (-1: none) */
+	struct peer_shared *shared;	/* the child's result, in memory both processes map */
 	int ret;
 	bool started;
 	bool joined;			/* the thread is joined */

@@ -399,7 +399,7 @@ static void close_all(const struct tcp_workload *w, struct tcp_conn *conns, int 
 int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 {
 	struct sockaddr_in addr;
-	struct peer_run peer = { .mode = WL_PEER_THREAD, .result_fd = -1, .pid = -1 };
+	struct peer_run peer = { .mode = WL_PEER_THREAD, .pidfd = -1, .pid = -1 };
 	struct rx_result *rx_out = NULL;
 	struct rx_side rx;
 	struct sigaction sa = { .sa_handler = on_stop };
