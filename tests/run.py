@@ -126,6 +126,14 @@ def check_tcp_ledger(workload, size, threads, peer=()):
     assert_eq("workload bytes received", wl["bytes_received"], sent)
     # the kernel's figures, against the workload's own count
     assert_eq("recv_copy", site_bytes(led, "recv_copy"), wl["bytes_received"])
+    # the calls' own account, apart from the sites: every byte across the boundary, none unattributed
+    account = {(r["group"]): 0 for r in led["boundary"]["calls"]}
+    for r in led["boundary"]["calls"]:
+        account[r["group"]] += r["bytes"]
+    # sendfile() moves page references, not bytes from user memory: no send call carries them
+    assert_eq("TCP send calls' bytes", account.get("TCP/UDP send", 0), 0 if workload == "tcp-sendfile" else sent)
+    assert_eq("TCP receive calls' bytes", account.get("TCP receive"), wl["bytes_received"])
+    assert_eq("unattributed", led["unattributed"], 0)
     for site, want in EXPECT[workload].items():
         want = sent if want == "sent" else want
         if site == "deferred_copy":
@@ -2097,6 +2105,30 @@ def robust_refused_program_falls_back():
             assert r.returncode == 1 and "not measured" in r.stdout, r.stdout[-1000:]
 
 
+def unattributed_where_a_site_is_refused():
+    """A copy site the kernel lacks (every flavour of recv_copy refused): the bytes the receive
+    calls moved stay in the ledger, as unattributed, and the run fails its check."""
+    env = refused(["tp_btf:skb_copy_datagram_iovec", "fentry:skb_copy_datagram_iter",
+                   "kprobe:skb_copy_datagram_iter"])
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        p = subprocess.run([ZCTRACE, "run", "--no-hist", "--json", f.name, "tcp-onecopy", "--size", "16K",
+                            "--messages", "300"], capture_output=True, text=True, env=env, timeout=TIMEOUT)
+        led = json.load(open(f.name))
+    assert p.returncode == 1, (p.returncode, p.stdout[-1500:])
+    assert led["sites"]["recv_copy"] is None, led["sites"]["recv_copy"]
+    got = led["workload"]["bytes_received"]
+    assert_eq("unattributed", led["unattributed"], got)
+    group = [g for g in led["boundary"]["groups"] if g["group"] == "TCP receive"]
+    assert group and group[0]["site_missing"] and group[0]["account_bytes"] == got, led["boundary"]["groups"]
+    checks = {c["name"]: c for c in led["checks"]}
+    c = checks["no unattributed bytes"]
+    assert not c["ok"] and f"TCP receive {got} B (a site not measured)" in c["detail"], c
+    assert re.search(rf"^  unattributed +- +- +{got} ", p.stdout, re.M), p.stdout[:2500]
+    assert re.search(rf"^  unattributed TCP receive: {got} B of {got} B the calls moved", p.stdout, re.M), p.stdout
+    # the sending side is still explained by its site
+    assert_eq("send_copy", site_bytes(led, "send_copy"), led["workload"]["bytes"])
+
+
 def raw_tp_flavours_count_the_same():
     """Where tp_btf is refused, the raw_tp flavours of the target filter, syscalls and page faults
     take over and count the same: every sendmsg of the run, the forked receiver followed."""
@@ -2215,7 +2247,7 @@ def main():
               make_robust_command_end_test("exit 3", "zctrace: command sh exited with status 3"),
               robust_concurrent_runs, robust_bad_input, robust_json_path_written_or_left_alone,
               robust_stdout_unwritable,
-              robust_missing_capabilities, robust_refused_tracepoint, robust_refused_program_falls_back,
+              robust_missing_capabilities, robust_refused_tracepoint, unattributed_where_a_site_is_refused, robust_refused_program_falls_back,
               raw_tp_flavours_count_the_same, robust_no_btf,
               robust_one_byte_messages_60s, robust_full_map_is_reported]
     # NAME runs the tests whose names hold NAME; NAME$ runs the one test so named
