@@ -34,6 +34,7 @@ struct ledger {
 	const struct workload_def *def;		/* a built-in workload's, or NULL */
 	json_object *workload;			/* the workload's own report, or NULL */
 	struct wl_report rep;			/* ... read (ledger_set_report) */
+	size_t report_bytes;			/* the report's length, as the workload wrote it to zctrace's pipe */
 	int exit_status;			/* of the traced command, -1 if not ours */
 	const struct perf_set *perf;
 	const struct probe_choice *choice;	/* [NR_PROBES] */
