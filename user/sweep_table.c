@@ -53,6 +53,7 @@ void build_columns(struct columns *c)
 	static const char *const middle[] = {
 		"cpu_copies_per_byte", "ctx_switches", "ctx_voluntary", "ctx_involuntary", "offcpu_ns",
 		"syscalls", "page_faults_user", "page_faults_kernel", "task_clock_ns", "cpu_ns_per_byte",
+		"unattributed_bytes",
 	};
 
 	for (unsigned i = 0; i < sizeof(head) / sizeof(head[0]); i++)
@@ -189,6 +190,7 @@ void fill_from_ledger(json_object *row, json_object *led, const struct columns *
 		{ "ctx_switches", "sched.switches" }, { "ctx_voluntary", "sched.voluntary" },
 		{ "ctx_involuntary", "sched.involuntary" }, { "offcpu_ns", "sched.offcpu_ns" },
 		{ "page_faults_user", "page_faults.user" }, { "page_faults_kernel", "page_faults.kernel" },
+		{ "unattributed_bytes", "unattributed" },
 	};
 	json_object *perf = json_at(led, "perf");
 	json_object *payload_o = json_at(led, "workload.bytes"), *task_clock = perf ? json_at(perf, "task-clock") : NULL;
