@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -50,35 +51,21 @@ static int enter_receiver_netns(void)
 	return 0;
 }
 
-static void write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= w;
-	}
-}
-
-int peer_start(struct peer_run *p, enum wl_peer mode, int (*fn)(void *arg), void *arg, void *out,
-	       size_t size)
+/*
+ * A child process hands its result back in memory it shares with the parent: a pipe would copy
+ * it inside the measured phase, under the receiver's pid, and the ledger would show it. The pipe
+ * only tells the parent that the child has ended (its end of file).
+ */
+static int start_process(struct peer_run *p, enum wl_peer mode)
 {
 	pid_t parent = getpid();
 	int pfd[2];
 
-	*p = (struct peer_run){ .mode = mode, .fn = fn, .arg = arg, .out = out, .size = size,
-				.pid = -1, .result_fd = -1 };
-	if (mode == WL_PEER_THREAD) {
-		if (pthread_create(&p->tid, NULL, thread_main, p))
-			return -EAGAIN;
-		p->started = true;
-		return 0;
+	p->shared = mmap(NULL, sizeof(*p->shared) + p->size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p->shared == MAP_FAILED) {
+		p->shared = NULL;
+		return -errno;
 	}
 	if (pipe2(pfd, O_CLOEXEC))
 		return -errno;
@@ -102,15 +89,38 @@ int peer_start(struct peer_run *p, enum wl_peer mode, int (*fn)(void *arg), void
 				strerror(-err));
 			_exit(1);
 		}
-		err = fn(arg);
-		write_all(pfd[1], &err, sizeof(err));
-		write_all(pfd[1], out, size);
+		err = p->fn(p->arg);
+		if (p->size)
+			memcpy(p->shared->out, p->out, p->size);
+		p->shared->ret = err;
+		__atomic_store_n(&p->shared->done, 1, __ATOMIC_RELEASE);
 		_exit(err ? 1 : 0);
 	}
 	close(pfd[1]);
 	p->result_fd = pfd[0];
 	p->started = true;
 	return 0;
+}
+
+int peer_start(struct peer_run *p, enum wl_peer mode, int (*fn)(void *arg), void *arg, void *out,
+	       size_t size)
+{
+	int err;
+
+	*p = (struct peer_run){ .mode = mode, .fn = fn, .arg = arg, .out = out, .size = size,
+				.pid = -1, .result_fd = -1 };
+	if (mode == WL_PEER_THREAD) {
+		if (pthread_create(&p->tid, NULL, thread_main, p))
+			return -EAGAIN;
+		p->started = true;
+		return 0;
+	}
+	err = start_process(p, mode);
+	if (err && p->shared) {
+		munmap(p->shared, sizeof(*p->shared) + p->size);
+		p->shared = NULL;
+	}
+	return err;
 }
 
 int peer_pin(struct peer_run *p, int cpu)
@@ -145,28 +155,24 @@ int peer_wait_readable(struct peer_run *p, int fd, int timeout_ms)
 	return -ECHILD;
 }
 
-static int read_full(int fd, void *buf, size_t n, int timeout_ms)
+/* Waits (at most @timeout_ms) for the end of file of @fd, a pipe no one writes to. 0 or -errno. */
+static int wait_eof(int fd, int timeout_ms)
 {
-	char *b = buf;
-
-	while (n) {
+	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		int k = poll(&pfd, 1, timeout_ms);
+		char c;
 		ssize_t r;
 
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			return k < 0 ? -errno : -ETIMEDOUT;
-		r = read(fd, b, n);
+		r = read(fd, &c, 1);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EPIPE;
-		b += r;
-		n -= r;
+		return r == 0 ? 0 : r < 0 ? -errno : -EPROTO;
 	}
-	return 0;
 }
 
 int peer_wait_done(struct peer_run *p, int timeout_ms)
@@ -208,18 +214,24 @@ int peer_join(struct peer_run *p, int timeout_ms)
 		p->joined = true;
 		return p->ret;
 	}
-	err = read_full(p->result_fd, &child_ret, sizeof(child_ret), timeout_ms);
-	if (!err)
-		err = read_full(p->result_fd, p->out, p->size, timeout_ms);
+	err = wait_eof(p->result_fd, timeout_ms);
 	close(p->result_fd);
 	p->result_fd = -1;
 	if (err)
 		kill(p->pid, SIGKILL);
 	while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (err)
-		return err == -EPIPE ? -ECHILD : err;
-	return child_ret;
+	/* the child's result is there only if it got to the end of fn */
+	if (!err && !__atomic_load_n(&p->shared->done, __ATOMIC_ACQUIRE))
+		err = -ECHILD;
+	if (!err) {
+		if (p->size)
+			memcpy(p->out, p->shared->out, p->size);
+		child_ret = p->shared->ret;
+	}
+	munmap(p->shared, sizeof(*p->shared) + p->size);
+	p->shared = NULL;
+	return err ? err : child_ret;
 }
 
 pid_t peer_pid(const struct peer_run *p)

@@ -9,6 +9,13 @@
 #include <netinet/in.h>
 #include "wl.h"
 
+/* What a child process leaves in memory it shares with its parent: no byte of it crosses a pipe. */
+struct peer_result {
+	int ret;			/* what fn returned */
+	int done;			/* set once ret and out are written */
+	char out[];			/* the caller's @size bytes */
+};
+
 struct peer_run {
 	enum wl_peer mode;
 	int (*fn)(void *arg);		/* the receiving side; returns 0 or -errno */
@@ -17,7 +24,8 @@ struct peer_run {
 	size_t size;
 	pthread_t tid;
 	pid_t pid;
-	int result_fd;			/* read end: the child's result, then EOF */
+	struct peer_result *shared;	/* a child's result, in memory shared with it */
+	int result_fd;			/* read end of a pipe only the child holds open: EOF when it ends */
 	int ret;
 	bool started;
 	bool joined;			/* the thread is joined */
