@@ -40,7 +40,12 @@ static struct wl_file file = { .fd = -1 };
 static uint64_t nblocks;
 static uint64_t *order;			/* the blocks, in the order they are read */
 static struct sockaddr_in addr;
-static int go_pipe[2] = { -1, -1 };	/* the client starts when the measured phase has */
+/*
+ * The client starts when the measured phase has: at the end of file of this pipe, which no byte
+ * crosses (a byte would be a pipe copy in the ledger). Its write end closed on a failure says stop.
+ */
+static int go_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t start_cancelled;
 static struct client_result cres;
 static volatile sig_atomic_t stop_requested;
 
@@ -69,15 +74,20 @@ static int client_main(void *arg)
 	uint32_t *crcs = calloc(nblocks, sizeof(*crcs));
 	char *buf = malloc(opts.size), c;
 	int fd, err = 0;
+	ssize_t r;
 
+	if (opts.peer != WL_PEER_THREAD)
+		close(go_pipe[1]);	/* a child's copy: the end of file comes when the server's goes */
 	if (!crcs || !buf)
 		return client_fail("malloc", ENOMEM);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
 	    wl_socket_timeouts(fd, IO_TIMEOUT_S))
 		return client_fail("connect", errno);
-	if (read(go_pipe[0], &c, 1) != 1)
-		return client_fail("start", EPIPE);
+	while ((r = read(go_pipe[0], &c, 1)) < 0 && errno == EINTR)
+		;
+	if (r != 0 || start_cancelled)
+		return client_fail("start", r ? EPROTO : ECANCELED);
 	for (uint64_t i = 0; i < nblocks && !stop_requested; i++) {
 		uint64_t b = order[i], t0 = wl_now_ns();
 		struct request rq = { .off = b * opts.size, .len = block_len(b) };
@@ -260,10 +270,8 @@ static int serve_phase(struct peer_run *peer, int *fd, char *buf, struct server_
 
 	WL_PHASE_BEGIN();
 	t0 = wl_now_ns();
-	if (write(go_pipe[1], "g", 1) != 1) {
-		fprintf(stderr, "%s: cannot start the client: %s\n", NAME, strerror(errno));
-		return -1;
-	}
+	close(go_pipe[1]);	/* go */
+	go_pipe[1] = -1;
 	*serve_err = serve(*fd, buf, st);
 	close(*fd);	/* the client waits for this EOF */
 	*fd = -1;
@@ -307,8 +315,11 @@ static void cleanup(struct peer_run *peer, int fd, int lfd, char *buf)
 	if (peer->started) {
 		if (peer->pid > 0)
 			kill(peer->pid, SIGKILL);
-		else
-			close(go_pipe[1]), go_pipe[1] = -1;	/* the thread's read of "go" ends */
+		else if (go_pipe[1] >= 0) {
+			start_cancelled = 1;	/* the thread's wait for "go" ends: in a stop */
+			close(go_pipe[1]);
+			go_pipe[1] = -1;
+		}
 		peer_join(peer, 1000);
 	}
 	if (fd >= 0)
