@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * File sites: file syscalls classified at entry, closed at exit; file_read_copy, file_write_copy,
- * kernel_copy by fexit, kretprobe or ext4 tracepoints; page-cache insertions.
+ * File sites: file syscalls classified at entry, closed at exit (pipe syscalls too, closed through
+ * pipe.bpf.c); file_read_copy, file_write_copy, kernel_copy by fexit, kretprobe or ext4
+ * tracepoints; page-cache insertions.
  * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
  * site keeps all its flavours here, for every kernel.
  */
@@ -37,19 +38,31 @@ struct {
 #define ZCT_S_IFIFO 0010000
 #define ZCT_S_IFSOCK 0140000
 
-/* FD_* flags of the calling task's descriptor @fd. */
-static __always_inline __u8 fd_class(long fd)
+#define ZCT_FMODE_READ 0x1
+#define ZCT_FMODE_WRITE 0x2
+
+/* The calling task's open file at descriptor @fd, or NULL. */
+static __always_inline struct file *fd_file(long fd)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
 	struct file **fds, *f = NULL;
+
+	if (fd < 0 || !fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_core_read(&f, sizeof(f), &fds[fd]))
+		return NULL;
+	return f;
+}
+
+/* FD_* flags of open file @f (0 for NULL). */
+static __always_inline __u8 file_class(struct file *f)
+{
 	__u32 mode, flags;
 	__u8 cls = 0;
 
-	if (fd < 0 || !fdt || fd >= BPF_CORE_READ(fdt, max_fds))
-		return 0;
-	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_core_read(&f, sizeof(f), &fds[fd]) || !f)
+	if (!f)
 		return 0;
 	mode = BPF_CORE_READ(f, f_inode, i_mode) & ZCT_S_IFMT;
 	flags = BPF_CORE_READ(f, f_flags);
@@ -62,6 +75,27 @@ static __always_inline __u8 fd_class(long fd)
 	if (flags & o_direct_flag)
 		cls |= FD_DIRECT;
 	return cls;
+}
+
+/* FD_* flags of the calling task's descriptor @fd. */
+static __always_inline __u8 fd_class(long fd)
+{
+	return file_class(fd_file(fd));
+}
+
+/*
+ * vmsplice() moves user memory into the pipe when its descriptor is open for writing, else out
+ * of it: the kernel's own test (vmsplice_type()). The pipe is the destination or the source.
+ */
+static __always_inline void vmsplice_classify(struct io_call *call, long fd)
+{
+	struct file *f = fd_file(fd);
+	__u32 fmode = f ? BPF_CORE_READ(f, f_mode) : 0;
+
+	if (fmode & ZCT_FMODE_WRITE)
+		call->out = file_class(f);
+	else if (fmode & ZCT_FMODE_READ)
+		call->in = file_class(f);
 }
 
 /* Remembers a file syscall's descriptors until its exit, for the file sites. */
@@ -81,6 +115,13 @@ static __always_inline void enter_io(struct pt_regs *regs, __u32 kind)
 	case IO_SENDFILE:
 		call.out = fd_class(a0);
 		call.in = fd_class(PT_REGS_PARM2_CORE_SYSCALL(regs));
+		break;
+	case IO_VMSPLICE:
+		vmsplice_classify(&call, a0);
+		break;
+	case IO_TEE:
+		call.in = fd_class(a0);
+		call.out = fd_class(PT_REGS_PARM2_CORE_SYSCALL(regs));
 		break;
 	default:	/* splice, copy_file_range: (in, off_in, out, ...) */
 		call.in = fd_class(a0);
@@ -151,6 +192,7 @@ static __always_inline void exit_io(long ret)
 		}
 		if (kernel_copy_kind(call->kind) && (call->out & FD_REG) && !call->seen_write && counting())
 			__sync_fetch_and_add(&misc.file_bytes_unseen, ret);
+		pipe_syscall_exit(tgid, call->kind, call->in, call->out, ret);
 	}
 	bpf_map_delete_elem(&io_calls, &tid);
 }

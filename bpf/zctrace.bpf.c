@@ -9,6 +9,7 @@
 
 #include "targets.bpf.c"
 #include "sched.bpf.c"
+#include "pipe.bpf.c"
 #include "file.bpf.c"
 #include "syscalls.bpf.c"
 #include "send.bpf.c"

@@ -345,7 +345,7 @@ static const struct probe_result *probe_point(const char *point)
 	return r;
 }
 
-/* The file syscalls the file sites follow, by this architecture's numbers. */
+/* The file and pipe syscalls the file and pipe sites follow, by this architecture's numbers. */
 static void set_io_table(struct zctrace_bpf *obj)
 {
 	static const struct {
@@ -357,14 +357,17 @@ static void set_io_table(struct zctrace_bpf *obj)
 		{ SYS_write, IO_WRITE }, { SYS_pwrite64, IO_WRITE }, { SYS_writev, IO_WRITE },
 		{ SYS_pwritev, IO_WRITE }, { SYS_pwritev2, IO_WRITE },
 		{ SYS_sendfile, IO_SENDFILE }, { SYS_splice, IO_SPLICE }, { SYS_copy_file_range, IO_COPY_RANGE },
+		{ SYS_vmsplice, IO_VMSPLICE }, { SYS_tee, IO_TEE },
 	};
-	static const int file_sites[] = {
+	/* the sites that follow these syscalls from entry to exit */
+	static const int io_sites[] = {
 		SITE_FILE_READ_COPY, SITE_FILE_WRITE_COPY, SITE_KERNEL_COPY,
+		SITE_PIPE_WRITE_COPY, SITE_PIPE_REF, SITE_PIPE_READ_COPY,
 	};
 	bool any = false;
 
-	for (unsigned i = 0; i < sizeof(file_sites) / sizeof(file_sites[0]); i++)
-		any |= obj->rodata->site_method[file_sites[i]] != METHOD_NONE;
+	for (unsigned i = 0; i < sizeof(io_sites) / sizeof(io_sites[0]); i++)
+		any |= obj->rodata->site_method[io_sites[i]] != METHOD_NONE;
 	obj->rodata->track_io = any;
 	obj->rodata->o_direct_flag = O_DIRECT;
 	obj->rodata->execve_nr = SYS_execve;	/* where perf's enable_on_exec starts counting */

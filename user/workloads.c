@@ -49,8 +49,9 @@ const struct workload_def workload_defs[] = {
 	  .opt_groups = WL_OPT_FILE },
 	{ "file-splice",
 	  "duplicate a file with splice() file->pipe (page references), pipe->file",
-	  "kernel_copy = file size (pipe pages->page cache), no user copies",
-	  .site = { [SITE_KERNEL_COPY] = EXP_COPIED_OR_CLONED },
+	  "pipe_ref = file size (page cache pages into the pipe by reference); kernel_copy = file size "
+	  "(pipe pages->page cache); no user copies",
+	  .site = { [SITE_PIPE_REF] = EXP_SENT, [SITE_KERNEL_COPY] = EXP_COPIED_OR_CLONED },
 	  .file = true, .no_threads = true, .no_amount = true,
 	  .opt_groups = WL_OPT_FILE },
 	{ "file-copyrange",
@@ -124,7 +125,9 @@ const struct workload_def workload_defs[] = {
 	  "context switch: one-byte pipe ping-pong between two processes and two threads on one CPU, "
 	  "less the pipe round trip alone",
 	  "2 handoffs of the CPU between the pair per round trip (-0.1%..+0.5%); one read and one write "
-	  "per side per round trip; the pipe alone made no switch",
+	  "per side per round trip; the pipe alone made no switch; pipe_write_copy = pipe_read_copy = "
+	  "the one-byte tokens passed (2 per round trip, 1 per pipe-alone pass)",
+	  .site = { [SITE_PIPE_WRITE_COPY] = EXP_SENT, [SITE_PIPE_READ_COPY] = EXP_RECEIVED },
 	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--way all|process|thread, --iters N, --reps N, --warmup N, --cpu CPU" },
 
