@@ -197,21 +197,38 @@ static __always_inline void exit_io(long ret)
 	bpf_map_delete_elem(&io_calls, &tid);
 }
 
+/* Closes a tracked syscall at its exit: only one with an io_call to close is looked up. */
+static __always_inline void on_sys_exit(unsigned long nr, long ret)
+{
+	if (!track_io || (nr < MAX_SYSCALLS && !io_kind_of[nr]))
+		return;
+	exit_io(ret);
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
 {
-	/* only a tracked file syscall has an io_call to close: no lookup for the others */
 #if defined(__TARGET_ARCH_x86)
-	unsigned long nr = regs->orig_ax;
+	on_sys_exit(regs->orig_ax, ret);
 #elif defined(__TARGET_ARCH_arm64)
-	unsigned long nr = regs->syscallno;
+	on_sys_exit(regs->syscallno, ret);
 #else
-	unsigned long nr = MAX_SYSCALLS;	/* unknown here: look every call up */
+	on_sys_exit(MAX_SYSCALLS, ret);	/* unknown here: look every call up */
 #endif
+	return 0;
+}
 
-	if (!track_io || (nr < MAX_SYSCALLS && !io_kind_of[nr]))
-		return 0;
-	exit_io(ret);
+/* Where tp_btf is refused; the entry side is the syscalls probe's sys_enter, either flavour. */
+SEC("raw_tp/sys_exit")
+int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
+{
+#if defined(__TARGET_ARCH_x86)
+	on_sys_exit(BPF_CORE_READ(regs, orig_ax), ret);
+#elif defined(__TARGET_ARCH_arm64)
+	on_sys_exit(BPF_CORE_READ(regs, syscallno), ret);
+#else
+	on_sys_exit(MAX_SYSCALLS, ret);
+#endif
 	return 0;
 }
 

@@ -8,10 +8,16 @@
  * site keeps all its flavours here, for every kernel.
  */
 
+/* Whether @site counts from the syscall's return: its tp_btf or raw_tp flavour. */
+static __always_inline bool by_return(__u32 site)
+{
+	return site_uses(site, METHOD_TP_BTF) || site_uses(site, METHOD_RAW_TP);
+}
+
 /*
  * A pipe syscall's return, classified at its entry by file.bpf.c's enter_io(): @in and @out are the
  * FD_* classes of its source and destination. write() and read() on a pipe copy what they return
- * (the tracepoint flavour of the copy sites); whatever enters a pipe by vmsplice, splice, tee or
+ * (the tracepoint flavours of the copy sites); whatever enters a pipe by vmsplice, splice, tee or
  * sendfile enters as page references, the only flavour pipe_ref has. vmsplice() out of a pipe
  * copies to user memory without pipe_read(), so its return is pipe_read_copy's on every method.
  */
@@ -21,11 +27,11 @@ static __always_inline void pipe_syscall_exit(__u32 tgid, __u32 kind, __u8 in, _
 		return;
 	switch (kind) {
 	case IO_WRITE:
-		if ((out & FD_PIPE) && site_uses(SITE_PIPE_WRITE_COPY, METHOD_TP_BTF))
+		if ((out & FD_PIPE) && by_return(SITE_PIPE_WRITE_COPY))
 			record(tgid, SITE_PIPE_WRITE_COPY, ret);
 		break;
 	case IO_READ:
-		if ((in & FD_PIPE) && site_uses(SITE_PIPE_READ_COPY, METHOD_TP_BTF))
+		if ((in & FD_PIPE) && by_return(SITE_PIPE_READ_COPY))
 			record(tgid, SITE_PIPE_READ_COPY, ret);
 		break;
 	case IO_VMSPLICE:
@@ -35,7 +41,7 @@ static __always_inline void pipe_syscall_exit(__u32 tgid, __u32 kind, __u8 in, _
 	case IO_SPLICE:
 	case IO_TEE:
 	case IO_SENDFILE:
-		if ((out & FD_PIPE) && site_uses(SITE_PIPE_REF, METHOD_TP_BTF))
+		if ((out & FD_PIPE) && by_return(SITE_PIPE_REF))
 			record(tgid, SITE_PIPE_REF, ret);
 		break;
 	}
