@@ -330,14 +330,15 @@ def method_matrix_pipes(method, want_method, chosen, out):
         if chosen[site] != want:
             block = re.search(rf"^{site}\s+\w+.*?(?=^\w)", out, re.M | re.S).group(0)
             assert chosen[site] == "tp_btf" and LACKS.search(block), f"{site}: {chosen[site]} under --method {method}:\n{block}"
-    extra = ("--method", method)
+    extra, unmeasured = ("--method", method), [s for s in COPY_SITES if chosen[s] == "none"]
     for threads, args in ((1, ()), (2, ("--peer", "process"))):
-        led = check_pipe_ledger("pipe-copy", "64K", threads, args, extra=extra)
+        led = check_pipe_ledger("pipe-copy", "64K", threads, args, extra=extra, unmeasured=unmeasured)
         assert all(led["probes"][s] == chosen[s] for s in PIPE_SITES), led["probes"]
         if args:
             check_pipe_ends(led)
-    led = check_pipe_ledger("pipe-vmsplice", "64K", 1, extra=extra,
-                            unmeasured=[s for s in COPY_SITES if chosen[s] == "none"])
+    led = check_pipe_ledger("pipe-vmsplice", "64K", 1, extra=extra, unmeasured=unmeasured)
+    assert all(led["probes"][s] == chosen[s] for s in PIPE_SITES), led["probes"]
+    led = pipe_paths_exact(extra)
     assert all(led["probes"][s] == chosen[s] for s in PIPE_SITES), led["probes"]
 
 
@@ -1640,13 +1641,17 @@ def pipe_workload_bad_options():
 
 
 def pipe_sites_by_raw_tp():
-    """Where tp_btf is refused at the syscalls, the pipe sites count from raw_tp sys_exit, entered by
-    the syscalls probe's own raw_tp sys_enter: as exact. The file sites have no raw_tp flavour: not
-    measured, and said so."""
+    """Where tp_btf is refused at the syscalls, the pipe sites that count from the syscall's return
+    use raw_tp sys_exit, entered by the syscalls probe's own raw_tp sys_enter: as exact (pipe_ref
+    and pipe_read_copy, whose better flavours need the syscall too; pipe_write_copy keeps fexit or
+    kretprobe where the kernel has them). The file sites have no raw_tp flavour: not measured."""
     env = refused(["tp_btf:sys_enter", "tp_btf:sys_exit"])
     led = check_pipe_ledger("pipe-copy", "64K", 2, ("--peer", "process"), unmeasured=FILE_SITES, env=env)
     check_pipe_ends(led)
-    assert {led["probes"][s] for s in PIPE_SITES + ("syscalls",)} == {"raw_tp"}, led["probes"]
+    probes = led["probes"]
+    assert {probes[s] for s in ("pipe_ref", "pipe_read_copy", "syscalls")} == {"raw_tp"}, probes
+    assert probes["pipe_write_copy"] == ("raw_tp" if best_method("pipe_write_copy")[0] == "tp_btf"
+                                         else best_method("pipe_write_copy")[0]), probes
     led = check_pipe_ledger("pipe-vmsplice", "64K", 1, unmeasured=FILE_SITES, env=env)
     assert led["probes"]["pipe_ref"] == "raw_tp", led["probes"]
 
@@ -1672,8 +1677,73 @@ def pipe_workloads_listed_and_swept():
                       payload if site in copies[r["workload"]] else 0)
 
 
+# A helper program: every other way bytes go into and out of pipes, each checked and counted; the
+# counts go to the file in argv[1] (stdout may be a pipe, whose bytes the ledger would hold too).
+PIPE_PATHS = r"""
+import ctypes, json, os, sys, tempfile
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+def moved(n, want, what):
+    if n != want:
+        sys.exit(f"{what}: {n} of {want} ({os.strerror(ctypes.get_errno())})")
+    return n
+def read_n(fd, n):
+    got = b""
+    for _ in range(100):
+        got += os.read(fd, n - len(got))
+        if len(got) == n:
+            return n
+    sys.exit("short reads")
+w_copy = r_copy = ref = 0
+d = tempfile.mkdtemp()
+fifo = os.path.join(d, "fifo")
+os.mkfifo(fifo)
+frd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+fwr = os.open(fifo, os.O_WRONLY)
+w_copy += moved(os.write(fwr, b"f" * 1000), 1000, "write to a FIFO")
+r_copy += read_n(frd, 1000)
+r, w = os.pipe()
+w_copy += moved(os.writev(w, [b"a" * 1000, b"b" * 1500, b"c" * 500]), 3000, "writev")
+r_copy += moved(os.readv(r, [bytearray(1024), bytearray(4096)]), 3000, "readv")
+with tempfile.TemporaryFile() as f:
+    f.write(b"s" * 5000)
+    f.flush()
+    ref += moved(os.sendfile(w, f.fileno(), 0, 5000), 5000, "sendfile into a pipe")
+r_copy += read_n(r, 5000)
+r2, w2 = os.pipe()
+r3, w3 = os.pipe()
+w_copy += moved(os.write(w, b"x" * 2000), 2000, "write")
+ref += moved(os.splice(r, w2, 2000), 2000, "splice pipe to pipe")
+ref += moved(libc.tee(r2, w3, 2000, 0), 2000, "tee")
+r_copy += read_n(r2, 2000) + read_n(r3, 2000)
+src, dst = ctypes.create_string_buffer(b"v" * 8192, 8192), ctypes.create_string_buffer(8192)
+ref += moved(libc.vmsplice(w, ctypes.byref(iovec(ctypes.addressof(src), 8192)), 1, 0), 8192, "vmsplice in")
+r_copy += moved(libc.vmsplice(r, ctypes.byref(iovec(ctypes.addressof(dst), 8192)), 1, 0), 8192, "vmsplice out")
+if dst.raw != src.raw:
+    sys.exit("vmsplice out: not what went in")
+os.unlink(fifo)
+os.rmdir(d)
+with open(sys.argv[1], "w") as out:
+    json.dump({"pipe_write_copy": w_copy, "pipe_ref": ref, "pipe_read_copy": r_copy}, out)
+"""
+
+
+def pipe_paths_exact(extra=()):
+    """A FIFO, writev/readv, sendfile into a pipe, splice pipe->pipe, tee, vmsplice in and out of a
+    pipe: the three pipe sites equal the program's own counts exactly (a command's whole run)."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as own:
+        p, led = traced_cmd([sys.executable, "-c", PIPE_PATHS, own.name], extra)
+        assert p.returncode == 0, p.stdout[-800:] + p.stderr[-800:]
+        counts = json.load(open(own.name))
+    assert_eq("the program's own counts", counts, {"pipe_write_copy": 6000, "pipe_ref": 17192, "pipe_read_copy": 21192})
+    for site, n in counts.items():
+        assert_eq(site, site_bytes(led, site), n)
+    return led
+
+
 PIPE_TESTS = [pipe_copy_thread, pipe_copy_process, pipe_vmsplice_loopback, pipe_vmsplice_netns,
-              pipe_workload_bad_options, pipe_sites_by_raw_tp, pipe_workloads_listed_and_swept]
+              pipe_workload_bad_options, pipe_sites_by_raw_tp, pipe_workloads_listed_and_swept, pipe_paths_exact]
 
 
 def workload_pids(zpid):
