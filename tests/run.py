@@ -1742,8 +1742,22 @@ def pipe_paths_exact(extra=()):
     return led
 
 
+def pipe_report_without_phase():
+    """With --no-phase the workload's report to zctrace (its result pipe) is a pipe write of the
+    run: pipe_write_copy is exactly its length, which the check adds to what it expects."""
+    p, led = traced("tcp-onecopy", "--size", "4K", "--messages", "100", extra=("--no-phase",))
+    assert p.returncode == 0, p.stdout[-1200:]
+    got = site_bytes(led, "pipe_write_copy")
+    (c,) = [c for c in led["checks"] if c["name"].startswith("pipe_write_copy bytes")]
+    assert c["ok"] and c["name"].endswith("+ its report to zctrace"), c
+    assert got > 100 and f"kernel {got}, expected {got} " in c["detail"], (got, c)
+    assert_eq("pipe_write_copy count (one report)", led["sites"]["pipe_write_copy"]["count"], 1)
+    assert_eq("pipe_read_copy (zctrace reads it, untraced)", site_bytes(led, "pipe_read_copy"), 0)
+
+
 PIPE_TESTS = [pipe_copy_thread, pipe_copy_process, pipe_vmsplice_loopback, pipe_vmsplice_netns,
-              pipe_workload_bad_options, pipe_sites_by_raw_tp, pipe_workloads_listed_and_swept, pipe_paths_exact]
+              pipe_workload_bad_options, pipe_sites_by_raw_tp, pipe_workloads_listed_and_swept, pipe_paths_exact,
+              pipe_report_without_phase]
 
 
 def workload_pids(zpid):

@@ -38,6 +38,7 @@ struct ledger {
 	const struct probe_choice *choice;	/* [NR_PROBES] */
 	const struct netns_pair *net;		/* the namespaces of a --netns run; host's inode always */
 	bool phase_gated;			/* sites counted between the workload's phase markers */
+	__u64 report_bytes;			/* what the workload wrote to zctrace's result pipe: its report */
 	enum method method[NR_SITES];		/* how each site counted, METHOD_NONE if it did not */
 	const char *method_label[NR_SITES];
 	/* what the kernel counted */

@@ -393,6 +393,7 @@ static int run_report(struct run *r)
 	l->def = r->a.def;
 	l->perf = r->perf;
 	ledger_set_report(l, r->t.result);
+	l->report_bytes = r->t.report.len;
 	l->exit_status = target_exit_status(&r->t);
 	l->phase_gated = r->obj->rodata->gate_on_phase;
 	l->net = &r->np;
