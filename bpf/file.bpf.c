@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * File sites: file syscalls classified at entry, closed at exit; file_read_copy, file_write_copy,
- * kernel_copy by fexit, kretprobe or ext4 tracepoints; page-cache insertions.
+ * File sites: file syscalls classified at entry, closed at exit (pipe syscalls too, closed through
+ * pipe.bpf.c); file_read_copy, file_write_copy, kernel_copy by fexit, kretprobe or ext4
+ * tracepoints; page-cache insertions.
  * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
  * site keeps all its flavours here, for every kernel.
  */
@@ -36,7 +37,10 @@ struct {
 
 /* ---- syscalls and page faults -------------------------------------------------------------- */
 
-/* The calling task's open file @fd, or NULL. */
+#define ZCT_FMODE_READ 0x1
+#define ZCT_FMODE_WRITE 0x2
+
+/* The calling task's open file at descriptor @fd, or NULL. */
 static __always_inline struct file *fd_file(long fd)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -51,10 +55,9 @@ static __always_inline struct file *fd_file(long fd)
 	return f;
 }
 
-/* FD_* flags of descriptor @fd; its enum fd_type in @type when @type is set. */
-static __always_inline __u8 fd_class_type(long fd, __u8 *type)
+/* FD_* flags of open file @f (0 for NULL); its enum fd_type in @type when @type is set. */
+static __always_inline __u8 file_class_type(struct file *f, __u8 *type)
 {
-	struct file *f = fd_file(fd);
 	__u32 mode, flags;
 	__u8 cls = 0;
 
@@ -75,12 +78,38 @@ static __always_inline __u8 fd_class_type(long fd, __u8 *type)
 	return cls;
 }
 
-static __always_inline __u8 fd_class(long fd)
+static __always_inline __u8 file_class(struct file *f)
 {
-	return fd_class_type(fd, NULL);
+	return file_class_type(f, NULL);
 }
 
-/* Remembers an I/O syscall's descriptors until its exit, for the file sites and the account. */
+static __always_inline __u8 fd_class_type(long fd, __u8 *type)
+{
+	return file_class_type(fd_file(fd), type);
+}
+
+/* FD_* flags of the calling task's descriptor @fd. */
+static __always_inline __u8 fd_class(long fd)
+{
+	return file_class(fd_file(fd));
+}
+
+/*
+ * vmsplice() moves user memory into the pipe when its descriptor is open for writing, else out
+ * of it: the kernel's own test (vmsplice_type()). The pipe is the destination or the source.
+ */
+static __always_inline void vmsplice_classify(struct io_call *call, long fd)
+{
+	struct file *f = fd_file(fd);
+	__u32 fmode = f ? BPF_CORE_READ(f, f_mode) : 0;
+
+	if (fmode & ZCT_FMODE_WRITE)
+		call->out = file_class(f);
+	else if (fmode & ZCT_FMODE_READ)
+		call->in = file_class(f);
+}
+
+/* Remembers an I/O syscall's descriptors until its exit, for the file and pipe sites and the account. */
 static __always_inline void enter_io(struct pt_regs *regs, __u32 nr, __u32 kind)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -97,6 +126,13 @@ static __always_inline void enter_io(struct pt_regs *regs, __u32 nr, __u32 kind)
 	case IO_SENDFILE:
 		call.out = fd_class(a0);
 		call.in = fd_class(PT_REGS_PARM2_CORE_SYSCALL(regs));
+		break;
+	case IO_VMSPLICE:
+		vmsplice_classify(&call, a0);
+		break;
+	case IO_TEE:
+		call.in = fd_class(a0);
+		call.out = fd_class(PT_REGS_PARM2_CORE_SYSCALL(regs));
 		break;
 	case IO_SPLICE:
 	case IO_COPY_RANGE:	/* (in, off_in, out, ...) */
@@ -180,6 +216,7 @@ static __always_inline void exit_io(long ret, __u32 method)
 		    (call->kind == IO_WRITE && (call->out & (FD_REG | FD_DIRECT)) == (FD_REG | FD_DIRECT)))
 			if (site_uses(SITE_DIRECT_IO, method))
 				record(tgid, SITE_DIRECT_IO, ret);
+		pipe_syscall_exit(tgid, call->kind, call->in, call->out, ret);
 	}
 	account_syscall(call->nr, call->kind, call->type, ret, call->vec, call->flags);
 	bpf_map_delete_elem(&io_calls, &tid);

@@ -10,6 +10,7 @@
 #include "targets.bpf.c"
 #include "sched.bpf.c"
 #include "boundary.bpf.c"
+#include "pipe.bpf.c"
 #include "file.bpf.c"
 #include "syscalls.bpf.c"
 #include "send.bpf.c"

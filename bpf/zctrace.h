@@ -31,7 +31,7 @@
 
 /*
  * Logical copy sites of the ledger, in the order a byte meets them: file read, user, kernel, file
- * write, network. Reports print them in this order. Each one is a row of the probe table
+ * write, pipe, network. Reports print them in this order. Each one is a row of the probe table
  * (user/sites.c): docs/ARCHITECTURE.md, "Add a site".
  */
 enum site {
@@ -40,6 +40,9 @@ enum site {
 	SITE_USER_COPY,		/* copies done by the program itself (USDT) */
 	SITE_KERNEL_COPY,	/* page cache->page cache copy inside copy_file_range/sendfile/splice */
 	SITE_FILE_WRITE_COPY,	/* user->page cache copy of write()/pwrite()/writev() to a file */
+	SITE_PIPE_WRITE_COPY,	/* user->pipe buffer copy of write()/writev() into a pipe or FIFO */
+	SITE_PIPE_REF,		/* vmsplice/splice/tee/sendfile into a pipe: page references, no copy */
+	SITE_PIPE_READ_COPY,	/* pipe buffer->user copy of read()/readv(), and of vmsplice() out of a pipe */
 	SITE_SEND_COPY,		/* user->kernel copy into the socket buffer */
 	SITE_ZC_PIN,		/* MSG_ZEROCOPY: user pages pinned instead of copied */
 	SITE_SPLICE_REF,	/* sendfile/splice: page references added to the skb */
@@ -63,6 +66,8 @@ enum io_kind {
 	IO_SENDFILE,	/* sendfile(out, in, ...) */
 	IO_SPLICE,	/* splice(in, off, out, ...) */
 	IO_COPY_RANGE,	/* copy_file_range(in, off, out, ...) */
+	IO_VMSPLICE,	/* vmsplice(fd, ...): into the pipe if fd is open for writing, else out of it */
+	IO_TEE,		/* tee(in, out, ...): both pipes */
 	IO_SEND,	/* sendto, sendmsg: fd in arg 0 */
 	IO_RECV,	/* recvfrom (flags in arg 3), recvmsg (flags in arg 2): fd in arg 0 */
 	IO_SENDMMSG,	/* sendmmsg(fd, vec, vlen, flags): returns messages; bytes in vec[i].msg_len */

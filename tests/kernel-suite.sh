@@ -13,6 +13,8 @@ exec python3 tests/run.py \
 	'ledger_tcp-sendfile_64K_1thr$' 'ledger_tcp-zerocopy_64K_4thr$' \
 	'file_file-readwrite_cold$' 'file_file-sendfile_warm$' 'file_file-splice_cold$' \
 	'file_file-copyrange_warm$' 'file_serve-readsend_cold_64K$' 'file_serve-sendfile_cold_64K$' \
+	'pipe_copy_thread$' 'pipe_copy_process$' 'pipe_vmsplice_loopback$' 'pipe_vmsplice_netns$' \
+	'pipe_sites_by_raw_tp$' 'pipe_paths_exact$' \
 	'remote_fileread_seq_thread_warm$' \
 	'command_and_children_traced$' 'attach_to_running_pid$' \
 	'micro_syscall_counts_exact$' 'micro_fileread_pages_exact$' 'micro_pagefault_counts_exact$' \

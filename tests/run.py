@@ -54,14 +54,14 @@ def test(fn):
     print(f"PASS {name} ({time.monotonic() - start:.1f}s)", flush=True)
 
 
-def zctrace(*args, timeout=TIMEOUT):
-    return subprocess.run([ZCTRACE, *args], capture_output=True, text=True, timeout=timeout)
+def zctrace(*args, timeout=TIMEOUT, env=None):
+    return subprocess.run([ZCTRACE, *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
-def traced(workload, *wargs, extra=()):
+def traced(workload, *wargs, extra=(), env=None):
     """Runs a workload under zctrace with --json; returns (process, ledger dict)."""
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        p = zctrace("run", "--no-hist", "--json", f.name, *extra, workload, *wargs)
+        p = zctrace("run", "--no-hist", "--json", f.name, *extra, workload, *wargs, env=env)
         try:
             ledger = json.load(open(f.name))
         except ValueError:
@@ -134,6 +134,8 @@ def check_tcp_ledger(workload, size, threads, peer=()):
     assert_eq("TCP send calls' bytes", account.get("TCP/UDP send", 0), 0 if workload == "tcp-sendfile" else sent)
     assert_eq("TCP receive calls' bytes", account.get("TCP receive"), wl["bytes_received"])
     assert_eq("unattributed", led["unattributed"], 0)
+    for site in PIPE_SITES:  # a receiver process's result crosses no pipe either
+        assert_eq(site, site_bytes(led, site), 0)
     for site, want in EXPECT[workload].items():
         want = sent if want == "sent" else want
         if site == "deferred_copy":
@@ -322,8 +324,30 @@ def make_method_matrix_test(method):
             led = check_file_ledger(w, cache, "64K", extra=("--method", method),
                                     unmeasured=[s for s in COPY_SITES if chosen[s] == "none"])
             assert all(led["probes"][s] == want_method for s in FILE_SITES), led["probes"]
+        method_matrix_pipes(method, want_method, chosen, out)
     t.__name__ = f"method_matrix_{method}"
     return t
+
+
+def method_matrix_pipes(method, want_method, chosen, out):
+    """The pipe sites under --method: the copies through this method's probes (a kernel without
+    their functions says so, and falls back to the syscall's return), pipe_ref by the syscall's
+    return on every kernel; pipe-copy (both peers) and pipe-vmsplice exact."""
+    for site in PIPE_SITES:
+        want = "tp_btf" if site == "pipe_ref" else want_method
+        if chosen[site] != want:
+            block = re.search(rf"^{site}\s+\w+.*?(?=^\w)", out, re.M | re.S).group(0)
+            assert chosen[site] == "tp_btf" and LACKS.search(block), f"{site}: {chosen[site]} under --method {method}:\n{block}"
+    extra, unmeasured = ("--method", method), [s for s in COPY_SITES if chosen[s] == "none"]
+    for threads, args in ((1, ()), (2, ("--peer", "process"))):
+        led = check_pipe_ledger("pipe-copy", "64K", threads, args, extra=extra, unmeasured=unmeasured)
+        assert all(led["probes"][s] == chosen[s] for s in PIPE_SITES), led["probes"]
+        if args:
+            check_pipe_ends(led)
+    led = check_pipe_ledger("pipe-vmsplice", "64K", 1, extra=extra, unmeasured=unmeasured)
+    assert all(led["probes"][s] == chosen[s] for s in PIPE_SITES), led["probes"]
+    led = pipe_paths_exact(extra)
+    assert all(led["probes"][s] == chosen[s] for s in PIPE_SITES), led["probes"]
 
 
 def kprobe_flavours_pass_verifier():
@@ -573,7 +597,7 @@ FILE_EXPECT = {
     # site -> "file" (the file's size), "sent", "received" or 0
     "file-readwrite": {"file_read_copy": "file", "file_write_copy": "file", "kernel_copy": 0},
     "file-sendfile": {"file_read_copy": 0, "file_write_copy": 0, "kernel_copy": "file"},
-    "file-splice": {"file_read_copy": 0, "file_write_copy": 0, "kernel_copy": "file"},
+    "file-splice": {"file_read_copy": 0, "file_write_copy": 0, "kernel_copy": "file", "pipe_ref": "file"},
     "file-copyrange": {"file_read_copy": 0, "file_write_copy": 0, "kernel_copy": "file"},
     "serve-readsend": {"file_read_copy": "sent", "send_copy": "sent", "splice_ref": 0,
                        "recv_copy": "received", "file_write_copy": 0, "kernel_copy": 0},
@@ -605,6 +629,8 @@ def check_file_ledger(workload, cache, size=None, threads=1, extra=(), unmeasure
         assert_eq("bytes served", wl["bytes"], FILE_SIZE * threads)
         assert_eq("bytes received", wl["bytes_received"], FILE_SIZE * threads)
     expect["user_copy"] = 0
+    for site in ("pipe_write_copy", "pipe_ref", "pipe_read_copy"):
+        expect.setdefault(site, 0)
     for site, w in expect.items():
         if site in unmeasured:
             assert led["sites"][site] is None, f"{site}: unmeasured site shown as figures"
@@ -885,6 +911,8 @@ def micro_proc_create_counts_exact():
     assert_eq("phase wait4", sc.get("wait4", 0), 3 * n)
     assert_eq("phase execve", sc.get("execve", 0), 2 * n)
     assert_eq("phase exit_group", sc.get("exit_group", 0), 3 * n)
+    for site in PIPE_SITES:  # posix_spawn reports through shared memory, not a pipe
+        assert_eq(site, site_bytes(led, site), 0)
 
 
 def micro_thread_create_counts_exact():
@@ -916,6 +944,11 @@ def micro_ctxswitch_counts():
     assert_eq("phase read", sc.get("read", 0), 5 * n - 2)
     measures = {a["measure"] for a in led["assumptions"]}
     assert {"handoffs", "voluntary_switches", "syscall:read", "syscall:write"} <= measures, measures
+    # the one-byte tokens: 2 per round trip of each pair, 1 per pass of the pipe alone
+    assert_eq("tokens passed", led["workload"]["bytes"], 5 * n)
+    assert_eq("pipe_write_copy", site_bytes(led, "pipe_write_copy"), 5 * n)
+    assert_eq("pipe_read_copy", site_bytes(led, "pipe_read_copy"), 5 * n)
+    assert_eq("pipe_ref", site_bytes(led, "pipe_ref"), 0)
 
 
 def micro_pagefault_counts_exact():
@@ -1008,6 +1041,8 @@ def micro_contention_counts_exact():
         assert_eq(f"N={n} pages", st["page_cache_pages"], 3 * n * 32)
     assert [r["samples"] for r in led["workload"]["results"]] == [2, 4, 6, 8]
     assert_eq("file_read_copy", site_bytes(led, "file_read_copy"), 3 * 10 * (128 << 10))
+    for site in PIPE_SITES:  # the readers start at their start pipe's end of file: no byte in it
+        assert_eq(site, site_bytes(led, site), 0)
 
 
 def micro_timer_vdso_clock():
@@ -1509,6 +1544,8 @@ def check_remote_fileread(pattern, peer, cache="warm", size="64K"):
     assert_eq("send_copy", site_bytes(led, "send_copy"), wl["bytes"] + wl["request_bytes"])
     assert_eq("recv_copy", site_bytes(led, "recv_copy"), wl["bytes_received"] + wl["request_bytes"])
     assert_eq("pread64 calls", led["phase_syscalls"]["pread64"], wl["calls"]["pread64"])
+    for site in PIPE_SITES:  # the client's start (an end of file) and its result cross no pipe
+        assert_eq(site, site_bytes(led, site), 0)
     assert wl["ms_per_mib"] > 0, wl
     if peer:
         check_veth(led) if "--netns" in peer else check_sides(led, wl["request_bytes"])
@@ -1522,6 +1559,217 @@ def make_remote_fileread_test(pattern, peer, cache="warm"):
     where = "netns" if "--netns" in peer else peer[1] if peer else "thread"
     t.__name__ = f"remote_fileread_{pattern}_{where}_{cache}"
     return t
+
+
+# ---- pipes: exact ledgers ----
+
+PIPE_SITES = ("pipe_write_copy", "pipe_ref", "pipe_read_copy")
+# site -> "sent", "received" or 0; every site not named must show 0
+PIPE_EXPECT = {
+    "pipe-copy": {"pipe_write_copy": "sent", "pipe_read_copy": "received"},
+    "pipe-vmsplice": {"pipe_ref": "sent", "splice_ref": "sent", "recv_copy": "received"},
+}
+# sites a workload makes no claim on (zctrace list): not measured there fails nothing
+PIPE_UNCLAIMED = {"pipe-copy": (), "pipe-vmsplice": FILE_SITES}
+PIPE_MESSAGES = 300
+
+
+def check_pipe_ledger(workload, size="64K", threads=1, args=(), extra=(), unmeasured=(), env=None):
+    """@workload's ledger, every site exact against the workload's own counts; @unmeasured: sites
+    this kernel cannot measure with the method asked (@extra): shown as not measured, and failing
+    the run for that reason alone."""
+    p, led = traced(workload, "--size", size, "--threads", str(threads), "--messages", str(PIPE_MESSAGES),
+                    *args, extra=extra, env=env)
+    wl = led["workload"]
+    n = PIPE_MESSAGES * threads
+    assert_eq("messages", wl["messages"], n)
+    assert_eq("workload bytes sent", wl["bytes"], n * SIZES[size])
+    assert_eq("workload bytes received", wl["bytes_received"], wl["bytes"])
+    want = {"sent": wl["bytes"], "received": wl["bytes_received"], 0: 0}
+    for site in led["sites"]:
+        if site in unmeasured:
+            assert led["sites"][site] is None, f"{site}: unmeasured site shown as figures"
+            continue
+        assert_eq(site, site_bytes(led, site), want[PIPE_EXPECT[workload].get(site, 0)])
+    failed = [c for c in led["checks"] if not c["ok"]]
+    must_fail = set(unmeasured) - set(PIPE_UNCLAIMED[workload])
+    assert p.returncode == (1 if must_fail else 0), f"exit {p.returncode}: {failed} {p.stderr[-300:]}"
+    assert {c["name"].split(" ")[0] for c in failed} == must_fail, failed
+    assert all("not measured" in c["detail"] for c in failed), failed
+    return led
+
+
+def check_pipe_ends(led):
+    """pipe-copy with the readers in a child process: each end's pipe site under its own pid."""
+    wl = led["workload"]
+    procs = {p["role"]: p for p in led["by_process"]}
+    wr, rd = procs["sender"], procs["receiver"]
+    assert_eq("writer pid", wr["pid"], wl["sender_pid"])
+    assert_eq("reader pid", rd["pid"], wl["receiver_pid"])
+    assert wr["pid"] != rd["pid"], (wr["pid"], rd["pid"])
+    assert_eq("writer's pipe_write_copy", wr["sites"]["pipe_write_copy"]["bytes"], wl["bytes"])
+    assert_eq("reader's pipe_read_copy", rd["sites"]["pipe_read_copy"]["bytes"], wl["bytes_received"])
+    assert_eq("writer's pipe_read_copy", wr["sites"]["pipe_read_copy"]["bytes"], 0)
+    assert_eq("reader's pipe_write_copy", rd["sites"]["pipe_write_copy"]["bytes"], 0)
+
+
+def pipe_copy_thread():
+    """Writer and reader threads of one process, two pipes: user->pipe and pipe->user, exactly."""
+    led = check_pipe_ledger("pipe-copy", "64K", 2)
+    wl = led["workload"]
+    assert wl["peer"] == "thread" and wl["sender_pid"] == wl["receiver_pid"] and wl["verified"], wl
+    assert led["phase_syscalls"]["write"] >= 2 * PIPE_MESSAGES, led["phase_syscalls"]
+
+
+def pipe_copy_process():
+    """The readers in a child process: each end's ledger by pid, nothing the other way, and the
+    child's result (shared memory) crosses no pipe."""
+    led = check_pipe_ledger("pipe-copy", "1M", 2, ("--peer", "process"))
+    check_pipe_ends(led)
+
+
+def pipe_vmsplice_loopback():
+    """vmsplice into a pipe, splice into the socket: page references twice, one copy (the receive)."""
+    led = check_pipe_ledger("pipe-vmsplice", "64K", 2)
+    calls = led["phase_syscalls"]
+    assert calls["vmsplice"] >= 2 * PIPE_MESSAGES and calls["splice"] >= calls["vmsplice"], calls
+
+
+def pipe_vmsplice_netns():
+    """The same over veth, the receiver in its own namespace: each side's ledger by pid."""
+    before = our_net_objects()
+    led = check_pipe_ledger("pipe-vmsplice", "64K", 1, ("--netns",))
+    check_veth(led)
+    assert_eq("namespaces and links left", our_net_objects(), before)
+
+
+def pipe_workload_bad_options():
+    """pipe-copy's readers are on this host: --peer netns, --netns and --port are refused by name."""
+    for args, msg in ((["--peer", "netns"], "invalid --peer 'netns' (thread or process)"),
+                      (["--netns"], "--netns is not an option"), (["--port", "9"], "--port is not an option")):
+        p = zctrace("run", "--no-hist", "pipe-copy", *args)
+        assert p.returncode == 2, f"{args}: exit {p.returncode}"
+        assert msg in p.stderr and len(p.stderr.strip().splitlines()) == 1, f"{args}: {p.stderr!r}"
+
+
+def pipe_sites_by_raw_tp():
+    """Where tp_btf is refused at the syscalls, the pipe sites that count from the syscall's return
+    use raw_tp sys_exit, entered by the syscalls probe's own raw_tp sys_enter: as exact (pipe_ref
+    and pipe_read_copy, whose better flavours need the syscall too; pipe_write_copy keeps fexit or
+    kretprobe where the kernel has them). The file sites have no raw_tp flavour: not measured."""
+    env = refused(["tp_btf:sys_enter", "tp_btf:sys_exit"])
+    led = check_pipe_ledger("pipe-copy", "64K", 2, ("--peer", "process"), unmeasured=FILE_SITES, env=env)
+    check_pipe_ends(led)
+    probes = led["probes"]
+    assert {probes[s] for s in ("pipe_ref", "pipe_read_copy", "syscalls")} == {"raw_tp"}, probes
+    assert probes["pipe_write_copy"] == ("raw_tp" if best_method("pipe_write_copy")[0] == "tp_btf"
+                                         else best_method("pipe_write_copy")[0]), probes
+    led = check_pipe_ledger("pipe-vmsplice", "64K", 1, unmeasured=FILE_SITES, env=env)
+    assert led["probes"]["pipe_ref"] == "raw_tp", led["probes"]
+
+
+def pipe_workloads_listed_and_swept():
+    """zctrace list shows both pipe workloads with their expectation; a sweep over sizes and threads
+    runs them, every row ok, its pipe columns the payload exactly."""
+    p = zctrace("list")
+    assert p.returncode == 0, p.stderr
+    for w in PIPE_EXPECT:
+        assert re.search(rf"^{w}\s", p.stdout, re.M), p.stdout[-2000:]
+    out = os.path.join(scratch, "pipes.csv")
+    p = sweep("pipe-copy,pipe-vmsplice", "--sizes", "4K,64K", "--threads", "1,2", "--messages", "100", "-o", out)
+    assert p.returncode == 0, p.stdout[-800:] + p.stderr[-800:]
+    _, rows = read_csv(out)
+    assert_eq("rows", len(rows), 8)
+    for r in rows:
+        assert r["status"] == "ok" and r["checks_failed"] == "0", r
+        payload = 100 * int(r["threads"]) * int(r["size"])
+        copies = {"pipe-copy": ("pipe_write_copy", "pipe_read_copy"), "pipe-vmsplice": ("pipe_ref", "splice_ref")}
+        for site in PIPE_SITES + ("splice_ref",):
+            assert_eq(f"{r['workload']} {r['size']} {site}", int(r[f"{site}_bytes"]),
+                      payload if site in copies[r["workload"]] else 0)
+
+
+# A helper program: every other way bytes go into and out of pipes, each checked and counted; the
+# counts go to the file in argv[1] (stdout may be a pipe, whose bytes the ledger would hold too).
+PIPE_PATHS = r"""
+import ctypes, json, os, sys, tempfile
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+def moved(n, want, what):
+    if n != want:
+        sys.exit(f"{what}: {n} of {want} ({os.strerror(ctypes.get_errno())})")
+    return n
+def read_n(fd, n):
+    got = b""
+    for _ in range(100):
+        got += os.read(fd, n - len(got))
+        if len(got) == n:
+            return n
+    sys.exit("short reads")
+w_copy = r_copy = ref = 0
+d = tempfile.mkdtemp()
+fifo = os.path.join(d, "fifo")
+os.mkfifo(fifo)
+frd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+fwr = os.open(fifo, os.O_WRONLY)
+w_copy += moved(os.write(fwr, b"f" * 1000), 1000, "write to a FIFO")
+r_copy += read_n(frd, 1000)
+r, w = os.pipe()
+w_copy += moved(os.writev(w, [b"a" * 1000, b"b" * 1500, b"c" * 500]), 3000, "writev")
+r_copy += moved(os.readv(r, [bytearray(1024), bytearray(4096)]), 3000, "readv")
+with tempfile.TemporaryFile() as f:
+    f.write(b"s" * 5000)
+    f.flush()
+    ref += moved(os.sendfile(w, f.fileno(), 0, 5000), 5000, "sendfile into a pipe")
+r_copy += read_n(r, 5000)
+r2, w2 = os.pipe()
+r3, w3 = os.pipe()
+w_copy += moved(os.write(w, b"x" * 2000), 2000, "write")
+ref += moved(os.splice(r, w2, 2000), 2000, "splice pipe to pipe")
+ref += moved(libc.tee(r2, w3, 2000, 0), 2000, "tee")
+r_copy += read_n(r2, 2000) + read_n(r3, 2000)
+src, dst = ctypes.create_string_buffer(b"v" * 8192, 8192), ctypes.create_string_buffer(8192)
+ref += moved(libc.vmsplice(w, ctypes.byref(iovec(ctypes.addressof(src), 8192)), 1, 0), 8192, "vmsplice in")
+r_copy += moved(libc.vmsplice(r, ctypes.byref(iovec(ctypes.addressof(dst), 8192)), 1, 0), 8192, "vmsplice out")
+if dst.raw != src.raw:
+    sys.exit("vmsplice out: not what went in")
+os.unlink(fifo)
+os.rmdir(d)
+with open(sys.argv[1], "w") as out:
+    json.dump({"pipe_write_copy": w_copy, "pipe_ref": ref, "pipe_read_copy": r_copy}, out)
+"""
+
+
+def pipe_paths_exact(extra=()):
+    """A FIFO, writev/readv, sendfile into a pipe, splice pipe->pipe, tee, vmsplice in and out of a
+    pipe: the three pipe sites equal the program's own counts exactly (a command's whole run)."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as own:
+        p, led = traced_cmd([sys.executable, "-c", PIPE_PATHS, own.name], extra)
+        assert p.returncode == 0, p.stdout[-800:] + p.stderr[-800:]
+        counts = json.load(open(own.name))
+    assert_eq("the program's own counts", counts, {"pipe_write_copy": 6000, "pipe_ref": 17192, "pipe_read_copy": 21192})
+    for site, n in counts.items():
+        assert_eq(site, site_bytes(led, site), n)
+    return led
+
+
+def pipe_report_without_phase():
+    """With --no-phase the workload's report to zctrace (its result pipe) is a pipe write of the
+    run: pipe_write_copy is exactly its length, which the check adds to what it expects."""
+    p, led = traced("tcp-onecopy", "--size", "4K", "--messages", "100", extra=("--no-phase",))
+    assert p.returncode == 0, p.stdout[-1200:]
+    got = site_bytes(led, "pipe_write_copy")
+    (c,) = [c for c in led["checks"] if c["name"].startswith("pipe_write_copy bytes")]
+    assert c["ok"] and c["name"].endswith("+ its report to zctrace"), c
+    assert got > 100 and f"kernel {got}, expected {got} " in c["detail"], (got, c)
+    assert_eq("pipe_write_copy count (one report)", led["sites"]["pipe_write_copy"]["count"], 1)
+    assert_eq("pipe_read_copy (zctrace reads it, untraced)", site_bytes(led, "pipe_read_copy"), 0)
+
+
+PIPE_TESTS = [pipe_copy_thread, pipe_copy_process, pipe_vmsplice_loopback, pipe_vmsplice_netns,
+              pipe_workload_bad_options, pipe_sites_by_raw_tp, pipe_workloads_listed_and_swept, pipe_paths_exact,
+              pipe_report_without_phase]
 
 
 def workload_pids(zpid):
@@ -2234,6 +2482,7 @@ def main():
     tests += [make_netns_tcp_test(w, "64K", t) for w in EXPECT for t in (1, 2)]
     tests += [make_peer_process_test(w) for w in ("tcp-zerocopy", "tcp-sendfile")]
     tests += [netns_zerocopy_path, netns_serve_ledgers]
+    tests += PIPE_TESTS
     tests += [make_remote_fileread_test(pat, peer) for pat in ("seq", "random")
               for peer in ((), ("--peer", "process"), ("--netns",))]
     tests += [make_remote_fileread_test("random", ("--netns",), "cold")]

@@ -10,6 +10,7 @@ const struct io_call_def io_call_defs[] = {
 	{ SYS_write, IO_WRITE }, { SYS_pwrite64, IO_WRITE }, { SYS_writev, IO_WRITE },
 	{ SYS_pwritev, IO_WRITE }, { SYS_pwritev2, IO_WRITE },
 	{ SYS_sendfile, IO_SENDFILE }, { SYS_splice, IO_SPLICE }, { SYS_copy_file_range, IO_COPY_RANGE },
+	{ SYS_vmsplice, IO_VMSPLICE }, { SYS_tee, IO_TEE },
 	{ SYS_sendto, IO_SEND }, { SYS_sendmsg, IO_SEND }, { SYS_sendmmsg, IO_SENDMMSG },
 	{ SYS_recvfrom, IO_RECV }, { SYS_recvmsg, IO_RECV }, { SYS_recvmmsg, IO_RECVMMSG },
 };

@@ -34,12 +34,12 @@ struct ledger {
 	const struct workload_def *def;		/* a built-in workload's, or NULL */
 	json_object *workload;			/* the workload's own report, or NULL */
 	struct wl_report rep;			/* ... read (ledger_set_report) */
-	size_t report_bytes;			/* the report's length, as the workload wrote it to zctrace's pipe */
 	int exit_status;			/* of the traced command, -1 if not ours */
 	const struct perf_set *perf;
 	const struct probe_choice *choice;	/* [NR_PROBES] */
 	const struct netns_pair *net;		/* the namespaces of a --netns run; host's inode always */
 	bool phase_gated;			/* sites counted between the workload's phase markers */
+	__u64 report_bytes;			/* what the workload wrote to zctrace's result pipe: its report */
 	enum method method[NR_SITES];		/* how each site counted, METHOD_NONE if it did not */
 	const char *method_label[NR_SITES];
 	/* what the kernel counted */

@@ -477,15 +477,17 @@ static int cmd_list(void)
 		if (d->options)
 			printf("%-16s options: %s\n", "", d->options);
 	}
-	printf("\nTCP workload options: --size BYTES (1K, 64K, 1M), --threads N, --messages N | --bytes N |"
-	       " --duration SECS, --port P\n"
+	printf("\nTCP workload options (tcp-*, pipe-vmsplice): --size BYTES (1K, 64K, 1M), --threads N,"
+	       " --messages N | --bytes N | --duration SECS, --port P\n"
+	       "pipe-copy options: --size BYTES (default 64K), --threads N (pipes), --messages N | --bytes N |"
+	       " --duration SECS, --peer thread|process (where the readers run; default thread)\n"
 	       "file-* options: --file-size N (default 1G), --cache cold|warm, --dir DIR, --size BYTES per"
 	       " call\n"
 	       "serve-* options: --file-size N, --cache cold|warm, --dir DIR, --chunk BYTES (= --size)"
 	       " (default 64K), --threads N, --port P\n"
 	       "remote-fileread options: --file-size N, --cache cold|warm, --dir DIR, --size BYTES per block"
 	       " (default 64K), --pattern seq|random\n"
-	       "tcp-*, serve-*, remote-fileread: --peer thread|process|netns (where the receiver runs; default"
+	       "tcp-*, pipe-vmsplice, serve-*, remote-fileread: --peer thread|process|netns (where the receiver runs; default"
 	       " thread), --netns (= --peer netns: two network namespaces joined by veth, 198.18.0.1/30 and"
 	       " .2/30, made and removed by zctrace; needs CAP_SYS_ADMIN and CAP_NET_ADMIN), --rate RATE"
 	       " (tc tbf on the veth link, e.g. 1gbit), --delay TIME (tc netem, e.g. 1ms)\n"

@@ -346,11 +346,12 @@ static const struct probe_result *probe_point(const char *point)
 	return r;
 }
 
-/* The I/O syscalls the file sites and the boundary account follow, by this architecture's numbers. */
+/* The I/O syscalls the file and pipe sites and the boundary account follow, by this architecture's numbers. */
 static void set_io_table(struct zctrace_bpf *obj)
 {
 	static const int io_sites[] = {
-		SITE_DIRECT_IO, SITE_FILE_READ_COPY, SITE_FILE_WRITE_COPY, SITE_KERNEL_COPY, PROBE_BOUNDARY,
+		SITE_DIRECT_IO, SITE_FILE_READ_COPY, SITE_FILE_WRITE_COPY, SITE_KERNEL_COPY,
+		SITE_PIPE_WRITE_COPY, SITE_PIPE_REF, SITE_PIPE_READ_COPY, PROBE_BOUNDARY,
 	};
 	bool any = false;
 

@@ -26,7 +26,7 @@ static const char *human_bytes(double v, char *buf, size_t n)
 static void print_findings(FILE *f, const struct ledger *l, double payload)
 {
 	const struct site_stats *s = l->k.site;
-	char b1[32];
+	char b1[32], b2[32];
 
 	if (s[SITE_ZC_PIN].bytes) {
 		double share = (double)s[SITE_DEFERRED_COPY].bytes / s[SITE_ZC_PIN].bytes;
@@ -49,6 +49,13 @@ static void print_findings(FILE *f, const struct ledger *l, double payload)
 	if (s[SITE_FILE_READ_COPY].bytes && s[SITE_FILE_WRITE_COPY].bytes)
 		fprintf(f, "  read() copied page cache->user and write() copied user->page cache: the data "
 			"crossed the user boundary twice.\n");
+	if (s[SITE_PIPE_WRITE_COPY].bytes || s[SITE_PIPE_READ_COPY].bytes)
+		fprintf(f, "  A pipe is two CPU copies: write() copied %s user->pipe buffer, read() %s pipe "
+			"buffer->user.\n", human_bytes(s[SITE_PIPE_WRITE_COPY].bytes, b1, sizeof(b1)),
+			human_bytes(s[SITE_PIPE_READ_COPY].bytes, b2, sizeof(b2)));
+	if (s[SITE_PIPE_REF].bytes)
+		fprintf(f, "  %s entered pipes as page references (vmsplice/splice/tee/sendfile): no copy "
+			"into the pipe.\n", human_bytes(s[SITE_PIPE_REF].bytes, b1, sizeof(b1)));
 	if (s[SITE_KERNEL_COPY].bytes)
 		fprintf(f, "  %s were copied page cache->page cache inside the kernel: no user copy, but not "
 			"zero-copy either (the source pages were passed by reference into a pipe, then copied "

@@ -14,7 +14,11 @@
 /* the file sites follow each file syscall from entry to exit */
 #define IO_PROGS PROG(sys_enter_btf), PROG(sys_exit_btf)
 #define IO_NEEDS "tp_btf:sys_enter", "tp_btf:sys_exit"
-#define IO_RAW_PROGS PROG(sys_enter_raw), PROG(sys_exit_raw)
+/*
+ * ... where tp_btf is refused: the exit by raw_tp, the entry by the syscalls probe's own sys_enter
+ * (tp_btf or raw_tp; both would count every syscall twice), which raw_tp:sys_enter guarantees
+ */
+#define IO_RAW_PROGS PROG(sys_exit_raw)
 #define IO_RAW_NEEDS "raw_tp:sys_enter", "raw_tp:sys_exit"
 #define EXT4_PROGS PROG(ext4_da_write_end_btf), PROG(ext4_write_end_btf), PROG(ext4_journalled_write_end_btf)
 #define EXT4_NEEDS "tp_btf:ext4_da_write_end", "tp_btf:ext4_write_end", "tp_btf:ext4_journalled_write_end"
@@ -107,6 +111,32 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		WRITE_CANDIDATES("write syscalls", "; other filesystems: the syscall's return"),
 		{ METHOD_TP_BTF, "tp_btf sys_exit of write/pwrite64/writev on buffered regular files",
 		  { IO_PROGS }, { IO_NEEDS } },
+	} },
+	[SITE_PIPE_WRITE_COPY] = { "pipe_write_copy", .cpu_copy = true, .cands = {
+		{ METHOD_FENTRY, "fexit pipe_write (write/writev into pipes and FIFOs)",
+		  { PROG(pipe_write_fexit) }, { "fentry:pipe_write" } },
+		{ METHOD_KPROBE, "kretprobe pipe_write (write/writev into pipes and FIFOs)",
+		  { PROG(pipe_write_kretprobe) }, { "kprobe:pipe_write" } },
+		{ METHOD_TP_BTF, "tp_btf sys_exit of write/writev on pipes and FIFOs", { IO_PROGS }, { IO_NEEDS } },
+		{ METHOD_RAW_TP, "raw_tp sys_exit of write/writev on pipes and FIFOs", { IO_RAW_PROGS }, { IO_RAW_NEEDS } },
+	} },
+	/* vmsplice, splice, tee and sendfile into a pipe: what the syscall returned, on every kernel */
+	[SITE_PIPE_REF] = { "pipe_ref", .cands = {
+		{ METHOD_TP_BTF, "tp_btf sys_exit of vmsplice/splice/tee/sendfile into a pipe",
+		  { IO_PROGS }, { IO_NEEDS } },
+		{ METHOD_RAW_TP, "raw_tp sys_exit of vmsplice/splice/tee/sendfile into a pipe",
+		  { IO_RAW_PROGS }, { IO_RAW_NEEDS } },
+	} },
+	/* vmsplice() out of a pipe copies without pipe_read(): its return, on every method */
+	[SITE_PIPE_READ_COPY] = { "pipe_read_copy", .cpu_copy = true, .cands = {
+		{ METHOD_FENTRY, "fexit pipe_read (read/readv); vmsplice out of a pipe: sys_exit",
+		  { PROG(pipe_read_fexit), IO_PROGS }, { "fentry:pipe_read", IO_NEEDS } },
+		{ METHOD_KPROBE, "kretprobe pipe_read (read/readv); vmsplice out of a pipe: sys_exit",
+		  { PROG(pipe_read_kretprobe), IO_PROGS }, { "kprobe:pipe_read", IO_NEEDS } },
+		{ METHOD_TP_BTF, "tp_btf sys_exit of read/readv/vmsplice out of pipes and FIFOs",
+		  { IO_PROGS }, { IO_NEEDS } },
+		{ METHOD_RAW_TP, "raw_tp sys_exit of read/readv/vmsplice out of pipes and FIFOs",
+		  { IO_RAW_PROGS }, { IO_RAW_NEEDS } },
 	} },
 	[SITE_KERNEL_COPY] = { "kernel_copy", .cpu_copy = true, .cands = {
 		WRITE_CANDIDATES("copy_file_range/sendfile/splice to a file", ""),

@@ -1,6 +1,8 @@
 /*
  * The traced target's lifecycle. A built-in workload or a command is forked, waits on a start
- * pipe until its process is a target and its probes are attached, and runs in a process group of
+ * pipe until its process is a target and its probes are attached (the pipe's end of file and a
+ * flag in shared memory say go: a byte would be a pipe copy in the target's ledger, with fexit
+ * pipe_read seen whenever the read returns), and runs in a process group of
  * its own, so a stop reaches everything it started. A running process (-p) is followed instead:
  * its tree becomes the targets, and it is left running at the end.
  */
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -224,7 +227,9 @@ static void __attribute__((noreturn)) exec_target(struct target *t, const struct
 	if (getppid() != parent)
 		_exit(127);
 	close(t->start_pipe[1]);
-	if (read(t->start_pipe[0], &c, 1) != 1)
+	while (read(t->start_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	if (!__atomic_load_n(t->start_go, __ATOMIC_ACQUIRE))
 		_exit(127);	/* the tracer went away before starting us */
 	if (t->def) {
 		int fd = dup(t->result_pipe[1]);	/* dup drops O_CLOEXEC: it survives exec */
@@ -256,6 +261,13 @@ static int fork_target(struct target *t, const struct netns_pair *np)
 	pid_t parent = getpid();
 	int err;
 
+	t->start_go = mmap(NULL, sizeof(*t->start_go), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			   -1, 0);
+	if (t->start_go == MAP_FAILED) {
+		t->start_go = NULL;
+		fprintf(stderr, "zctrace: mmap: %s\n", strerror(errno));
+		return -1;
+	}
 	if (pipe2(t->start_pipe, O_CLOEXEC) || (t->def && pipe2(t->result_pipe, O_CLOEXEC))) {
 		fprintf(stderr, "zctrace: pipe: %s\n", strerror(errno));
 		return -1;
@@ -303,11 +315,8 @@ int target_spawn(struct target *t, struct zctrace_bpf *obj, struct perf_set *per
 		fprintf(stderr, "zctrace: cannot attach the workload's USDT probes: %s\n", strerror(-err));
 		return -1;
 	}
-	if (write(t->start_pipe[1], "g", 1) != 1) {
-		fprintf(stderr, "zctrace: cannot start the target: %s\n", strerror(errno));
-		return -1;
-	}
-	close(t->start_pipe[1]);
+	__atomic_store_n(t->start_go, 1, __ATOMIC_RELEASE);
+	close(t->start_pipe[1]);	/* go */
 	t->start_pipe[1] = -1;
 	if (t->result_pipe[1] >= 0) {
 		close(t->result_pipe[1]);
@@ -445,6 +454,8 @@ void target_close(struct target *t)
 		if (t->start_pipe[i] >= 0)
 			close(t->start_pipe[i]);
 	}
+	if (t->start_go)
+		munmap(t->start_go, sizeof(*t->start_go));
 	json_object_put(t->result);
 	free(t->report.text);
 	target_init(t);

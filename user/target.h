@@ -32,7 +32,8 @@ struct target {
 	bool started;			/* started here: stopped and reaped here */
 	bool reaped;
 	int status;			/* wait status, once reaped */
-	int start_pipe[2];		/* the started process waits on it until it is traced */
+	int start_pipe[2];		/* the started process waits for its end of file until it is traced */
+	int *start_go;			/* shared with it: set before that end of file when it may go */
 	int result_pipe[2];		/* the workload's own figures (ZCTRACE_RESULT_FD) */
 	struct cli_result report;
 	json_object *result;		/* the report parsed, once the target is gone */

@@ -35,6 +35,21 @@ const struct workload_def workload_defs[] = {
 	  "splice_ref = payload (page references), send_copy = user_copy = 0; recv_copy = payload",
 	  .site = { FILES_UNCLAIMED, [SITE_SPLICE_REF] = EXP_SENT, [SITE_RECV_COPY] = EXP_RECEIVED },
 	  .net = true, .opt_groups = WL_OPT_TCP },
+	{ "pipe-copy",
+	  "write() of --size messages (default 64K) into a pipe, read() on the other end by a thread or "
+	  "a child process (--peer thread|process); --threads pipes at once",
+	  "pipe_write_copy = bytes written, pipe_read_copy = bytes read (user->pipe->user: two CPU "
+	  "copies); every other site 0",
+	  .site = { [SITE_PIPE_WRITE_COPY] = EXP_SENT, [SITE_PIPE_READ_COPY] = EXP_RECEIVED },
+	  .opt_groups = WL_OPT_PIPES | WL_OPT_AMOUNT },
+	{ "pipe-vmsplice",
+	  "vmsplice() of the 8 fields into a pipe (page references, no SPLICE_F_GIFT), then splice() "
+	  "from the pipe into the TCP socket",
+	  "pipe_ref = splice_ref = payload (page references into the pipe, then into the skb), "
+	  "recv_copy = payload; send_copy = pipe_write_copy = pipe_read_copy = 0",
+	  .site = { FILES_UNCLAIMED, [SITE_PIPE_REF] = EXP_SENT, [SITE_SPLICE_REF] = EXP_SENT,
+		    [SITE_RECV_COPY] = EXP_RECEIVED },
+	  .net = true, .opt_groups = WL_OPT_TCP },
 	{ "file-readwrite",
 	  "duplicate a file with read() + write() through a --size buffer (default 64K)",
 	  "file_read_copy = file_write_copy = file size (page cache->user->page cache); kernel_copy = 0",
@@ -49,8 +64,9 @@ const struct workload_def workload_defs[] = {
 	  .opt_groups = WL_OPT_FILE },
 	{ "file-splice",
 	  "duplicate a file with splice() file->pipe (page references), pipe->file",
-	  "kernel_copy = file size (pipe pages->page cache), no user copies",
-	  .site = { [SITE_KERNEL_COPY] = EXP_COPIED_OR_CLONED },
+	  "pipe_ref = file size (page cache pages into the pipe by reference); kernel_copy = file size "
+	  "(pipe pages->page cache); no user copies",
+	  .site = { [SITE_PIPE_REF] = EXP_SENT, [SITE_KERNEL_COPY] = EXP_COPIED_OR_CLONED },
 	  .file = true, .no_threads = true, .no_amount = true,
 	  .opt_groups = WL_OPT_FILE },
 	{ "file-copyrange",
@@ -124,7 +140,9 @@ const struct workload_def workload_defs[] = {
 	  "context switch: one-byte pipe ping-pong between two processes and two threads on one CPU, "
 	  "less the pipe round trip alone",
 	  "2 handoffs of the CPU between the pair per round trip (-0.1%..+0.5%); one read and one write "
-	  "per side per round trip; the pipe alone made no switch",
+	  "per side per round trip; the pipe alone made no switch; pipe_write_copy = pipe_read_copy = "
+	  "the one-byte tokens passed (2 per round trip, 1 per pipe-alone pass)",
+	  .site = { [SITE_PIPE_WRITE_COPY] = EXP_SENT, [SITE_PIPE_READ_COPY] = EXP_RECEIVED },
 	  .micro = true, .no_threads = true, .no_amount = true,
 	  .options = "--way all|process|thread, --iters N, --reps N, --warmup N, --cpu CPU" },
 

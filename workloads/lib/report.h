@@ -38,7 +38,7 @@
 /* What a workload is, declared in its report ("kind"): it says which figures the report holds. */
 enum wl_kind {
 	WL_KIND_UNKNOWN,	/* no kind, or one this zctrace does not know */
-	WL_KIND_STREAM,		/* messages over TCP: bytes, bytes_received, messages, latency */
+	WL_KIND_STREAM,		/* messages over TCP or a pipe: bytes, bytes_received, messages, latency */
 	WL_KIND_FILE_COPY,	/* a file duplicated: file_size, method, source, dest, calls */
 	WL_KIND_FILE_SERVE,	/* a file served over TCP: a stream's figures and a file's */
 	WL_KIND_REMOTE_READ,	/* a file read block by block from a server: requests, pattern */

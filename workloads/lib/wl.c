@@ -130,10 +130,15 @@ static void usage(FILE *f, const char *name, unsigned accept)
 		fprintf(f,
 			"  --threads N      connections, each with a sender and a receiver thread (default 1)\n"
 			"  --port P         loopback port of the server (default: chosen by the kernel)\n");
+	if (accept & WL_OPT_PIPES)
+		fprintf(f,
+			"  --threads N      pipes, each with a writer and a reader thread (default 1)\n"
+			"  --peer MODE      where the readers run: thread (default: threads of this process)\n"
+			"                   or process (a child process)\n");
 	if (accept & WL_OPT_AMOUNT)
 		fprintf(f,
-			"  --messages N     messages per connection (default 5000 when nothing else bounds the run)\n"
-			"  --bytes N        payload per connection, suffixes K, M, G\n"
+			"  --messages N     messages per connection or pipe (default 5000 when nothing else bounds the run)\n"
+			"  --bytes N        payload per connection or pipe, suffixes K, M, G\n"
 			"  --duration SECS  run time\n");
 	if (accept & WL_OPT_PEER)
 		fprintf(f,
@@ -173,12 +178,16 @@ static const struct option wl_longopts[] = {
 	{},
 };
 
-/* The option group (WL_OPT_*) of option @c; 0 for those every workload takes. */
+/* The option groups (WL_OPT_*) that take option @c; 0 for those every workload takes. */
 static unsigned option_group(int c)
 {
 	if (c == 'h' || c == 's')
 		return 0;
-	return strchr("FCD", c) ? WL_OPT_FILE : strchr("tp", c) ? WL_OPT_CONN : strchr("PNRL", c) ? WL_OPT_PEER
+	if (c == 't')
+		return WL_OPT_CONN | WL_OPT_PIPES;
+	if (c == 'P')
+		return WL_OPT_PEER | WL_OPT_PIPES;
+	return strchr("FCD", c) ? WL_OPT_FILE : c == 'p' ? WL_OPT_CONN : strchr("NRL", c) ? WL_OPT_PEER
 	       : c == 'A' ? WL_OPT_PATTERN : WL_OPT_AMOUNT;
 }
 
@@ -189,7 +198,7 @@ static int parse_size_opt(int c, const char *name, unsigned accept, struct wl_op
 	case 's':
 		/* 0 (as much as one call moves) only for the file copies: not a message, block or chunk */
 		if (wl_parse_size(optarg, &o->size) || o->size > (1ULL << 30) ||
-		    (o->size == 0 && (accept & (WL_OPT_CONN | WL_OPT_PEER)))) {
+		    (o->size == 0 && (accept & (WL_OPT_CONN | WL_OPT_PEER | WL_OPT_PIPES)))) {
 			fprintf(stderr, "%s: invalid --size '%s' (1 to 1G, e.g. 4K)\n", name, optarg);
 			return -1;
 		}
@@ -288,8 +297,9 @@ static int parse_peer_opt(int c, const char *name, unsigned accept, struct wl_op
 
 	switch (c) {
 	case 'P':
-		if (wl_parse_peer(optarg, &o->peer)) {
-			fprintf(stderr, "%s: invalid --peer '%s' (thread, process or netns)\n", name, optarg);
+		if (wl_parse_peer(optarg, &o->peer) || (o->peer == WL_PEER_NETNS && !(accept & WL_OPT_PEER))) {
+			fprintf(stderr, "%s: invalid --peer '%s' (%s)\n", name, optarg,
+				accept & WL_OPT_PEER ? "thread, process or netns" : "thread or process");
 			return -1;
 		}
 		return 0;

@@ -23,6 +23,7 @@ enum wl_cache { WL_CACHE_WARM, WL_CACHE_COLD };
 #define WL_OPT_FILE	0x4	/* --file-size, --cache, --dir */
 #define WL_OPT_PEER	0x8	/* --peer, --netns, --rate, --delay */
 #define WL_OPT_PATTERN	0x10	/* --pattern */
+#define WL_OPT_PIPES	0x20	/* --threads (pipes), --peer thread|process: both ends on this host */
 #define WL_OPT_TCP	(WL_OPT_CONN | WL_OPT_AMOUNT | WL_OPT_PEER)
 
 /* Where the receiving side runs. */
