@@ -31,8 +31,8 @@ static void print_findings(FILE *f, const struct ledger *l, double payload)
 	if (s[SITE_ZC_PIN].bytes) {
 		double share = (double)s[SITE_DEFERRED_COPY].bytes / s[SITE_ZC_PIN].bytes;
 
-		fprintf(f, "  MSG_ZEROCOPY pinned %s of user pages instead of copying them at send time.\n",
-			human_bytes(s[SITE_ZC_PIN].bytes, b1, sizeof(b1)));
+		fprintf(f, "  Zerocopy sends (MSG_ZEROCOPY, io_uring SEND_ZC) pinned %s of user pages instead of "
+			"copying them at send time.\n", human_bytes(s[SITE_ZC_PIN].bytes, b1, sizeof(b1)));
 		if (s[SITE_DEFERRED_COPY].bytes)
 			fprintf(f, "  %.0f%% of the pinned bytes were copied later, on delivery (skb_copy_ubufs on "
 				"the receive path, e.g. loopback or veth): zero-copy still copied, deferred.\n",
