@@ -23,6 +23,7 @@ enum wl_cache { WL_CACHE_WARM, WL_CACHE_COLD };
 #define WL_OPT_FILE	0x4	/* --file-size, --cache, --dir */
 #define WL_OPT_PEER	0x8	/* --peer, --netns, --rate, --delay */
 #define WL_OPT_PATTERN	0x10	/* --pattern */
+#define WL_OPT_URING	0x20	/* --async, --sqpoll, --no-usage-report */
 #define WL_OPT_TCP	(WL_OPT_CONN | WL_OPT_AMOUNT | WL_OPT_PEER)
 
 /* Where the receiving side runs. */
@@ -58,6 +59,9 @@ struct wl_opts {
 	const char *rate;	/* --rate, --delay: the veth link's shaping, done by zctrace */
 	const char *delay;
 	enum wl_pattern pattern;
+	bool uring_async;	/* io_uring: every request issued by io-wq workers (IOSQE_ASYNC) */
+	bool uring_sqpoll;	/* io_uring: requests submitted by the ring's SQPOLL thread */
+	bool uring_no_usage;	/* io_uring SEND_ZC: not asking whether the data was copied */
 };
 
 const char *wl_peer_name(enum wl_peer p);
