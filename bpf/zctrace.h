@@ -91,6 +91,7 @@ enum fd_type {
 
 /* Boundary account key: a syscall number, or IO_URING_CALL + an io_uring opcode, and a file type. */
 #define IO_URING_CALL MAX_SYSCALLS
+#define MAX_URING_OPS 64	/* io_uring opcodes zctrace classifies (enum io_kind by opcode) */
 #define MAX_ACCOUNT_KEYS 1024
 
 struct account_key {

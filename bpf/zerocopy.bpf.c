@@ -107,8 +107,36 @@ static __always_inline void on_uring_notice(struct io_kiocb *req)
 		bpf_map_delete_elem(&zc_owners, &ubuf);
 }
 
-/* 6.1 and 6.12 pass (ctx, req, user_data, res, cflags, ...), 6.18 (ctx, req, cqe): req, a void *
- * on all three, is an io_kiocb, NULL for a CQE no request posts. */
+/* Set before load: which of io_uring_complete's jobs the chosen probes gave it. */
+const volatile __u8 uring_notices = 0;	/* zc_notices: the SEND_ZC notifications */
+const volatile __u8 uring_account = 0;	/* the boundary account: the bytes of each request */
+const volatile __u8 uring_kind_of[MAX_URING_OPS] = {};	/* enum io_kind by opcode */
+
+/*
+ * A request's completion, for the boundary account: what a read, write, send or receive request
+ * returned is the bytes it moved, as a syscall's return is; its row is its opcode's.
+ */
+static __always_inline void account_uring(struct io_kiocb *req)
+{
+	__u8 op = BPF_CORE_READ(req, opcode) & (MAX_URING_OPS - 1);
+	int res = BPF_CORE_READ(req, cqe.res);
+	struct file *f;
+	__u8 type = FT_OTHER;
+
+	if (res <= 0 || BPF_CORE_READ(req, opcode) >= MAX_URING_OPS || !uring_kind_of[op])
+		return;
+	f = BPF_CORE_READ(req, file);
+	if (f)
+		type = file_type(f, BPF_CORE_READ(f, f_inode, i_mode) & ZCT_S_IFMT, BPF_CORE_READ(f, f_flags));
+	account_add(IO_URING_CALL + op, type, res, false);
+}
+
+/*
+ * Every CQE a request posts, in the task that posts it (the submitter's task work, an io-wq worker,
+ * an SQPOLL thread: all of the submitter's thread group). 6.1 and 6.12 pass (ctx, req, user_data,
+ * res, cflags, ...), 6.18 (ctx, req, cqe): req, a void * on all three, is an io_kiocb whose cqe
+ * holds what the CQE says; NULL for a CQE no request posts.
+ */
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(io_uring_complete_btf, void *ring, void *req)
 {
@@ -116,8 +144,12 @@ int BPF_PROG(io_uring_complete_btf, void *ring, void *req)
 
 	if (!r || !is_target_memo(current_tgid()))
 		return 0;
-	if (BPF_CORE_READ(r, cqe.flags) & ZCT_IORING_CQE_F_NOTIF)
-		on_uring_notice(r);
+	if (BPF_CORE_READ(r, cqe.flags) & ZCT_IORING_CQE_F_NOTIF) {
+		if (uring_notices)
+			on_uring_notice(r);
+	} else if (uring_account) {
+		account_uring(r);
+	}
 	return 0;
 }
 

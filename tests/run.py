@@ -144,6 +144,12 @@ def check_tcp_ledger(workload, size, threads, peer=()):
         if site == "deferred_copy":
             want = deferred_want(led, want)
         assert_eq(site, site_bytes(led, site), want)
+    if workload.startswith("uring-"):
+        # the requests' bytes in the boundary account, as a syscall's would be, under their opcode
+        op = "io_uring SEND_ZC" if workload == "uring-sendzc" else "io_uring SEND"
+        rows = [r for r in led["boundary"]["calls"] if r["call"] == op and r["file"] == "TCP socket"]
+        assert rows and sum(r["bytes"] for r in rows) == sent, led["boundary"]["calls"]
+        assert_eq(f"{op} requests", sum(r["calls"] for r in rows), 8 * n)  # one per field
     if workload == "tcp-twocopy":
         # one USDT per message, 8 field memcpys each
         assert_eq("user_copy count", led["sites"]["user_copy"]["count"], 8 * n)

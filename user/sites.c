@@ -33,8 +33,8 @@
 #define SEND_KPROBE_PROGS PROG(tcp_sendmsg_locked_kprobe), PROG(tcp_sendmsg_locked_kretprobe)
 /* the pin, with the ubuf_info whose owner the copies on delivery are found by */
 #define PIN_KPROBE_PROGS PROG(skb_zerocopy_iter_stream_kprobe), PROG(skb_zerocopy_iter_stream_kretprobe)
-/* io_uring's zerocopy notifications (SEND_ZC), beside MSG_ZEROCOPY's error queue */
-#define URING_NOTICES PROG(io_uring_complete_btf)
+/* io_uring's CQEs: the zerocopy notifications (SEND_ZC), and the bytes each request moved */
+#define URING_CQES PROG(io_uring_complete_btf)
 /* zerocopy skbs handed to a device (their owners noted there) and arriving at one */
 #define ZC_PATH_PROGS PROG(net_dev_start_xmit_btf), PROG(netif_receive_skb_btf)
 #define ZC_PATH_NEEDS "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb"
@@ -129,21 +129,21 @@ const struct probe_site probe_sites[NR_PROBES] = {
 	[PROBE_ZC_NOTICES] = { "zc_notices", .cands = {
 		{ METHOD_FENTRY, "tp_btf skb_copy_datagram_iovec (error queue) + io_uring_complete (SEND_ZC "
 		  "notifications) + fentry/fexit tcp_sendmsg_locked",
-		  { PROG(skb_copy_datagram_iovec_btf), URING_NOTICES, SEND_FENTRY_PROGS },
+		  { PROG(skb_copy_datagram_iovec_btf), URING_CQES, SEND_FENTRY_PROGS },
 		  { "tp_btf:skb_copy_datagram_iovec", "tp_btf:io_uring_complete", "fentry:tcp_sendmsg_locked" } },
 		{ METHOD_FENTRY, "tp_btf skb_copy_datagram_iovec (error queue) + fentry/fexit tcp_sendmsg_locked",
 		  { PROG(skb_copy_datagram_iovec_btf), SEND_FENTRY_PROGS },
 		  { "tp_btf:skb_copy_datagram_iovec", "fentry:tcp_sendmsg_locked" } },
 		{ METHOD_KPROBE, "tp_btf skb_copy_datagram_iovec (error queue) + io_uring_complete (SEND_ZC "
 		  "notifications) + kprobe/kretprobe tcp_sendmsg_locked",
-		  { PROG(skb_copy_datagram_iovec_btf), URING_NOTICES, SEND_KPROBE_PROGS },
+		  { PROG(skb_copy_datagram_iovec_btf), URING_CQES, SEND_KPROBE_PROGS },
 		  { "tp_btf:skb_copy_datagram_iovec", "tp_btf:io_uring_complete", "kprobe:tcp_sendmsg_locked" } },
 		{ METHOD_KPROBE, "tp_btf skb_copy_datagram_iovec (error queue) + kprobe/kretprobe tcp_sendmsg_locked",
 		  { PROG(skb_copy_datagram_iovec_btf), SEND_KPROBE_PROGS },
 		  { "tp_btf:skb_copy_datagram_iovec", "kprobe:tcp_sendmsg_locked" } },
 		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (error queue) + io_uring_complete (SEND_ZC "
 		  "notifications) + tcp_sendmsg_locked",
-		  { PROG(skb_copy_datagram_iovec_btf), URING_NOTICES, TP_SEND_PROGS },
+		  { PROG(skb_copy_datagram_iovec_btf), URING_CQES, TP_SEND_PROGS },
 		  { "tp_btf:skb_copy_datagram_iovec", "tp_btf:io_uring_complete", TP_SEND } },
 		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (error queue) + tcp_sendmsg_locked",
 		  { PROG(skb_copy_datagram_iovec_btf), TP_SEND_PROGS },
@@ -174,6 +174,10 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { "raw_tp:page_fault_user", "raw_tp:page_fault_kernel" } },
 	} },
 	[PROBE_BOUNDARY] = { "boundary", .cands = {
+		{ METHOD_TP_BTF, "tp_btf sys_enter/sys_exit of read, write, send and receive syscalls + "
+		  "io_uring_complete (their io_uring requests)", { IO_PROGS, URING_CQES },
+		  { IO_NEEDS, "tp_btf:io_uring_complete" } },
+		/* a kernel with no io_uring */
 		{ METHOD_TP_BTF, "tp_btf sys_enter/sys_exit of read, write, send and receive syscalls",
 		  { IO_PROGS }, { IO_NEEDS } },
 		{ METHOD_RAW_TP, "raw_tp sys_enter/sys_exit of read, write, send and receive syscalls",
