@@ -120,8 +120,9 @@ def deferred_want(led, sent):
     return delivered
 
 
-def check_tcp_ledger(workload, size, threads, peer=()):
-    p, led = traced(workload, "--size", size, "--threads", str(threads), "--messages", MESSAGES[size], *peer)
+def check_tcp_ledger(workload, size, threads, peer=(), runner=None):
+    p, led = (runner or traced)(workload, "--size", size, "--threads", str(threads), "--messages",
+                                MESSAGES[size], *peer)
     assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-1500:]} {p.stderr[-300:]}"
     wl = led["workload"]
     n = int(MESSAGES[size]) * threads
@@ -1524,17 +1525,61 @@ def netns_zerocopy_path(workload):
 
 # ---- io_uring: requests issued by the submitter, io-wq workers or an SQPOLL thread ----
 
+def io_threads_of(pid):
+    """The io_uring kernel threads of process @pid ("iou-wrk-TID", "iou-sqp-PID"): listed in
+    /proc/PID/task, they are threads of its thread group, with its tgid."""
+    names = set()
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                name = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+            except OSError:
+                continue
+            if name.startswith("iou-"):
+                names.add(name[:8])
+    except OSError:
+        pass
+    return names
+
+
+def traced_watching(seen):
+    """traced(), noting in @seen {pid: io_uring thread kinds} what the workload's processes ran while
+    the run went: io-wq workers end with the thread they work for, before any report."""
+    def run(workload, *wargs):
+        with tempfile.NamedTemporaryFile(suffix=".json") as f, tempfile.TemporaryFile("w+") as out:
+            z = subprocess.Popen([ZCTRACE, "run", "--no-hist", "--json", f.name, workload, *wargs],
+                                 stdout=out, stderr=subprocess.STDOUT, text=True)
+            deadline = time.monotonic() + TIMEOUT
+            while z.poll() is None and time.monotonic() < deadline:
+                for pid in descendants(z.pid):
+                    seen.setdefault(pid, set()).update(io_threads_of(pid))
+                time.sleep(0.005)
+            z.kill() if z.poll() is None else None
+            z.wait()
+            out.seek(0)
+            p = subprocess.CompletedProcess(z.args, z.returncode, out.read(), "")
+            try:
+                led = json.load(open(f.name))
+            except ValueError:
+                raise AssertionError(f"no JSON ledger; exit {p.returncode}: {p.stdout[-300:]}")
+        return p, led
+    return run
+
+
 def make_uring_issue_test(workload, how, peer):
     """Bytes sent through a ring are the submitting process's, whichever of its threads issues the
-    request: io-wq workers (--async) and SQPOLL threads are of its thread group. With the receiver
-    in its own process, each side's ledger is exact by pid."""
+    request: io-wq workers (--async, seen while the run went) and SQPOLL threads are of its thread
+    group. With the receiver in its own process, each side's ledger is exact by pid."""
     def t():
-        led = check_tcp_ledger(workload, "64K", 2 if how == "--async" else 1, (how, *peer))
-        ring = led["workload"]["io_uring"]
-        if how == "--async":
-            assert ring["async"] and ring["io_wq_workers"] > 0, ring
-        else:
-            assert ring["sqpoll"] and ring["sqpoll_threads"] > 0, ring
+        seen = {}
+        led = check_tcp_ledger(workload, "64K", 2 if how == "--async" else 1, (how, *peer),
+                               runner=traced_watching(seen))
+        ring, sender = led["workload"]["io_uring"], led["workload"]["sender_pid"]
+        want = "iou-wrk-" if how == "--async" else "iou-sqp-"
+        assert ring["async" if how == "--async" else "sqpoll"], ring
+        assert want in seen.get(sender, ()), (want, sender, seen)
+        if how == "--sqpoll":
+            assert ring["sqpoll_threads"] == 1, ring
         if peer:
             check_sides(led)
     t.__name__ = f"uring_{how[2:]}_{workload}_{peer[1] if peer else 'thread'}"

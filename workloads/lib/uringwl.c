@@ -41,7 +41,6 @@ struct uring_conn {
 	unsigned sqe_flags;	/* IOSQE_ASYNC with --async */
 	unsigned zc_flags;	/* IORING_SEND_ZC_REPORT_USAGE where the kernel has it */
 	int64_t notifs_due;	/* request completions that said a notification follows */
-	int io_wq_workers;	/* io-wq workers of the process at this sender's last message */
 };
 
 static int ring_open(struct tcp_conn *c, bool zerocopy)
@@ -202,10 +201,10 @@ int uring_send_one(struct tcp_conn *c)
 }
 
 /*
- * The kernel threads that issue requests for this process whose names start with @prefix: io-wq
- * workers ("iou-wrk-TID", gone when the thread TID they work for ends: a sender, or an SQPOLL
- * thread) and SQPOLL threads ("iou-sqp-PID", gone with their ring). Found in /proc/self/task,
- * they are threads of this process's thread group: its tgid is theirs, what they send its own.
+ * The kernel threads of this process whose names start with @prefix: SQPOLL threads
+ * ("iou-sqp-PID", gone with their ring) or io-wq workers ("iou-wrk-TID", gone with the thread TID
+ * they work for). Found in /proc/self/task, they are threads of this process's thread group: its
+ * tgid is theirs, what they send its own. Read after the measured phase: /proc reads are reads.
  */
 static int io_threads(const char *prefix)
 {
@@ -237,12 +236,6 @@ int uring_finish(struct tcp_conn *c)
 	struct uring_conn *u = c->priv;
 	int err = reap(c, 0, 0, DRAIN_TIMEOUT_MS);
 
-	/*
-	 * Before this thread ends and takes its workers along, so inside the measured phase: with
-	 * --async only (a few reads of /proc files, which the file sites see).
-	 */
-	if (c->opts->uring_async)
-		u->io_wq_workers = io_threads("iou-wrk-");
 	if (err)
 		return err;
 	/* a completion parked on the overflow list escaped the tracer: the run is not exact */
@@ -293,20 +286,13 @@ void uring_report(json_object *r, struct tcp_conn *conns, int n)
 	struct uring_conn *u = n > 0 ? conns[0].priv : NULL;
 	bool async = n > 0 && conns[0].opts->uring_async, sqpoll = n > 0 && conns[0].opts->uring_sqpoll;
 	json_object *o = json_object_new_object();
-	int workers = 0;
-
-	/* the most seen at once, by the senders' last look */
-	for (int i = 0; i < n; i++) {
-		struct uring_conn *ci = conns[i].priv;
-
-		if (ci && ci->io_wq_workers > workers)
-			workers = ci->io_wq_workers;
-	}
 
 	json_object_object_add(o, "async", json_object_new_boolean(async));
 	json_object_object_add(o, "sqpoll", json_object_new_boolean(sqpoll));
-	/* threads of this process (same tgid) that issued its requests; looked for with the options */
-	json_object_object_add(o, "io_wq_workers", async ? json_object_new_int(workers) : NULL);
+	/*
+	 * SQPOLL threads live as long as their ring, so they are still here; io-wq workers ended with
+	 * the senders they worked for, and are for an observer during the run to see.
+	 */
 	json_object_object_add(o, "sqpoll_threads", sqpoll ? json_object_new_int(io_threads("iou-sqp-")) : NULL);
 	json_object_object_add(r, "io_uring", o);
 	if (u && u->zerocopy)
