@@ -180,8 +180,9 @@ static void print_sides(FILE *f, const struct ledger *l, double payload)
 				(uint64_t)p->bytes[s]);
 			if (payload > 0)
 				fprintf(f, " %10.3f", p->bytes[s] / payload);
-			if (s == SITE_DEFERRED_COPY && l->method[s] == METHOD_TP_BTF)
-				fprintf(f, "  (where its COPIED notices are read; the copy itself is below)");
+			/* counted for the process that pinned the pages, wherever the copy ran */
+			if (s == SITE_DEFERRED_COPY && ledger_has(l, PROBE_ZC_PATH))
+				fprintf(f, "  (its pinned pages, copied where they were delivered: below)");
 			fprintf(f, "\n");
 			first = false;
 		}
