@@ -27,7 +27,12 @@ endif
 
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
-WL_LIB_SRCS := $(wildcard workloads/lib/*.c)
+# the io_uring harness needs liburing: linked into the uring-* workloads alone
+URING_LIB_SRCS := workloads/lib/uringwl.c
+URING_LIB_OBJS := $(patsubst workloads/lib/%.c,$(OUTPUT)/wl/%.o,$(URING_LIB_SRCS))
+URING_CFLAGS := $(shell pkg-config --cflags liburing 2>/dev/null)
+URING_LIBS := $(shell pkg-config --libs liburing 2>/dev/null || echo -luring)
+WL_LIB_SRCS := $(filter-out $(URING_LIB_SRCS),$(wildcard workloads/lib/*.c))
 WL_LIB_OBJS := $(patsubst workloads/lib/%.c,$(OUTPUT)/wl/%.o,$(WL_LIB_SRCS))
 WORKLOADS := $(patsubst workloads/%.c,%,$(wildcard workloads/*.c))
 WL_BINS := $(patsubst %,$(OUTPUT)/workloads/%,$(WORKLOADS))
@@ -87,6 +92,12 @@ $(OUTPUT)/wl/%.o: workloads/lib/%.c | $(OUTPUT)/wl
 $(OUTPUT)/workloads/%: workloads/%.c $(WL_LIB_OBJS) | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/$*.d $< $(WL_LIB_OBJS) -ljson-c -lz -lpthread -lm -o $@
+
+$(URING_LIB_OBJS): CFLAGS += $(URING_CFLAGS)
+$(OUTPUT)/workloads/uring-%: workloads/uring-%.c $(WL_LIB_OBJS) $(URING_LIB_OBJS) | $(OUTPUT)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(URING_CFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/uring-$*.d $< $(WL_LIB_OBJS) $(URING_LIB_OBJS) \
+		$(URING_LIBS) -ljson-c -lz -lpthread -lm -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_LINK_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)

@@ -76,6 +76,7 @@ struct send_call {
 	__u64 last_left;	/* ... at the latest iteration */
 	__u32 mode;		/* enum send_mode */
 	__u32 zc_id;		/* MSG_ZEROCOPY notification id of this call */
+	__u64 ubuf;		/* the caller's ubuf_info (io_uring SEND_ZC's notification), 0 if none */
 };
 
 struct {
@@ -98,6 +99,23 @@ struct {
 	__type(key, struct zc_key);
 	__type(value, __u64);
 } zc_calls SEC(".maps");
+
+/*
+ * Who pinned the pages behind a ubuf_info (struct zc_owner), for the copies and the path that come
+ * later in softirq, on another task: MSG_ZEROCOPY's ubuf_info sits in a notification skb, io_uring
+ * SEND_ZC's in its notification request, so neither is found through the other's layout. Noted
+ * where the pin is seen (the send call, skb_zerocopy_iter_stream, the skb's xmit); an io_uring
+ * entry is freed with its notification. LRU: MSG_ZEROCOPY's ubuf_infos end with no event here.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);	/* struct ubuf_info * */
+	__type(value, struct zc_owner);
+} zc_owners SEC(".maps");
+
+/* Set once a target makes a zerocopy send: until then no skb can be one of theirs. */
+__u32 zc_sends_seen = 0;
 
 /* Sockets the targets sent on: deferred copies happen in softirq context, found by socket. */
 struct {

@@ -19,6 +19,14 @@ static __always_inline void note_sock(const struct sock *sk, __u32 tgid)
 		bpf_map_update_elem(&target_socks, &key, &tgid, BPF_ANY);
 }
 
+/* The ubuf_info a caller brings for its zerocopy send (io_uring SEND_ZC, 6.0+), or 0. */
+static __always_inline __u64 msg_ubuf(const struct msghdr *msg)
+{
+	if (!bpf_core_field_exists(msg->msg_ubuf))
+		return 0;
+	return (__u64)BPF_CORE_READ(msg, msg_ubuf);
+}
+
 /* The same decision tcp_sendmsg_locked() takes before its loop. */
 static __always_inline __u32 send_mode(const struct sock *sk, const struct msghdr *msg)
 {
@@ -27,11 +35,8 @@ static __always_inline __u32 send_mode(const struct sock *sk, const struct msghd
 
 	if (flags & ZCT_MSG_ZEROCOPY) {
 		unsigned long sk_flags = BPF_CORE_READ(sk, __sk_common.skc_flags);
-		bool has_ubuf = false;
 
-		if (bpf_core_field_exists(msg->msg_ubuf))
-			has_ubuf = BPF_CORE_READ(msg, msg_ubuf) != NULL;
-		if ((has_ubuf || (sk_flags >> bpf_core_enum_value(enum sock_flags, SOCK_ZEROCOPY)) & 1)
+		if ((msg_ubuf(msg) || (sk_flags >> bpf_core_enum_value(enum sock_flags, SOCK_ZEROCOPY)) & 1)
 		    && route_sg)
 			return SEND_MODE_ZEROCOPY;
 		return SEND_MODE_COPY;
@@ -48,6 +53,49 @@ static __always_inline __u32 mode_site(__u32 mode)
 	if (mode == SEND_MODE_SPLICE)
 		return SITE_SPLICE_REF;
 	return SITE_SEND_COPY;
+}
+
+/* A target sends with zerocopy: the per-packet zerocopy programs have work from now on. */
+static __always_inline void saw_zc_send(void)
+{
+	if (!zc_sends_seen)
+		zc_sends_seen = 1;
+}
+
+/* @ubuf's pages are pinned by @tgid's send; a new owner starts its counts afresh. */
+static __always_inline struct zc_owner *note_ubuf(__u64 ubuf, __u32 tgid)
+{
+	struct zc_owner *owner = bpf_map_lookup_elem(&zc_owners, &ubuf), fresh = { .tgid = tgid };
+
+	saw_zc_send();
+	if (owner && owner->tgid == tgid)
+		return owner;
+	bpf_map_update_elem(&zc_owners, &ubuf, &fresh, BPF_ANY);
+	return bpf_map_lookup_elem(&zc_owners, &ubuf);
+}
+
+/*
+ * A zerocopy send call's bytes, kept for its completion. MSG_ZEROCOPY's by the socket's
+ * notification id (sk_zckey, the call's own); a ubuf_info the caller brings (io_uring) leaves that
+ * counter alone, so its calls are kept under the ubuf_info its notification carries instead.
+ */
+static __always_inline void keep_zc_call(__u64 sk, __u32 zc_id, __u64 ubuf, __u32 tgid, __u64 bytes)
+{
+	struct zc_key key = { .sk = sk, .id = zc_id };
+	struct zc_owner *owner;
+
+	if (ubuf) {
+		owner = note_ubuf(ubuf, tgid);
+		if (owner) {
+			__sync_fetch_and_add(&owner->sends, 1);
+			__sync_fetch_and_add(&owner->bytes, bytes);
+		} else {
+			__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
+		}
+		return;
+	}
+	if (bpf_map_update_elem(&zc_calls, &key, &bytes, BPF_ANY))
+		__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
 }
 
 static __always_inline void record_send_chunk(__u32 tgid, __u32 mode, __u64 bytes)
@@ -84,8 +132,14 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 			.mode = send_mode(sk, msg),
 		};
 
-		if (fresh.mode == SEND_MODE_ZEROCOPY)
-			fresh.zc_id = BPF_CORE_READ(sk, sk_zckey.counter) - 1;
+		if (fresh.mode == SEND_MODE_ZEROCOPY) {
+			saw_zc_send();
+			fresh.ubuf = msg_ubuf(msg);
+			if (fresh.ubuf)
+				note_ubuf(fresh.ubuf, tgid);
+			else
+				fresh.zc_id = BPF_CORE_READ(sk, sk_zckey.counter) - 1;
+		}
 		/* the thread's slot is reused in place: only this thread writes it */
 		if (call)
 			*call = fresh;
@@ -119,13 +173,8 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 
 		if ((__u64)ret > earlier)
 			record_send_chunk(tgid, call->mode, ret - earlier);
-		if (call->mode == SEND_MODE_ZEROCOPY) {
-			struct zc_key key = { .sk = call->sk, .id = call->zc_id };
-			__u64 bytes = ret;
-
-			if (bpf_map_update_elem(&zc_calls, &key, &bytes, BPF_ANY))
-				__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
-		}
+		if (call->mode == SEND_MODE_ZEROCOPY)
+			keep_zc_call(call->sk, call->zc_id, call->ubuf, tgid, ret);
 	}
 	/* closed, not deleted: the thread's next call reuses the slot (a delete and an insert cost more) */
 	call->sk = 0;
@@ -148,6 +197,9 @@ static __always_inline void enter_send(struct sock *sk, struct msghdr *msg)
 
 	if (!is_target_memo(tgid))
 		return;
+	/* before the call's first skb leaves: zc_path notes its owner there */
+	if (BPF_CORE_READ(msg, msg_flags) & ZCT_MSG_ZEROCOPY)
+		saw_zc_send();
 	call = bpf_map_lookup_elem(&send_calls, &tid);
 	if (call) {
 		call->sk = (__u64)sk;
@@ -184,14 +236,9 @@ static __always_inline void leave_send(__u32 method, long ret)
 	mode = send_mode(sk, msg);
 	if (mode == SEND_MODE_COPY && site_uses(SITE_SEND_COPY, method))
 		record(tgid, SITE_SEND_COPY, ret);
-	if (mode == SEND_MODE_ZEROCOPY) {
-		/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
-		struct zc_key key = { .sk = (__u64)sk, .id = BPF_CORE_READ(sk, sk_zckey.counter) - 1 };
-		__u64 bytes = ret;
-
-		if (bpf_map_update_elem(&zc_calls, &key, &bytes, BPF_ANY))
-			__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
-	}
+	/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
+	if (mode == SEND_MODE_ZEROCOPY)
+		keep_zc_call((__u64)sk, BPF_CORE_READ(sk, sk_zckey.counter) - 1, msg_ubuf(msg), tgid, ret);
 }
 
 SEC("fentry/tcp_sendmsg_locked")
@@ -222,40 +269,68 @@ int BPF_KRETPROBE(tcp_sendmsg_locked_kretprobe, int ret)
 	return 0;
 }
 
-static __always_inline void on_returned_bytes(__u32 site, long ret)
+static __always_inline void on_returned_bytes(__u32 site, __u32 method, long ret)
 {
 	__u32 tgid = current_tgid();
 
 	/* once per page on the ->sendpage path: the per-CPU memo first, as every hot program does */
-	if (ret > 0 && is_target_memo(tgid))
+	if (ret > 0 && site_uses(site, method) && is_target_memo(tgid))
 		record(tgid, site, ret);
 }
 
-SEC("fexit/skb_zerocopy_iter_stream")
-int BPF_PROG(skb_zerocopy_iter_stream_fexit)
+/*
+ * The pin: its ubuf_info is the pinner's from here on (deferred_copy and zc_path look it up there,
+ * whichever API made it). Another process's pin forgets an owner left from an earlier life of the
+ * same ubuf_info. Only zerocopy sends come here.
+ */
+static __always_inline void on_pin(__u64 uarg)
 {
-	on_returned_bytes(SITE_ZC_PIN, (int)func_ret(ctx));
+	__u32 tgid = current_tgid();
+
+	if (!uarg)
+		return;
+	if (is_target_memo(tgid))
+		note_ubuf(uarg, tgid);
+	else if (bpf_map_lookup_elem(&zc_owners, &uarg))
+		bpf_map_delete_elem(&zc_owners, &uarg);
+}
+
+/* 6.1 and 6.12 pass the ubuf_info fifth (later kernels add a sixth, the devmem binding) */
+SEC("fexit/skb_zerocopy_iter_stream")
+int BPF_PROG(skb_zerocopy_iter_stream_fexit, struct sock *sk, struct sk_buff *skb, struct msghdr *msg,
+	     int len, struct ubuf_info *uarg)
+{
+	on_pin((__u64)uarg);
+	on_returned_bytes(SITE_ZC_PIN, METHOD_FENTRY, (int)func_ret(ctx));
+	return 0;
+}
+
+SEC("kprobe/skb_zerocopy_iter_stream")
+int BPF_KPROBE(skb_zerocopy_iter_stream_kprobe, struct sock *sk, struct sk_buff *skb, struct msghdr *msg,
+	       int len, struct ubuf_info *uarg)
+{
+	on_pin((__u64)uarg);
 	return 0;
 }
 
 SEC("kretprobe/skb_zerocopy_iter_stream")
 int BPF_KRETPROBE(skb_zerocopy_iter_stream_kretprobe, int ret)
 {
-	on_returned_bytes(SITE_ZC_PIN, ret);
+	on_returned_bytes(SITE_ZC_PIN, METHOD_KPROBE, ret);
 	return 0;
 }
 
 SEC("fexit/skb_splice_from_iter")
 int BPF_PROG(skb_splice_from_iter_fexit)
 {
-	on_returned_bytes(SITE_SPLICE_REF, func_ret(ctx));
+	on_returned_bytes(SITE_SPLICE_REF, METHOD_FENTRY, func_ret(ctx));
 	return 0;
 }
 
 SEC("kretprobe/skb_splice_from_iter")
 int BPF_KRETPROBE(skb_splice_from_iter_kretprobe, long ret)
 {
-	on_returned_bytes(SITE_SPLICE_REF, ret);
+	on_returned_bytes(SITE_SPLICE_REF, METHOD_KPROBE, ret);
 	return 0;
 }
 
@@ -263,19 +338,13 @@ int BPF_KRETPROBE(skb_splice_from_iter_kretprobe, long ret)
 SEC("fexit/do_tcp_sendpages")
 int BPF_PROG(do_tcp_sendpages_fexit)
 {
-	on_returned_bytes(SITE_SPLICE_REF, func_ret(ctx));
+	on_returned_bytes(SITE_SPLICE_REF, METHOD_FENTRY, func_ret(ctx));
 	return 0;
 }
 
 SEC("kretprobe/do_tcp_sendpages")
 int BPF_KRETPROBE(do_tcp_sendpages_kretprobe, long ret)
 {
-	on_returned_bytes(SITE_SPLICE_REF, ret);
+	on_returned_bytes(SITE_SPLICE_REF, METHOD_KPROBE, ret);
 	return 0;
 }
-
-/*
- * skb_copy_ubufs() copies the pinned frags of a zerocopy skb into kernel pages. It runs on the
- * delivery path, often in softirq, so the owner is found through the notification skb that
- * holds the ubuf_info in its cb, and that skb's socket.
- */

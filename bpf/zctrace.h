@@ -28,6 +28,9 @@
 #define ZCT_AF_INET6 10
 #define ZCT_SOCK_STREAM 1
 #define ZCT_MSG_TRUNC 0x20
+/* ... and against <linux/io_uring.h> */
+#define ZCT_IORING_CQE_F_NOTIF (1U << 3)
+#define ZCT_IORING_NOTIF_USAGE_ZC_COPIED (1U << 31)
 
 /*
  * Logical copy sites of the ledger, in the order a byte meets them: file read, user, kernel, file
@@ -93,6 +96,7 @@ enum fd_type {
 
 /* Boundary account key: a syscall number, or IO_URING_CALL + an io_uring opcode, and a file type. */
 #define IO_URING_CALL MAX_SYSCALLS
+#define MAX_URING_OPS 64	/* io_uring opcodes zctrace classifies (enum io_kind by opcode) */
 #define MAX_ACCOUNT_KEYS 1024
 
 struct account_key {
@@ -163,6 +167,13 @@ struct zc_path_stats {
 	char dev[16];
 };
 
+/* The pinner of a ubuf_info's pages; for io_uring, the bytes its request's send calls moved. */
+struct zc_owner {
+	__u32 tgid;
+	__u32 sends;		/* send calls that moved bytes under it (io_uring SEND_ZC) */
+	__u64 bytes;		/* ... and their bytes, for its notification */
+};
+
 struct sched_stats {
 	__u64 voluntary;
 	__u64 involuntary;
@@ -176,10 +187,12 @@ struct misc_stats {
 	__u64 page_faults_kernel;
 	__u64 forks;			/* new processes and threads among the targets */
 	__u64 exits;			/* exited threads among the targets */
-	__u64 zc_notices;		/* MSG_ZEROCOPY completion notices read from the error queue */
-	__u64 zc_notices_copied;	/* ... of which carried SO_EE_CODE_ZEROCOPY_COPIED */
-	__u64 zc_calls_completed;	/* send calls covered by those notices */
-	__u64 zc_calls_unmatched;	/* ids in a notice with no send seen by the tracer */
+	__u64 zc_notices;		/* MSG_ZEROCOPY completion notices read from the error queue,
+					 * and io_uring SEND_ZC notification CQEs */
+	__u64 zc_notices_copied;	/* ... of which carried SO_EE_CODE_ZEROCOPY_COPIED
+					 * (IORING_NOTIF_USAGE_ZC_COPIED) */
+	__u64 zc_calls_completed;	/* send calls (SEND_ZC requests) covered by those notices */
+	__u64 zc_calls_unmatched;	/* ids in a notice (notifications) with no send seen by the tracer */
 	__u64 zc_bytes_copied_notice;	/* bytes of send calls whose notice said COPIED */
 	__u64 zc_calls_dropped;		/* zerocopy sends that did not fit the pending map */
 	__u64 phase_begins;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * MSG_ZEROCOPY after the send: completion notices (deferred_copy by tracepoint, zc_notices),
- * skb_copy_ubufs (deferred_copy by fentry/kprobe), and the zerocopy skbs' path (zc_path).
+ * Zerocopy sends (MSG_ZEROCOPY, io_uring SEND_ZC) after the send: completion notices (zc_notices:
+ * the error queue's, io_uring's notification CQEs), the copy on delivery (deferred_copy: fentry or
+ * kprobe skb_copy_ubufs, or the zerocopy skbs that reach delivery), and the zerocopy skbs' path
+ * (zc_path).
  * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
  * site keeps all its flavours here, for every kernel.
  */
@@ -37,11 +39,8 @@ static long zc_walk_one(__u32 i, struct zc_walk *w)
 		return 0;
 	}
 	w->calls++;
-	if (w->copied) {
+	if (w->copied)
 		w->bytes += *bytes;
-		if (site_uses(SITE_DEFERRED_COPY, METHOD_TP_BTF))
-			record(w->tgid, SITE_DEFERRED_COPY, *bytes);
-	}
 	bpf_map_delete_elem(&zc_calls, &key);
 	return 0;
 }
@@ -76,19 +75,97 @@ static __always_inline void on_zc_notice(const struct sk_buff *skb, __u32 tgid)
 }
 
 /*
- * The traced process that pinned a zerocopy skb's pages, or NULL: the skb's ubuf_info sits in the
- * cb of its notification skb, whose socket the sender used.
+ * io_uring's notification CQEs: one per SEND_ZC (SENDMSG_ZC) request, posted once the kernel has
+ * let go of every page it pinned, flagged IORING_NOTIF_USAGE_ZC_COPIED when the data was copied
+ * (the application asks for that with IORING_SEND_ZC_REPORT_USAGE, 6.2+ and Debian's 6.1). The
+ * notification request holds the ubuf_info its send calls were kept under (keep_zc_call()).
+ * The CQE is posted by the submitter's task work (io-wq and SQPOLL threads are of its thread
+ * group). A CQE the ring had no room for goes to the overflow list untraced: the workloads keep
+ * their rings from overflowing, and say so.
+ */
+static __always_inline void on_uring_notice(struct io_kiocb *req)
+{
+	__u64 ubuf = (__u64)req + bpf_core_field_offset(struct io_kiocb, cmd) +
+		     bpf_core_field_offset(struct io_notif_data, uarg);
+	struct zc_owner *owner = bpf_map_lookup_elem(&zc_owners, &ubuf);
+	bool copied = BPF_CORE_READ(req, cqe.res) & ZCT_IORING_NOTIF_USAGE_ZC_COPIED;
+
+	if (counting()) {
+		__sync_fetch_and_add(&misc.zc_notices, 1);
+		if (copied)
+			__sync_fetch_and_add(&misc.zc_notices_copied, 1);
+		if (owner && owner->sends) {
+			__sync_fetch_and_add(&misc.zc_calls_completed, 1);
+			if (copied)
+				__sync_fetch_and_add(&misc.zc_bytes_copied_notice, owner->bytes);
+		} else {
+			__sync_fetch_and_add(&misc.zc_calls_unmatched, 1);
+		}
+	}
+	/* the ubuf_info's life ends here; the request and its ubuf_info are recycled */
+	if (owner)
+		bpf_map_delete_elem(&zc_owners, &ubuf);
+}
+
+/* Set before load: which of io_uring_complete's jobs the chosen probes gave it. */
+const volatile __u8 uring_notices = 0;	/* zc_notices: the SEND_ZC notifications */
+const volatile __u8 uring_account = 0;	/* the boundary account: the bytes of each request */
+const volatile __u8 uring_kind_of[MAX_URING_OPS] = {};	/* enum io_kind by opcode */
+
+/*
+ * A request's completion, for the boundary account: what a read, write, send or receive request
+ * returned is the bytes it moved, as a syscall's return is; its row is its opcode's.
+ */
+static __always_inline void account_uring(struct io_kiocb *req)
+{
+	__u8 op = BPF_CORE_READ(req, opcode) & (MAX_URING_OPS - 1);
+	int res = BPF_CORE_READ(req, cqe.res);
+	struct file *f;
+	__u8 type = FT_OTHER;
+
+	if (res <= 0 || BPF_CORE_READ(req, opcode) >= MAX_URING_OPS || !uring_kind_of[op])
+		return;
+	f = BPF_CORE_READ(req, file);
+	if (f)
+		type = file_type(f, BPF_CORE_READ(f, f_inode, i_mode) & ZCT_S_IFMT, BPF_CORE_READ(f, f_flags));
+	account_add(IO_URING_CALL + op, type, res, false);
+}
+
+/*
+ * Every CQE a request posts, in the task that posts it (the submitter's task work, an io-wq worker,
+ * an SQPOLL thread: all of the submitter's thread group). 6.1 and 6.12 pass (ctx, req, user_data,
+ * res, cflags, ...), 6.18 (ctx, req, cqe): req, a void * on all three, is an io_kiocb whose cqe
+ * holds what the CQE says; NULL for a CQE no request posts.
+ */
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(io_uring_complete_btf, void *ring, void *req)
+{
+	struct io_kiocb *r = req;
+
+	if (!r || !is_target_memo(current_tgid()))
+		return 0;
+	if (BPF_CORE_READ(r, cqe.flags) & ZCT_IORING_CQE_F_NOTIF) {
+		if (uring_notices)
+			on_uring_notice(r);
+	} else if (uring_account) {
+		account_uring(r);
+	}
+	return 0;
+}
+
+/*
+ * The traced process that pinned a zerocopy skb's pages, or NULL: its ubuf_info's owner, noted
+ * where the pin was seen (zc_owners). Copies and deliveries run in softirq, on any task.
  */
 static __always_inline __u32 *zc_sender(struct skb_shared_info *shinfo)
 {
-	void *uarg = BPF_CORE_READ(shinfo, destructor_arg), *notify_skb;
-	__u64 sk;
+	__u64 uarg = (__u64)BPF_CORE_READ(shinfo, destructor_arg);
+	struct zc_owner *owner;
 
 	if (!uarg)
 		return NULL;
-	notify_skb = uarg - bpf_core_field_offset(struct sk_buff, cb);
-	sk = (__u64)BPF_CORE_READ((struct sk_buff *)notify_skb, sk);
-	return bpf_map_lookup_elem(&target_socks, &sk);
+	owner = bpf_map_lookup_elem(&zc_owners, &uarg);
+	return owner ? &owner->tgid : NULL;
 }
 
 static __always_inline void on_copy_ubufs(struct sk_buff *skb)
@@ -115,6 +192,43 @@ int BPF_KPROBE(skb_copy_ubufs_kprobe, struct sk_buff *skb)
 }
 
 /*
+ * A zerocopy skb handed to a device: its socket is the sender's, so its ubuf_info is noted as
+ * theirs (the tracepoint path sees no pin: MSG_ZEROCOPY makes its ubuf_info inside the send call),
+ * or forgotten if another process's skb carries a ubuf_info a target once had.
+ */
+static __always_inline void note_xmit_owner(const struct sk_buff *skb, struct skb_shared_info *shinfo)
+{
+	__u64 sk = (__u64)skb->sk, uarg = (__u64)BPF_CORE_READ(shinfo, destructor_arg);
+	__u32 *tgid = sk ? bpf_map_lookup_elem(&target_socks, &sk) : NULL;
+
+	if (!uarg)
+		return;
+	if (tgid)
+		note_ubuf(uarg, *tgid);
+	else if (bpf_map_lookup_elem(&zc_owners, &uarg))
+		bpf_map_delete_elem(&zc_owners, &uarg);
+}
+
+/*
+ * The copy on delivery, on the tracepoint path: __netif_receive_skb_core() hands an skb to a
+ * protocol (or a packet tap) only through skb_orphan_frags_rx(), which copies the frags of every
+ * zerocopy skb (skb_copy_ubufs()), whether MSG_ZEROCOPY or io_uring pinned them. So the paged
+ * bytes of each target's zerocopy skb that arrives here are exactly the bytes copied, per skb as
+ * skb_copy_ubufs() counts them on fentry and kprobe kernels: a segment TCP sent again is copied
+ * again. The completion notices cannot say as much: a COPIED notice (or notification CQE) covers
+ * a whole send call however much of it was copied, and io_uring flags its CQEs only when the
+ * application asks. A bridge or bond port (a device with an rx_handler) passes its skbs on
+ * uncopied: they are counted at the device they are delivered from (not at all if a packet tap
+ * on the port copied them first). Loopback and veth have no rx_handler.
+ */
+static __always_inline void on_delivery_copy(const struct sk_buff *skb, const struct net_device *dev,
+					     __u32 tgid)
+{
+	if (site_uses(SITE_DEFERRED_COPY, METHOD_TP_BTF) && !BPF_CORE_READ(dev, rx_handler))
+		record(tgid, SITE_DEFERRED_COPY, skb->data_len);
+}
+
+/*
  * The path of a zerocopy skb. Delivery runs in softirq, often on another task, so the sender is
  * found as skb_copy_ubufs()'s is: zc_sender().
  */
@@ -128,7 +242,8 @@ static __always_inline void on_zc_path(const struct sk_buff *skb, const struct n
 	__u32 *tgid;
 	__u8 flags;
 
-	if (!counting() || !dev)
+	/* until a target sends with zerocopy, no skb can be one of theirs: one load per packet */
+	if (!zc_sends_seen || !dev)
 		return;
 	/*
 	 * Every skb of the machine passes here: the skb is read directly (tp_btf), the shared info
@@ -138,9 +253,15 @@ static __always_inline void on_zc_path(const struct sk_buff *skb, const struct n
 	shinfo = (void *)(skb->head + skb->end);
 	if (bpf_core_read(&flags, sizeof(flags), &shinfo->flags) || !(flags & SKBFL_ZEROCOPY_ENABLE))
 		return;
+	if (stage == ZC_STAGE_XMIT)
+		note_xmit_owner(skb, shinfo);
+	if (!counting())
+		return;
 	tgid = zc_sender(shinfo);
 	if (!tgid)
 		return;
+	if (stage == ZC_STAGE_RECEIVE)
+		on_delivery_copy(skb, dev, *tgid);
 	key.tgid = *tgid;
 	key.netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
 	key.ifindex = BPF_CORE_READ(dev, ifindex);

@@ -101,22 +101,28 @@ EXPECT = {
                      "deferred_copy": "sent"},
     "tcp-sendfile": {"user_copy": 0, "send_copy": 0, "zc_pin": 0, "splice_ref": "sent",
                      "deferred_copy": 0},
+    # io_uring: the same sites as send() and MSG_ZEROCOPY, whoever issues the request
+    "uring-send": {"user_copy": 0, "send_copy": "sent", "zc_pin": 0, "splice_ref": 0,
+                   "deferred_copy": 0},
+    "uring-sendzc": {"user_copy": 0, "send_copy": 0, "zc_pin": "sent", "splice_ref": 0,
+                     "deferred_copy": "sent"},
 }
 
 
 def deferred_want(led, sent):
-    """The deferred copies a ledger must show for @sent zerocopy bytes. Per-skb probes (fentry or
-    kprobe skb_copy_ubufs) see each delivery: a segment TCP sent again is copied again, and the
-    zerocopy path, through other attach points, counted what reached delivery."""
-    if not sent or led["probes"]["deferred_copy"] not in ("fentry", "kprobe"):
+    """The deferred copies a ledger must show for @sent zerocopy bytes. Every method counts per skb
+    (fentry or kprobe skb_copy_ubufs, tp_btf netif_receive_skb) and sees each delivery: a segment
+    TCP sent again is copied again, and the zerocopy path counted what reached delivery."""
+    if not sent:
         return sent
     delivered = sum(e["bytes"] for e in led["zerocopy_path"] or () if e["stage"] == "receive")
     assert delivered >= sent, f"zerocopy bytes delivered {delivered} < sent {sent}"
     return delivered
 
 
-def check_tcp_ledger(workload, size, threads, peer=()):
-    p, led = traced(workload, "--size", size, "--threads", str(threads), "--messages", MESSAGES[size], *peer)
+def check_tcp_ledger(workload, size, threads, peer=(), runner=None):
+    p, led = (runner or traced)(workload, "--size", size, "--threads", str(threads), "--messages",
+                                MESSAGES[size], *peer)
     assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-1500:]} {p.stderr[-300:]}"
     wl = led["workload"]
     n = int(MESSAGES[size]) * threads
@@ -141,17 +147,28 @@ def check_tcp_ledger(workload, size, threads, peer=()):
         if site == "deferred_copy":
             want = deferred_want(led, want)
         assert_eq(site, site_bytes(led, site), want)
+    if workload.startswith("uring-"):
+        # the requests' bytes in the boundary account, as a syscall's would be, under their opcode
+        op = "io_uring SEND_ZC" if workload == "uring-sendzc" else "io_uring SEND"
+        rows = [r for r in led["boundary"]["calls"] if r["call"] == op and r["file"] == "TCP socket"]
+        assert rows and sum(r["bytes"] for r in rows) == sent, led["boundary"]["calls"]
+        assert_eq(f"{op} requests", sum(r["calls"] for r in rows), 8 * n)  # one per field
     if workload == "tcp-twocopy":
         # one USDT per message, 8 field memcpys each
         assert_eq("user_copy count", led["sites"]["user_copy"]["count"], 8 * n)
-    if workload == "tcp-zerocopy":
+    if "zerocopy" in wl:
+        # MSG_ZEROCOPY's error-queue notices, or io_uring's notification CQEs (one per SEND_ZC)
         zc, notices = wl["zerocopy"], led["zerocopy_notices"]
-        assert_eq("COPIED notices", notices["notices_copied"], zc["notices_copied"])
+        said = zc.get("usage_reports", True)  # io_uring's notifications say "copied" only if asked
+        assert_eq("COPIED notices", notices["notices_copied"], zc["notices_copied"] if said else 0)
         assert_eq("notices", notices["notices"], zc["notices"])
         assert_eq("completed calls", notices["calls_completed"], zc["completed"])
+        assert_eq("notices with no send seen", notices["calls_unmatched"], 0)
         # every call completed once; the ranges may arrive out of order (an skb retransmitted on a
         # loaded machine is freed late), which the workload counts as gaps: reported, not a fault
         assert_eq("completed calls == sends", zc["completed"], zc["sends"])
+        # on loopback and veth every byte is copied on delivery, and the notices say so
+        assert_eq("bytes of COPIED notices", notices["bytes_copied_notice"], sent if said else 0)
     assert all(c["ok"] for c in led["checks"]), [c for c in led["checks"] if not c["ok"]]
     return led
 
@@ -1286,6 +1303,25 @@ def sweep_csv_reconciles():
     assert "8 runs" in p.stderr.splitlines()[-1] and "all ok" in p.stderr.splitlines()[-1], p.stderr[-300:]
 
 
+def sweep_uring_workloads():
+    """zctrace sweep runs the io_uring workloads, their own options after '--': a row each, exact."""
+    path = os.path.join(scratch, "uring.csv")
+    p = sweep("uring-send,uring-sendzc", "--sizes", "64K", "--threads", "1,2", "--messages", "100",
+              "-o", path, "--", "--async")
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr[-1500:]}"
+    rows = read_csv(path)[1]
+    assert sorted((r["workload"], r["threads"]) for r in rows) == sorted(
+        (w, t) for w in ("uring-send", "uring-sendzc") for t in ("1", "2")), rows
+    for r in rows:
+        what, sent = f"{r['workload']} threads={r['threads']}", int(r["bytes"])
+        assert r["status"] == "ok" and r["checks_failed"] == "0", f"{what}: {r['failed_checks']}"
+        assert_eq(f"{what} bytes", sent, 100 * 65536 * int(r["threads"]))
+        zc = r["workload"] == "uring-sendzc"
+        assert_eq(f"{what} send_copy_bytes", int(r["send_copy_bytes"]), 0 if zc else sent)
+        assert_eq(f"{what} zc_pin_bytes", int(r["zc_pin_bytes"]), sent if zc else 0)
+        assert_eq(f"{what} recv_copy_bytes", int(r["recv_copy_bytes"]), sent)
+
+
 def sweep_json_rows():
     p, path = grid_sweep("json")
     assert p.returncode == 0, f"exit {p.returncode}: {p.stderr[-1500:]}"
@@ -1496,10 +1532,17 @@ def make_peer_process_test(workload):
     return t
 
 
-def netns_zerocopy_path():
+def make_netns_zerocopy_path_test(workload):
+    def t():
+        netns_zerocopy_path(workload)
+    t.__name__ = "netns_zerocopy_path" if workload == "tcp-zerocopy" else f"netns_{workload}_path"
+    return t
+
+
+def netns_zerocopy_path(workload):
     """On veth the zerocopy skbs leave the sender's end and reach the receiver's still holding the
     pinned pages (SKBFL_DONT_ORPHAN); the copy comes on delivery there, and the notices say COPIED."""
-    led = check_tcp_ledger("tcp-zerocopy", "64K", 1, ("--netns",))
+    led = check_tcp_ledger(workload, "64K", 1, ("--netns",))
     net = led["network"]
     path = {(e["stage"], e["dev"]): e for e in led["zerocopy_path"]}
     tx = path.get(("xmit", net["veth"]["sender"]))
@@ -1513,6 +1556,113 @@ def netns_zerocopy_path():
     assert all(e["dev"] != "lo" for e in led["zerocopy_path"]), led["zerocopy_path"]
     zc = led["workload"]["zerocopy"]
     assert_eq("COPIED notices", zc["notices_copied"], zc["notices"])
+
+
+# ---- io_uring: requests issued by the submitter, io-wq workers or an SQPOLL thread ----
+
+def io_threads_of(pid):
+    """The io_uring kernel threads of process @pid ("iou-wrk-TID", "iou-sqp-PID"): listed in
+    /proc/PID/task, they are threads of its thread group, with its tgid."""
+    names = set()
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                name = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+            except OSError:
+                continue
+            if name.startswith("iou-"):
+                names.add(name[:8])
+    except OSError:
+        pass
+    return names
+
+
+def traced_watching(seen):
+    """traced(), noting in @seen {pid: io_uring thread kinds} what the workload's processes ran while
+    the run went: io-wq workers end with the thread they work for, before any report."""
+    def run(workload, *wargs):
+        with tempfile.NamedTemporaryFile(suffix=".json") as f, tempfile.TemporaryFile("w+") as out:
+            z = subprocess.Popen([ZCTRACE, "run", "--no-hist", "--json", f.name, workload, *wargs],
+                                 stdout=out, stderr=subprocess.STDOUT, text=True)
+            deadline = time.monotonic() + TIMEOUT
+            while z.poll() is None and time.monotonic() < deadline:
+                for pid in descendants(z.pid):
+                    seen.setdefault(pid, set()).update(io_threads_of(pid))
+                time.sleep(0.005)
+            z.kill() if z.poll() is None else None
+            z.wait()
+            out.seek(0)
+            p = subprocess.CompletedProcess(z.args, z.returncode, out.read(), "")
+            try:
+                led = json.load(open(f.name))
+            except ValueError:
+                raise AssertionError(f"no JSON ledger; exit {p.returncode}: {p.stdout[-300:]}")
+        return p, led
+    return run
+
+
+def make_uring_issue_test(workload, how, peer):
+    """Bytes sent through a ring are the submitting process's, whichever of its threads issues the
+    request: io-wq workers (--async, seen while the run went) and SQPOLL threads are of its thread
+    group. With the receiver in its own process, each side's ledger is exact by pid."""
+    def t():
+        seen = {}
+        led = check_tcp_ledger(workload, "64K", 2 if how == "--async" else 1, (how, *peer),
+                               runner=traced_watching(seen))
+        ring, sender = led["workload"]["io_uring"], led["workload"]["sender_pid"]
+        want = "iou-wrk-" if how == "--async" else "iou-sqp-"
+        assert ring["async" if how == "--async" else "sqpoll"], ring
+        assert want in seen.get(sender, ()), (want, sender, seen)
+        if how == "--sqpoll":
+            assert ring["sqpoll_threads"] == 1, ring
+        if peer:
+            check_sides(led)
+    t.__name__ = f"uring_{how[2:]}_{workload}_{peer[1] if peer else 'thread'}"
+    return t
+
+
+def uring_sendzc_without_usage_reports():
+    """Most applications do not ask io_uring whether their zerocopy data was copied: the copies on
+    delivery are still counted, from the skbs, and no notification is taken to say copied."""
+    led = check_tcp_ledger("uring-sendzc", "64K", 1, ("--no-usage-report",))
+    zc = led["workload"]["zerocopy"]
+    assert zc["usage_reports"] is False and zc["notices_copied"] is None, zc
+    assert zc["usage_reports_why"] == "not asked (--no-usage-report)", zc
+    assert_eq("deferred_copy without usage reports", site_bytes(led, "deferred_copy"),
+              deferred_want(led, led["workload"]["bytes"]))
+
+
+def uring_options_only_for_uring():
+    """--async and --sqpoll belong to the uring-* workloads: another workload refuses them by name,
+    in one line, before anything runs."""
+    for args in (["tcp-onecopy", "--async"], ["tcp-zerocopy", "--sqpoll"]):
+        p = zctrace("run", "--no-hist", *args)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        assert p.returncode == 2 and len(lines) == 1 and f"{args[1]} is not an option" in lines[0], \
+            (args, p.returncode, p.stderr)
+
+
+def uring_notices_fall_back():
+    """Without the io_uring_complete tracepoint (simulated with ZCTRACE_REFUSE) zc_notices falls back
+    to the error queue alone: MSG_ZEROCOPY's notices stay exact, and io_uring's notifications are
+    not claimed: the check against the workload's count fails, it does not pass on 0 = 0."""
+    env = refused(["tp_btf:io_uring_complete"])
+    p = subprocess.run([ZCTRACE, "probes"], capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    block = re.search(r"^zc_notices\s.*?(?=^\w)", p.stdout, re.M | re.S).group(0)
+    assert "io_uring_complete (SEND_ZC" not in block.splitlines()[0], block
+    assert "tp_btf:io_uring_complete: refused by ZCTRACE_REFUSE" in block, block
+    for w, ok in (("tcp-zerocopy", True), ("uring-sendzc", False)):
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            r = subprocess.run([ZCTRACE, "run", "--no-hist", "--json", f.name, w, "--messages", "100"],
+                               capture_output=True, text=True, timeout=TIMEOUT, env=env)
+            led = json.load(open(f.name))
+        checks = {c["name"]: c for c in led["checks"]}
+        notices = checks["zerocopy notices == workload's count"]
+        assert notices["ok"] == ok and r.returncode == (0 if ok else 1), (w, r.returncode, notices)
+        if not ok:
+            assert notices["detail"] == f"kernel 0, workload {led['workload']['zerocopy']['notices']}", notices
+            # the bytes themselves do not depend on the notices
+            assert_eq("zc_pin", site_bytes(led, "zc_pin"), led["workload"]["bytes"])
 
 
 def netns_serve_ledgers():
@@ -2477,11 +2627,15 @@ def main():
               unrelated_traffic_not_counted, command_and_children_traced, attach_to_running_pid,
               sigint_stops_cleanly, live_view_on_a_terminal, live_view_to_a_pipe, usage_errors,
               failing_command_fails_run, check_can_fail,
-              sweep_csv_reconciles, sweep_json_rows, sweep_failed_run_recorded, sweep_usage_errors,
+              sweep_csv_reconciles, sweep_uring_workloads, sweep_json_rows, sweep_failed_run_recorded, sweep_usage_errors,
               plot_writes_figures, plot_partial_file]
     tests += [make_netns_tcp_test(w, "64K", t) for w in EXPECT for t in (1, 2)]
-    tests += [make_peer_process_test(w) for w in ("tcp-zerocopy", "tcp-sendfile")]
-    tests += [netns_zerocopy_path, netns_serve_ledgers]
+    tests += [make_peer_process_test(w) for w in ("tcp-zerocopy", "tcp-sendfile", "uring-sendzc")]
+    tests += [make_netns_zerocopy_path_test(w) for w in ("tcp-zerocopy", "uring-sendzc")]
+    tests += [make_uring_issue_test(w, how, peer) for w in ("uring-send", "uring-sendzc")
+              for how in ("--async", "--sqpoll") for peer in ((), ("--peer", "process"))]
+    tests += [uring_sendzc_without_usage_reports, uring_options_only_for_uring, uring_notices_fall_back,
+              netns_serve_ledgers]
     tests += PIPE_TESTS
     tests += [make_remote_fileread_test(pat, peer) for pat in ("seq", "random")
               for peer in ((), ("--peer", "process"), ("--netns",))]

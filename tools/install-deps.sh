@@ -14,6 +14,7 @@ needs=(
 	"zlib1g-dev:/usr/include/zlib.h"
 	"systemtap-sdt-dev:/usr/include/x86_64-linux-gnu/sys/sdt.h"
 	"libjson-c-dev:/usr/include/json-c/json.h"
+	"liburing-dev:/usr/include/liburing.h"	# the uring-* workloads
 	"pkg-config:/usr/bin/pkg-config"
 	"make:/usr/bin/make"
 	"gcc:/usr/bin/gcc"

@@ -64,7 +64,7 @@ def main():
 
     print(f"{'workload':14} {'path':14} {'Gbit/s':>7} " + " ".join(f"{s:>13}" for s in SITES[:5])
           + f" {'CPU copies/B':>12}  zerocopy skbs delivered at (bytes/B)")
-    for w in ("tcp-zerocopy", "tcp-sendfile"):
+    for w in ("tcp-zerocopy", "uring-sendzc", "tcp-sendfile"):
         for name, args in paths:
             leds = [traced(w, ["--size", "64K", "--messages", "4000", *args]) for _ in range(a.reps)]
             gbit = statistics.median(l["workload"]["throughput_gbit_s"] for l in leds)

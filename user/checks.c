@@ -173,13 +173,17 @@ static void check_file(struct ledger *l)
 
 static void check_notices(struct ledger *l)
 {
+	/* io_uring's notifications say whether the data was copied only when the workload asked */
+	bool unsaid = l->rep.zc_usage_reports == 0;
 	const struct {
 		const char *bpf, *wl;
 		__u64 kernel;
 		struct wl_count own;
+		bool unsaid;
 	} pairs[] = {
 		{ "notices", "zerocopy.notices", l->k.misc.zc_notices, l->rep.zc_notices },
-		{ "notices_copied", "zerocopy.notices_copied", l->k.misc.zc_notices_copied, l->rep.zc_notices_copied },
+		{ "notices_copied", "zerocopy.notices_copied", l->k.misc.zc_notices_copied, l->rep.zc_notices_copied,
+		  unsaid },
 		{ "calls_completed", "zerocopy.completed", l->k.misc.zc_calls_completed, l->rep.zc_completed },
 	};
 	char name[80];
@@ -191,6 +195,9 @@ static void check_notices(struct ledger *l)
 		snprintf(name, sizeof(name), "zerocopy %s == workload's count", pairs[i].bpf);
 		if (!ledger_has(l, PROBE_ZC_NOTICES))
 			add_check(l, false, name, "completion notices not traced on this kernel");
+		else if (pairs[i].unsaid)
+			add_check(l, got == 0, name, "kernel %" PRIu64 ": the workload's notifications carry no "
+				  "usage report, so none may say copied", (uint64_t)got);
 		else if (!found)
 			add_check(l, false, name, "the workload did not report %s", pairs[i].wl);
 		else
@@ -199,7 +206,7 @@ static void check_notices(struct ledger *l)
 	}
 	/* a COPIED notice means the kernel copied those sends: the bytes must match the deferred site */
 	snprintf(name, sizeof(name), "deferred_copy bytes == bytes of COPIED notices");
-	if (ledger_has(l, PROBE_ZC_NOTICES) && l->method[SITE_DEFERRED_COPY] != METHOD_NONE) {
+	if (ledger_has(l, PROBE_ZC_NOTICES) && l->method[SITE_DEFERRED_COPY] != METHOD_NONE && !unsaid) {
 		__u64 delivered, sent = l->rep.bytes.v, again = 0;
 
 		/* per-skb probes also see the copies of segments delivered twice; the notices do not */

@@ -87,16 +87,14 @@ const struct proc_sites *proc_of(const struct ledger *l, const char *role)
 }
 
 /*
- * Zerocopy bytes that reached delivery (zc_path's receive stage), where the per-skb deferred probes
- * (fentry/kprobe skb_copy_ubufs) see every delivery: a segment TCP sent again is copied again.
- * False where those probes are not in use or the path was not followed.
+ * Zerocopy bytes that reached delivery (zc_path's receive stage), where the deferred probes count
+ * per skb (fentry/kprobe skb_copy_ubufs, tp_btf netif_receive_skb) and so see every delivery: a
+ * segment TCP sent again is copied again. False where the path was not followed.
  */
 bool zc_redelivered(const struct ledger *l, __u64 *delivered)
 {
-	enum method m = l->method[SITE_DEFERRED_COPY];
-
 	*delivered = 0;
-	if ((m != METHOD_FENTRY && m != METHOD_KPROBE) || !ledger_has(l, PROBE_ZC_PATH))
+	if (l->method[SITE_DEFERRED_COPY] == METHOD_NONE || !ledger_has(l, PROBE_ZC_PATH))
 		return false;
 	for (int i = 0; i < l->k.nzp; i++)
 		if (l->k.zp_key[i].stage == ZC_STAGE_RECEIVE)

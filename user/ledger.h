@@ -75,7 +75,7 @@ const char *netns_label(const struct ledger *l, __u32 ino, char *buf, size_t n);
 double payload_of(const struct ledger *l, bool *found);
 /* Pages the targets brought into the page cache for a file the workload named (source, dest). */
 bool file_pages_added(const struct ledger *l, const struct wl_file_fig *file, __u64 *pages);
-/* Zerocopy bytes that reached delivery, where the per-skb deferred probes see every delivery. */
+/* Zerocopy bytes that reached delivery, where the deferred probes (each per skb) see every delivery. */
 bool zc_redelivered(const struct ledger *l, __u64 *delivered);
 
 /* Kernel map updates that failed, by map: each one a figure lost. */

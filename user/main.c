@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/errqueue.h>
+#include <linux/io_uring.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <linux/capability.h>
@@ -38,6 +39,8 @@ _Static_assert(ZCT_EE_ORIGIN_ZEROCOPY == SO_EE_ORIGIN_ZEROCOPY, "errqueue origin
 _Static_assert(ZCT_EE_CODE_ZEROCOPY_COPIED == SO_EE_CODE_ZEROCOPY_COPIED, "errqueue code");
 _Static_assert(ZCT_MSG_ZEROCOPY == MSG_ZEROCOPY, "MSG_ZEROCOPY");
 _Static_assert(ZCT_IPPROTO_TCP == IPPROTO_TCP, "IPPROTO_TCP");
+_Static_assert(ZCT_IORING_CQE_F_NOTIF == IORING_CQE_F_NOTIF, "IORING_CQE_F_NOTIF");
+_Static_assert(ZCT_IORING_NOTIF_USAGE_ZC_COPIED == IORING_NOTIF_USAGE_ZC_COPIED, "IORING_NOTIF_USAGE_ZC_COPIED");
 
 static bool verbose;
 
@@ -477,8 +480,10 @@ static int cmd_list(void)
 		if (d->options)
 			printf("%-16s options: %s\n", "", d->options);
 	}
-	printf("\nTCP workload options (tcp-*, pipe-vmsplice): --size BYTES (1K, 64K, 1M), --threads N,"
+	printf("\nTCP workload options (tcp-*, uring-*, pipe-vmsplice): --size BYTES (1K, 64K, 1M), --threads N,"
 	       " --messages N | --bytes N | --duration SECS, --port P\n"
+	       "uring-* options: --async (every request issued by io-wq workers, IOSQE_ASYNC), --sqpoll (submitted"
+	       " by the ring's SQPOLL thread)\n"
 	       "pipe-copy options: --size BYTES (default 64K), --threads N (pipes), --messages N | --bytes N |"
 	       " --duration SECS, --peer thread|process (where the readers run; default thread)\n"
 	       "file-* options: --file-size N (default 1G), --cache cold|warm, --dir DIR, --size BYTES per"
@@ -487,7 +492,7 @@ static int cmd_list(void)
 	       " (default 64K), --threads N, --port P\n"
 	       "remote-fileread options: --file-size N, --cache cold|warm, --dir DIR, --size BYTES per block"
 	       " (default 64K), --pattern seq|random\n"
-	       "tcp-*, pipe-vmsplice, serve-*, remote-fileread: --peer thread|process|netns (where the receiver runs; default"
+	       "tcp-*, uring-*, pipe-vmsplice, serve-*, remote-fileread: --peer thread|process|netns (where the receiver runs; default"
 	       " thread), --netns (= --peer netns: two network namespaces joined by veth, 198.18.0.1/30 and"
 	       " .2/30, made and removed by zctrace; needs CAP_SYS_ADMIN and CAP_NET_ADMIN), --rate RATE"
 	       " (tc tbf on the veth link, e.g. 1gbit), --delay TIME (tc netem, e.g. 1ms)\n"

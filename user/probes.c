@@ -365,6 +365,17 @@ static void set_io_table(struct zctrace_bpf *obj)
 	for (int i = 0; i < nr_io_call_defs; i++)
 		if (io_call_defs[i].nr >= 0 && io_call_defs[i].nr < MAX_SYSCALLS)
 			obj->rodata->io_kind_of[io_call_defs[i].nr] = io_call_defs[i].kind;
+	for (int op = 0; op < MAX_URING_OPS; op++)
+		obj->rodata->uring_kind_of[op] = uring_op_kind(op);
+}
+
+/* Whether the candidate @cand attaches program @prog. */
+static bool cand_holds(const struct candidate *cand, const char *prog)
+{
+	for (int p = 0; p < MAX_PROGS && cand->progs[p]; p++)
+		if (!strcmp(cand->progs[p], prog))
+			return true;
+	return false;
 }
 
 static int method_rank(enum method m)
@@ -436,6 +447,13 @@ int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum met
 			obj->rodata->site_method[s] = ps->cands[ch->chosen].method;
 		if (s == PROBE_BOUNDARY)
 			obj->rodata->track_boundary = 1;
+		/* one program, two jobs: each done only where its probe chose it */
+		if (cand_holds(&ps->cands[ch->chosen], bpf_program__name(obj->progs.io_uring_complete_btf))) {
+			if (s == PROBE_ZC_NOTICES)
+				obj->rodata->uring_notices = 1;
+			if (s == PROBE_BOUNDARY)
+				obj->rodata->uring_account = 1;
+		}
 	}
 	if (obj)
 		set_io_table(obj);

@@ -31,8 +31,8 @@ static void print_findings(FILE *f, const struct ledger *l, double payload)
 	if (s[SITE_ZC_PIN].bytes) {
 		double share = (double)s[SITE_DEFERRED_COPY].bytes / s[SITE_ZC_PIN].bytes;
 
-		fprintf(f, "  MSG_ZEROCOPY pinned %s of user pages instead of copying them at send time.\n",
-			human_bytes(s[SITE_ZC_PIN].bytes, b1, sizeof(b1)));
+		fprintf(f, "  Zerocopy sends (MSG_ZEROCOPY, io_uring SEND_ZC) pinned %s of user pages instead of "
+			"copying them at send time.\n", human_bytes(s[SITE_ZC_PIN].bytes, b1, sizeof(b1)));
 		if (s[SITE_DEFERRED_COPY].bytes)
 			fprintf(f, "  %.0f%% of the pinned bytes were copied later, on delivery (skb_copy_ubufs on "
 				"the receive path, e.g. loopback or veth): zero-copy still copied, deferred.\n",
@@ -187,8 +187,9 @@ static void print_sides(FILE *f, const struct ledger *l, double payload)
 				(uint64_t)p->bytes[s]);
 			if (payload > 0)
 				fprintf(f, " %10.3f", p->bytes[s] / payload);
-			if (s == SITE_DEFERRED_COPY && l->method[s] == METHOD_TP_BTF)
-				fprintf(f, "  (where its COPIED notices are read; the copy itself is below)");
+			/* counted for the process that pinned the pages, wherever the copy ran */
+			if (s == SITE_DEFERRED_COPY && ledger_has(l, PROBE_ZC_PATH))
+				fprintf(f, "  (its pinned pages, copied where they were delivered: below)");
 			fprintf(f, "\n");
 			first = false;
 		}

@@ -35,6 +35,13 @@
 /* a send call from its entry to its return: the bytes it moved, classified as the kernel chose */
 #define SEND_FENTRY_PROGS PROG(tcp_sendmsg_locked_fentry), PROG(tcp_sendmsg_locked_fexit)
 #define SEND_KPROBE_PROGS PROG(tcp_sendmsg_locked_kprobe), PROG(tcp_sendmsg_locked_kretprobe)
+/* the pin, with the ubuf_info whose owner the copies on delivery are found by */
+#define PIN_KPROBE_PROGS PROG(skb_zerocopy_iter_stream_kprobe), PROG(skb_zerocopy_iter_stream_kretprobe)
+/* io_uring's CQEs: the zerocopy notifications (SEND_ZC), and the bytes each request moved */
+#define URING_CQES PROG(io_uring_complete_btf)
+/* zerocopy skbs handed to a device (their owners noted there) and arriving at one */
+#define ZC_PATH_PROGS PROG(net_dev_start_xmit_btf), PROG(netif_receive_skb_btf)
+#define ZC_PATH_NEEDS "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb"
 
 const struct probe_site probe_sites[NR_PROBES] = {
 	[PROBE_TARGETS] = { "targets", .required = true, .cands = {
@@ -54,7 +61,7 @@ const struct probe_site probe_sites[NR_PROBES] = {
 	[SITE_ZC_PIN] = { "zc_pin", .cands = {
 		{ METHOD_FENTRY, "fexit skb_zerocopy_iter_stream", { PROG(skb_zerocopy_iter_stream_fexit) },
 		  { "fentry:skb_zerocopy_iter_stream" } },
-		{ METHOD_KPROBE, "kretprobe skb_zerocopy_iter_stream", { PROG(skb_zerocopy_iter_stream_kretprobe) },
+		{ METHOD_KPROBE, "kretprobe skb_zerocopy_iter_stream", { PIN_KPROBE_PROGS },
 		  { "kprobe:skb_zerocopy_iter_stream" } },
 		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked (MSG_ZEROCOPY iterations)", { TP_SEND_PROGS },
 		  { TP_SEND } },
@@ -72,14 +79,17 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked (MSG_SPLICE_PAGES iterations)", { TP_SEND_PROGS },
 		  { TP_SEND } },
 	} },
+	/* per skb copied, whichever API pinned it: the owner is the ubuf_info's, noted at the pin */
 	[SITE_DEFERRED_COPY] = { "deferred_copy", .cpu_copy = true, .cands = {
-		{ METHOD_FENTRY, "fentry skb_copy_ubufs", { PROG(skb_copy_ubufs_fentry) },
-		  { "fentry:skb_copy_ubufs" } },
-		{ METHOD_KPROBE, "kprobe skb_copy_ubufs", { PROG(skb_copy_ubufs_kprobe) },
-		  { "kprobe:skb_copy_ubufs" } },
-		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (COPIED completion notices, by send call)",
-		  { PROG(skb_copy_datagram_iovec_btf), TP_SEND_PROGS },
-		  { "tp_btf:skb_copy_datagram_iovec", TP_SEND } },
+		{ METHOD_FENTRY, "fentry skb_copy_ubufs (each zerocopy skb copied; owner noted at fexit "
+		  "skb_zerocopy_iter_stream)", { PROG(skb_copy_ubufs_fentry), PROG(skb_zerocopy_iter_stream_fexit) },
+		  { "fentry:skb_copy_ubufs", "fentry:skb_zerocopy_iter_stream" } },
+		{ METHOD_KPROBE, "kprobe skb_copy_ubufs (each zerocopy skb copied; owner noted at kprobe "
+		  "skb_zerocopy_iter_stream)", { PROG(skb_copy_ubufs_kprobe), PIN_KPROBE_PROGS },
+		  { "kprobe:skb_copy_ubufs", "kprobe:skb_zerocopy_iter_stream" } },
+		{ METHOD_TP_BTF, "tp_btf netif_receive_skb (zerocopy skbs delivered, each copied there by "
+		  "skb_orphan_frags_rx; owner noted at net_dev_start_xmit)", { ZC_PATH_PROGS, TP_SEND_PROGS },
+		  { ZC_PATH_NEEDS, TP_SEND } },
 	} },
 	[SITE_RECV_COPY] = { "recv_copy", .cpu_copy = true, .cands = {
 		{ METHOD_FENTRY, "fexit skb_copy_datagram_iter", { PROG(skb_copy_datagram_iter_fexit) },
@@ -145,27 +155,37 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		{ METHOD_TP_BTF, "tp_btf mm_filemap_add_to_page_cache", { PROG(filemap_add_btf) },
 		  { "tp_btf:mm_filemap_add_to_page_cache" } },
 	} },
+	/* each method with io_uring's notifications, then without (a kernel with no io_uring) */
 	[PROBE_ZC_NOTICES] = { "zc_notices", .cands = {
+		{ METHOD_FENTRY, "tp_btf skb_copy_datagram_iovec (error queue) + io_uring_complete (SEND_ZC "
+		  "notifications) + fentry/fexit tcp_sendmsg_locked",
+		  { PROG(skb_copy_datagram_iovec_btf), URING_CQES, SEND_FENTRY_PROGS },
+		  { "tp_btf:skb_copy_datagram_iovec", "tp_btf:io_uring_complete", "fentry:tcp_sendmsg_locked" } },
 		{ METHOD_FENTRY, "tp_btf skb_copy_datagram_iovec (error queue) + fentry/fexit tcp_sendmsg_locked",
 		  { PROG(skb_copy_datagram_iovec_btf), SEND_FENTRY_PROGS },
 		  { "tp_btf:skb_copy_datagram_iovec", "fentry:tcp_sendmsg_locked" } },
+		{ METHOD_KPROBE, "tp_btf skb_copy_datagram_iovec (error queue) + io_uring_complete (SEND_ZC "
+		  "notifications) + kprobe/kretprobe tcp_sendmsg_locked",
+		  { PROG(skb_copy_datagram_iovec_btf), URING_CQES, SEND_KPROBE_PROGS },
+		  { "tp_btf:skb_copy_datagram_iovec", "tp_btf:io_uring_complete", "kprobe:tcp_sendmsg_locked" } },
 		{ METHOD_KPROBE, "tp_btf skb_copy_datagram_iovec (error queue) + kprobe/kretprobe tcp_sendmsg_locked",
 		  { PROG(skb_copy_datagram_iovec_btf), SEND_KPROBE_PROGS },
 		  { "tp_btf:skb_copy_datagram_iovec", "kprobe:tcp_sendmsg_locked" } },
+		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (error queue) + io_uring_complete (SEND_ZC "
+		  "notifications) + tcp_sendmsg_locked",
+		  { PROG(skb_copy_datagram_iovec_btf), URING_CQES, TP_SEND_PROGS },
+		  { "tp_btf:skb_copy_datagram_iovec", "tp_btf:io_uring_complete", TP_SEND } },
 		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (error queue) + tcp_sendmsg_locked",
 		  { PROG(skb_copy_datagram_iovec_btf), TP_SEND_PROGS },
 		  { "tp_btf:skb_copy_datagram_iovec", TP_SEND } },
 	} },
 	[PROBE_ZC_PATH] = { "zc_path", .cands = {
 		{ METHOD_FENTRY, "tp_btf net_dev_start_xmit + netif_receive_skb, senders by fentry tcp_sendmsg_locked",
-		  { PROG(net_dev_start_xmit_btf), PROG(netif_receive_skb_btf), SEND_FENTRY_PROGS },
-		  { "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb", "fentry:tcp_sendmsg_locked" } },
+		  { ZC_PATH_PROGS, SEND_FENTRY_PROGS }, { ZC_PATH_NEEDS, "fentry:tcp_sendmsg_locked" } },
 		{ METHOD_KPROBE, "tp_btf net_dev_start_xmit + netif_receive_skb, senders by kprobe tcp_sendmsg_locked",
-		  { PROG(net_dev_start_xmit_btf), PROG(netif_receive_skb_btf), SEND_KPROBE_PROGS },
-		  { "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb", "kprobe:tcp_sendmsg_locked" } },
+		  { ZC_PATH_PROGS, SEND_KPROBE_PROGS }, { ZC_PATH_NEEDS, "kprobe:tcp_sendmsg_locked" } },
 		{ METHOD_TP_BTF, "tp_btf net_dev_start_xmit + netif_receive_skb (zerocopy skbs by device)",
-		  { PROG(net_dev_start_xmit_btf), PROG(netif_receive_skb_btf), TP_SEND_PROGS },
-		  { "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb", TP_SEND } },
+		  { ZC_PATH_PROGS, TP_SEND_PROGS }, { ZC_PATH_NEEDS, TP_SEND } },
 	} },
 	[PROBE_SCHED] = { "sched", .cands = {
 		{ METHOD_TP_BTF, "tp_btf sched_switch + sched_process_exec", { PROG(switch_btf), PROG(exec_btf) },
@@ -184,6 +204,10 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { "raw_tp:page_fault_user", "raw_tp:page_fault_kernel" } },
 	} },
 	[PROBE_BOUNDARY] = { "boundary", .cands = {
+		{ METHOD_TP_BTF, "tp_btf sys_enter/sys_exit of read, write, send and receive syscalls + "
+		  "io_uring_complete (their io_uring requests)", { IO_PROGS, URING_CQES },
+		  { IO_NEEDS, "tp_btf:io_uring_complete" } },
+		/* a kernel with no io_uring */
 		{ METHOD_TP_BTF, "tp_btf sys_enter/sys_exit of read, write, send and receive syscalls",
 		  { IO_PROGS }, { IO_NEEDS } },
 		{ METHOD_RAW_TP, "raw_tp sys_enter/sys_exit of read, write, send and receive syscalls",

@@ -76,7 +76,7 @@ static void skip_zc_path(struct probe_choice *choice)
 	struct probe_choice *ch = &choice[PROBE_ZC_PATH];
 
 	ch->skip = true;
-	snprintf(ch->why_not[0], sizeof(ch->why_not[0]), "not attached: this workload makes no MSG_ZEROCOPY send");
+	snprintf(ch->why_not[0], sizeof(ch->why_not[0]), "not attached: this workload makes no zerocopy send");
 }
 
 /* Sets aside every chosen candidate that holds program @prog; how many were. */

@@ -148,6 +148,12 @@ static void test_report_parse(void)
 	o = json_tokener_parse("{\"kind\":\"tcp\"}");
 	wl_report_parse(o, &r);
 	EXPECT(r.kind == WL_KIND_UNKNOWN && r.verified == -1, "an unknown kind");
+	EXPECT(r.zc_usage_reports == -1, "usage reports not reported");
+	json_object_put(o);
+	/* io_uring's notifications without usage reports: the copied count is null, not 0 */
+	o = json_tokener_parse("{\"zerocopy\":{\"notices\":3,\"notices_copied\":null,\"usage_reports\":false}}");
+	wl_report_parse(o, &r);
+	EXPECT(r.zc_notices.v == 3 && !r.zc_notices_copied.found && r.zc_usage_reports == 0, "usage reports off");
 	json_object_put(o);
 	wl_report_parse(NULL, &r);
 	EXPECT(r.kind == WL_KIND_UNKNOWN && !r.bytes.found, "no report");

@@ -137,6 +137,8 @@ void wl_report_parse(json_object *json, struct wl_report *r)
 	r->verified = json_object_is_type(json, json_type_object) &&
 		      json_object_object_get_ex(json, WL_KEY_VERIFIED, &v) ? json_object_get_boolean(v) : -1;
 	COUNTS(zerocopy_counts, zc, r);
+	v = member(zc, "usage_reports");
+	r->zc_usage_reports = json_object_is_type(v, json_type_boolean) ? json_object_get_boolean(v) : -1;
 	r->calls = object(json, WL_KEY_CALLS);
 	r->per_chunk = member(json, WL_KEY_PER_CHUNK);
 }

@@ -113,6 +113,8 @@ struct wl_report {
 	struct wl_file_fig source, dest;
 	int verified;				/* 1, 0, or -1 when not reported */
 	struct wl_count zc_notices, zc_notices_copied, zc_completed;
+	int zc_usage_reports;			/* zerocopy.usage_reports (io_uring: the notifications say
+						 * whether the data was copied): 1, 0, or -1 when not reported */
 	json_object *calls, *per_chunk;		/* objects, or NULL */
 };
 

@@ -150,6 +150,12 @@ static void usage(FILE *f, const char *name, unsigned accept)
 			"  --delay TIME     with --netns: add one-way delay (tc netem), e.g. 1ms\n");
 	if (accept & WL_OPT_PATTERN)
 		fprintf(f, "  --pattern P      seq (default) or random: the order the blocks are read in\n");
+	if (accept & WL_OPT_URING)
+		fprintf(f,
+			"  --async          issue every request from io-wq worker threads (IOSQE_ASYNC)\n"
+			"  --sqpoll         submit through the ring's SQPOLL kernel thread\n"
+			"  --no-usage-report  (zerocopy) do not ask the kernel whether the data was copied\n"
+			"                   (IORING_SEND_ZC_REPORT_USAGE), as most applications do not\n");
 	if (accept & WL_OPT_FILE)
 		fprintf(f,
 			"  --file-size N    size of the file (default 1G)\n"
@@ -174,6 +180,9 @@ static const struct option wl_longopts[] = {
 	{ "rate", required_argument, NULL, 'R' },
 	{ "delay", required_argument, NULL, 'L' },
 	{ "pattern", required_argument, NULL, 'A' },
+	{ "async", no_argument, NULL, 'Y' },
+	{ "sqpoll", no_argument, NULL, 'Q' },
+	{ "no-usage-report", no_argument, NULL, 'U' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
 };
@@ -188,7 +197,7 @@ static unsigned option_group(int c)
 	if (c == 'P')
 		return WL_OPT_PEER | WL_OPT_PIPES;
 	return strchr("FCD", c) ? WL_OPT_FILE : c == 'p' ? WL_OPT_CONN : strchr("NRL", c) ? WL_OPT_PEER
-	       : c == 'A' ? WL_OPT_PATTERN : WL_OPT_AMOUNT;
+	       : c == 'A' ? WL_OPT_PATTERN : strchr("YQU", c) ? WL_OPT_URING : WL_OPT_AMOUNT;
 }
 
 /* --size: bytes per message or per call */
@@ -343,13 +352,30 @@ static int parse_pattern_opt(int c, const char *name, unsigned accept, struct wl
 	return 1;	/* not one of these */
 }
 
+/* --async, --sqpoll, --no-usage-report: how an io_uring workload's requests reach the kernel */
+static int parse_uring_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
+{
+	switch (c) {
+	case 'Y':
+		o->uring_async = true;
+		return 0;
+	case 'Q':
+		o->uring_sqpoll = true;
+		return 0;
+	case 'U':
+		o->uring_no_usage = true;
+		return 0;
+	}
+	return 1;	/* not one of these */
+}
+
 /* Option @c with its argument in optarg: 0, or -1 having said why in one line. The parsers of
  * the groups return 1 for an option not theirs. */
 static int parse_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
 {
 	static int (*const parsers[])(int, const char *, unsigned, struct wl_opts *) = {
 		parse_size_opt, parse_file_opt, parse_conn_opt, parse_amount_opt, parse_peer_opt,
-		parse_pattern_opt,
+		parse_pattern_opt, parse_uring_opt,
 	};
 	const struct option *lo = NULL;
 

@@ -24,6 +24,7 @@ enum wl_cache { WL_CACHE_WARM, WL_CACHE_COLD };
 #define WL_OPT_PEER	0x8	/* --peer, --netns, --rate, --delay */
 #define WL_OPT_PATTERN	0x10	/* --pattern */
 #define WL_OPT_PIPES	0x20	/* --threads (pipes), --peer thread|process: both ends on this host */
+#define WL_OPT_URING	0x40	/* --async, --sqpoll, --no-usage-report */
 #define WL_OPT_TCP	(WL_OPT_CONN | WL_OPT_AMOUNT | WL_OPT_PEER)
 
 /* Where the receiving side runs. */
@@ -59,6 +60,9 @@ struct wl_opts {
 	const char *rate;	/* --rate, --delay: the veth link's shaping, done by zctrace */
 	const char *delay;
 	enum wl_pattern pattern;
+	bool uring_async;	/* io_uring: every request issued by io-wq workers (IOSQE_ASYNC) */
+	bool uring_sqpoll;	/* io_uring: requests submitted by the ring's SQPOLL thread */
+	bool uring_no_usage;	/* io_uring SEND_ZC: not asking whether the data was copied */
 };
 
 const char *wl_peer_name(enum wl_peer p);

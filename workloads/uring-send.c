@@ -1,0 +1,13 @@
+/* uring-send: each message's 8 fields sent as linked IORING_OP_SEND requests over TCP. */
+#include "uringwl.h"
+
+int main(int argc, char **argv)
+{
+	static const struct tcp_workload w = {
+		.name = "uring-send", .options = WL_OPT_TCP | WL_OPT_URING, .setup = uring_setup,
+		.send_one = uring_send_one, .finish = uring_finish, .teardown = uring_teardown,
+		.report = uring_report,
+	};
+
+	return tcp_workload_main(argc, argv, &w);
+}
