@@ -139,12 +139,11 @@ static __always_inline void enter_io(struct pt_regs *regs, __u32 nr, __u32 kind)
 		call.in = fd_class(a0);
 		call.out = fd_class(PT_REGS_PARM3_CORE_SYSCALL(regs));
 		break;
-	default:		/* the socket calls: only the account follows them */
-		if (!track_boundary)
-			return;
+	default:		/* the socket calls, in io_kind_of only where the account is kept */
 		fd_class_type(a0, &call.type);
 		call.vec = PT_REGS_PARM2_CORE_SYSCALL(regs);
-		call.flags = nr == recvfrom_nr ? PT_REGS_PARM4_CORE_SYSCALL(regs) :
+		/* recvfrom(fd, buf, len, flags), recvmmsg(fd, vec, vlen, flags); recvmsg(fd, msg, flags) */
+		call.flags = kind == IO_RECVMMSG || nr == recvfrom_nr ? PT_REGS_PARM4_CORE_SYSCALL(regs) :
 			     PT_REGS_PARM3_CORE_SYSCALL(regs);
 		break;
 	}

@@ -2509,6 +2509,69 @@ def robust_refused_program_falls_back():
             assert r.returncode == 1 and "not measured" in r.stdout, r.stdout[-1000:]
 
 
+# sendmmsg/recvmmsg through ctypes: 50 calls of 4 messages of 1000 B over TCP, received with
+# MSG_WAITFORONE; then one UDP datagram of 1000 B taken by recvmmsg with MSG_TRUNC into 100 B.
+MMSG_PROGRAM = r"""
+import ctypes, socket
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+class msghdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32), ("iov", ctypes.POINTER(iovec)),
+                ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+class mmsghdr(ctypes.Structure):
+    _fields_ = [("hdr", msghdr), ("len", ctypes.c_uint)]
+def vec(n, size):
+    bufs = [ctypes.create_string_buffer(b"m" * size, size) for _ in range(n)]
+    iovs = [iovec(ctypes.cast(b, ctypes.c_void_p), size) for b in bufs]
+    msgs = (mmsghdr * n)()
+    for i in range(n):
+        msgs[i].hdr.iov, msgs[i].hdr.iovlen = ctypes.pointer(iovs[i]), 1
+    return msgs, bufs, iovs
+def call(fn, fd, msgs, flags):
+    r = fn(fd, msgs, len(msgs), flags, None) if fn is libc.recvmmsg else fn(fd, msgs, len(msgs), flags)
+    assert r > 0, ctypes.get_errno()
+    return sum(msgs[i].len for i in range(r))
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
+c = socket.create_connection(l.getsockname()); a, _ = l.accept()
+sent = got = 0
+for _ in range(50):
+    m = vec(4, 1000)
+    sent += call(libc.sendmmsg, c.fileno(), m[0], 0)
+    while got < sent:
+        m = vec(4, 1000)
+        got += call(libc.recvmmsg, a.fileno(), m[0], 0x10000)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0))
+u.sendto(b"d" * 1000, u.getsockname())
+m = vec(1, 100)
+trunc = call(libc.recvmmsg, u.fileno(), m[0], socket.MSG_TRUNC)
+print("MMSG", sent, got, trunc)
+"""
+
+
+def boundary_mmsg_calls_exact():
+    """sendmmsg/recvmmsg return messages: the account reads each message's msg_len, exactly, and
+    a recvmmsg with MSG_TRUNC (flags its fourth argument) counts as a call of no known size."""
+    p, led = traced_cmd(["/usr/bin/python3", "-c", MMSG_PROGRAM])
+    assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-500:]
+    sent, got, trunc = map(int, re.search(r"^MMSG (\d+) (\d+) (\d+)$", p.stdout, re.M).groups())
+    assert sent == got == 200000 and trunc == 1000, (sent, got, trunc)
+    rows = {(r["call"], r["file"]): r for r in led["boundary"]["calls"]}
+    snd, rcv = rows[("sendmmsg", "TCP socket")], rows[("recvmmsg", "TCP socket")]
+    assert_eq("sendmmsg bytes", snd["bytes"], sent)
+    assert_eq("sendmmsg calls", snd["calls"], 50)
+    assert_eq("recvmmsg bytes", rcv["bytes"], got)
+    assert rcv["unsized_calls"] == 0, rcv
+    udp = rows[("recvmmsg", "UDP socket")]
+    assert udp["calls"] == 1 and udp["unsized_calls"] == 1 and udp["bytes"] == 0, udp
+    assert_eq("send_copy", site_bytes(led, "send_copy"), sent)
+    groups = {g["group"]: g for g in led["boundary"]["groups"]}
+    assert_eq("TCP send unattributed", groups["TCP/UDP send"]["unattributed"],
+              groups["TCP/UDP send"]["account_bytes"] - sent)  # the UDP datagram alone has no site yet
+    assert_eq("TCP receive unattributed", groups["TCP receive"]["unattributed"], 0)
+
+
 def unattributed_where_a_site_is_refused():
     """A copy site the kernel lacks (every flavour of recv_copy refused): the bytes the receive
     calls moved stay in the ledger, as unattributed, and the run fails its check."""
@@ -2656,7 +2719,7 @@ def main():
               make_robust_command_end_test("exit 3", "zctrace: command sh exited with status 3"),
               robust_concurrent_runs, robust_bad_input, robust_json_path_written_or_left_alone,
               robust_stdout_unwritable,
-              robust_missing_capabilities, robust_refused_tracepoint, unattributed_where_a_site_is_refused, robust_refused_program_falls_back,
+              robust_missing_capabilities, robust_refused_tracepoint, unattributed_where_a_site_is_refused, boundary_mmsg_calls_exact, robust_refused_program_falls_back,
               raw_tp_flavours_count_the_same, robust_no_btf,
               robust_one_byte_messages_60s, robust_full_map_is_reported]
     # NAME runs the tests whose names hold NAME; NAME$ runs the one test so named

@@ -25,6 +25,11 @@ enum io_kind io_kind_of_nr(long nr)
 	return IO_NONE;
 }
 
+bool io_kind_socket(enum io_kind kind)
+{
+	return kind == IO_SEND || kind == IO_RECV || kind == IO_SENDMMSG || kind == IO_RECVMMSG;
+}
+
 bool io_kind_to_user(enum io_kind kind)
 {
 	return kind == IO_READ || kind == IO_RECV || kind == IO_RECVMMSG;

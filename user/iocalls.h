@@ -18,6 +18,8 @@ extern const int nr_io_call_defs;
 
 /* The kind of syscall @nr, IO_NONE if zctrace does not follow it. */
 enum io_kind io_kind_of_nr(long nr);
+/* Whether @kind is a socket call (send, receive, their mmsg forms), followed for the account alone. */
+bool io_kind_socket(enum io_kind kind);
 /* Whether a call of @kind moves bytes from the kernel to user memory (a read or a receive). */
 bool io_kind_to_user(enum io_kind kind);
 /* Whether a call of @kind moves bytes from user memory to the kernel (a write or a send). */

@@ -134,6 +134,7 @@ static void on_account(void *ctx, const void *key, const void *val)
 	row->unsized += v->unsized;
 }
 
+/* By file type, then call. */
 static int cmp_account(const void *a, const void *b)
 {
 	const struct account_key *x = a, *y = b;
@@ -141,22 +142,6 @@ static int cmp_account(const void *a, const void *b)
 	if (x->fd_type != y->fd_type)
 		return (x->fd_type > y->fd_type) - (x->fd_type < y->fd_type);
 	return (x->call > y->call) - (x->call < y->call);
-}
-
-/* By file type, then call: key and value sorted together. */
-static void sort_account(struct kfigures *k)
-{
-	for (int i = 1; i < k->nacct; i++) {
-		for (int j = i; j > 0 && cmp_account(&k->acct_key[j - 1], &k->acct_key[j]) > 0; j--) {
-			struct account_key key = k->acct_key[j];
-			struct account_stats val = k->acct[j];
-
-			k->acct_key[j] = k->acct_key[j - 1];
-			k->acct[j] = k->acct[j - 1];
-			k->acct_key[j - 1] = key;
-			k->acct[j - 1] = val;
-		}
-	}
 }
 
 static void on_sched(void *ctx, const void *key, const void *val)
@@ -216,8 +201,10 @@ static int cmp_proc(const void *a, const void *b)
 }
 
 /* Transmit before receive, then by process and device: the order a skb meets them. */
-static int cmp_zc_path(const struct zc_path_key *x, const struct zc_path_key *y)
+static int cmp_zc_path(const void *a, const void *b)
 {
+	const struct zc_path_key *x = a, *y = b;
+
 	if (x->tgid != y->tgid)
 		return (x->tgid > y->tgid) - (x->tgid < y->tgid);
 	if (x->stage != y->stage)
@@ -225,21 +212,28 @@ static int cmp_zc_path(const struct zc_path_key *x, const struct zc_path_key *y)
 	return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
 }
 
-static void sort_zc_paths(struct kfigures *k)
+/*
+ * Sorts @n keys of @ksz bytes by @cmp, the values of @vsz bytes beside them in their own array
+ * moving with them: an insertion sort, the arrays being short.
+ */
+static void sort_pairs(void *keys, size_t ksz, void *vals, size_t vsz, int n, int (*cmp)(const void *, const void *))
 {
-	/* key and value live in two arrays: an insertion sort keeps the pairs together */
-	for (int i = 1; i < k->nzp; i++) {
-		for (int j = i; j > 0 && cmp_zc_path(&k->zp_key[j - 1], &k->zp_key[j]) > 0; j--) {
-			struct zc_path_key key = k->zp_key[j];
-			struct zc_path_stats val = k->zp[j];
+	char *k = keys, *v = vals, tk[64], tv[sizeof(struct zc_path_stats) > sizeof(struct account_stats) ?
+					      sizeof(struct zc_path_stats) : sizeof(struct account_stats)];
 
-			k->zp_key[j] = k->zp_key[j - 1];
-			k->zp[j] = k->zp[j - 1];
-			k->zp_key[j - 1] = key;
-			k->zp[j - 1] = val;
+	for (int i = 1; i < n; i++) {
+		for (int j = i; j > 0 && cmp(k + (j - 1) * ksz, k + j * ksz) > 0; j--) {
+			memcpy(tk, k + j * ksz, ksz);
+			memcpy(tv, v + j * vsz, vsz);
+			memcpy(k + j * ksz, k + (j - 1) * ksz, ksz);
+			memcpy(v + j * vsz, v + (j - 1) * vsz, vsz);
+			memcpy(k + (j - 1) * ksz, tk, ksz);
+			memcpy(v + (j - 1) * vsz, tv, vsz);
 		}
 	}
 }
+
+_Static_assert(sizeof(struct zc_path_key) <= 64 && sizeof(struct account_key) <= 64, "keys fit sort_pairs()");
 
 void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj)
 {
@@ -256,8 +250,8 @@ void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj)
 		   on_account, k);
 	k->misc = obj->bss->misc;
 	qsort(k->procs, k->nproc_sites, sizeof(k->procs[0]), cmp_proc);
-	sort_zc_paths(k);
-	sort_account(k);
+	sort_pairs(k->zp_key, sizeof(k->zp_key[0]), k->zp, sizeof(k->zp[0]), k->nzp, cmp_zc_path);
+	sort_pairs(k->acct_key, sizeof(k->acct_key[0]), k->acct, sizeof(k->acct[0]), k->nacct, cmp_account);
 }
 
 static void on_seg(void *ctx, const void *key, const void *val)

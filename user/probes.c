@@ -362,8 +362,10 @@ static void set_io_table(struct zctrace_bpf *obj)
 	obj->rodata->o_direct_flag = O_DIRECT;
 	obj->rodata->execve_nr = SYS_execve;	/* where perf's enable_on_exec starts counting */
 	obj->rodata->recvfrom_nr = SYS_recvfrom;
+	/* the socket calls only for the account: their exits then cost no lookup without it */
 	for (int i = 0; i < nr_io_call_defs; i++)
-		if (io_call_defs[i].nr >= 0 && io_call_defs[i].nr < MAX_SYSCALLS)
+		if (io_call_defs[i].nr >= 0 && io_call_defs[i].nr < MAX_SYSCALLS &&
+		    (obj->rodata->track_boundary || !io_kind_socket(io_call_defs[i].kind)))
 			obj->rodata->io_kind_of[io_call_defs[i].nr] = io_call_defs[i].kind;
 	for (int op = 0; op < MAX_URING_OPS; op++)
 		obj->rodata->uring_kind_of[op] = uring_op_kind(op);

@@ -293,12 +293,11 @@ static void print_sites(FILE *f, const struct ledger *l, bool have_payload, doub
 		if (is_cpu_copy(s))
 			cpu_bytes += st->bytes;
 	}
-	if (l->bnd.measured)
+	if (l->bnd.measured) {
+		snprintf(b1, sizeof(b1), "%.3f", have_payload && payload > 0 ? l->bnd.unattributed / payload : 0);
 		fprintf(f, "  %-16s %-7s %12s %16" PRIu64 " %10s %11s\n", "unattributed", "-", "-",
-			(uint64_t)l->bnd.unattributed,
-			have_payload && payload > 0 ? (snprintf(b1, sizeof(b1), "%.3f", l->bnd.unattributed / payload), b1) : "-",
-			"-");
-	else
+			(uint64_t)l->bnd.unattributed, have_payload && payload > 0 ? b1 : "-", "-");
+	} else
 		fprintf(f, "  %-16s %-7s %12s %16s %10s %11s\n", "unattributed", "-", "-", "not supported", "-", "-");
 	for (int s = 0; unsupported && l->choice && s < NR_SITES; s++) {
 		const char *why = probe_refusal(l->choice, s);
