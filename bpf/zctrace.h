@@ -46,11 +46,15 @@ enum site {
 	SITE_PIPE_WRITE_COPY,	/* user->pipe buffer copy of write()/writev() into a pipe or FIFO */
 	SITE_PIPE_REF,		/* vmsplice/splice/tee/sendfile into a pipe: page references, no copy */
 	SITE_PIPE_READ_COPY,	/* pipe buffer->user copy of read()/readv(), and of vmsplice() out of a pipe */
-	SITE_SEND_COPY,		/* user->kernel copy into the socket buffer */
+	SITE_SEND_COPY,		/* user->kernel copy into a TCP socket's buffer */
+	SITE_UDP_SEND_COPY,	/* user->skb copy of a UDP send (IPv4 and IPv6) */
+	SITE_UNIX_SEND_COPY,	/* user->skb copy of a Unix socket send (stream and datagram) */
 	SITE_ZC_PIN,		/* MSG_ZEROCOPY: user pages pinned instead of copied */
 	SITE_SPLICE_REF,	/* sendfile/splice: page references added to the skb */
 	SITE_DEFERRED_COPY,	/* pinned zerocopy data copied later, on delivery */
-	SITE_RECV_COPY,		/* kernel->user copy out of the socket */
+	SITE_RECV_COPY,		/* kernel->user copy out of a TCP socket */
+	SITE_UDP_RECV_COPY,	/* skb->user copy of a UDP receive */
+	SITE_UNIX_RECV_COPY,	/* skb->user copy of a Unix socket receive */
 	NR_SITES,
 };
 
@@ -195,6 +199,9 @@ struct misc_stats {
 	__u64 zc_calls_unmatched;	/* ids in a notice (notifications) with no send seen by the tracer */
 	__u64 zc_bytes_copied_notice;	/* bytes of send calls whose notice said COPIED */
 	__u64 zc_calls_dropped;		/* zerocopy sends that did not fit the pending map */
+	__u64 udp_pins_late;		/* bytes of UDP zerocopy pins seen after their send call returned
+					 * (a queueing device on the tracepoint path): udp_send_copy
+					 * counted them as copies too */
 	__u64 phase_begins;
 	__u64 phase_ends;
 	__u64 switches_before_exec;	/* the first target's switches before its exec (perf starts there) */
