@@ -226,12 +226,120 @@ def prog_stats_reported():
     assert p.returncode == 0 and led["prog_stats"] is None, led.get("prog_stats")
 
 
+HW_COUNTERS = ("cycles", "instructions", "cache-misses", "branch-misses", "L1-dcache-load-misses", "LLC-loads",
+               "LLC-load-misses")
+PERF_DERIVED = ["cycles_per_byte", "ipc", "l1d_misses_per_kib", "llc_misses_per_kib", "llc_miss_rate",
+                "cache_misses_per_kib", "branch_misses_per_kib", "task_clock_ns_per_byte"]
+
+
+def has_hw_pmu():
+    """A CPU PMU: the legacy 'cpu' one, or a hybrid CPU's cpu_core/cpu_atom."""
+    devs = os.listdir("/sys/bus/event_source/devices")
+    return "cpu" in devs or any(d.startswith("cpu_") for d in devs)
+
+
+def perf_table(out):
+    """The text report's counter rows: name -> the rest of its line."""
+    block = out[out.index("\nperf counters ("):]
+    block = block[:block.index("\nchecks\n")]
+    return {m.group(1): m.group(2) for m in re.finditer(r"^  (\S+(?: \[stand-in: [\w-]+\])?) +(.*)$", block, re.M)}
+
+
 def hw_counters_reported_honestly():
-    p = zctrace("run", "--no-hist", "tcp-onecopy", "--size", "4K", "--messages", "100")
+    """Every hardware counter and every figure derived from one is a number where the machine has a
+    PMU, "not supported" (never 0) where it has none; the task-clock fallback is labelled as such."""
+    p, led = traced("tcp-onecopy", "--size", "4K", "--messages", "300")
     assert p.returncode == 0, p.stderr
-    line = next(l for l in p.stdout.splitlines() if l.startswith("perf"))
-    assert re.search(r"cycles (not supported|\d+)", line), line
-    assert "cycles 0 " not in line and "instructions 0 " not in line, line
+    text = zctrace("run", "--no-hist", "tcp-onecopy", "--size", "4K", "--messages", "300")
+    assert text.returncode == 0, text.stderr
+    rows, ev = perf_table(text.stdout), led["counters"]["events"]
+    for name in HW_COUNTERS:
+        assert name in rows, f"{name} not in the counter table: {sorted(rows)}"
+        assert not re.match(r"0\b", rows[name]), f"{name}: {rows[name]}"
+        if has_hw_pmu():
+            continue
+        assert rows[name].startswith("not supported (no hardware counter for it here"), f"{name}: {rows[name]}"
+        assert ev[name]["supported"] is False and ev[name]["whole"] is None and ev[name]["why"], ev[name]
+        assert led["perf"][name] is None, led["perf"][name]
+    if not has_hw_pmu():
+        for key in PERF_DERIVED[:-1]:
+            assert led["counters"]["derived"]["whole"][key] is None, (key, led["counters"]["derived"])
+        assert led["counters"]["cycles_fallback"] == "task_clock_ns_per_byte", led["counters"]
+        assert rows["cycles/byte"].startswith("not supported (cycles: no hardware counter"), rows["cycles/byte"]
+        assert "(fallback)" in text.stdout and "not cycles" in text.stdout, text.stdout[-1500:]
+    fallback = led["counters"]["derived"]["whole"]["task_clock_ns_per_byte"]
+    want = led["perf"]["task-clock"] / led["workload"]["bytes"]
+    assert abs(fallback - want) <= want * 1e-9, (fallback, want)
+    # one side per process only where the sides are processes
+    assert led["counters"]["roles"] == "whole" and "threads of one process" in led["counters"]["roles_why"], \
+        led["counters"]
+    assert "roles: sender and receiver are threads of one process" in text.stdout, text.stdout[-1500:]
+
+
+def perf_roles_by_process():
+    """--peer process: the workload's own process (the sender) and the other one (the receiver) are
+    counted apart; they add up to the whole, each did work, and each role's ns/byte is its own."""
+    p, led = traced("tcp-onecopy", "--size", "16K", "--messages", "2000", "--peer", "process")
+    assert p.returncode == 0, p.stderr
+    c = led["counters"]
+    assert c["roles"] == "process" and c["roles_why"] is None, c
+    for name in ("task-clock", "context-switches", "page-faults"):
+        e = c["events"][name]
+        whole, snd, rcv = e["whole"]["value"], e["sender"]["value"], e["receiver"]["value"]
+        assert snd > 0 and rcv > 0, (name, e)
+        assert abs(snd + rcv - whole) <= 1e-6 * whole, (name, snd, rcv, whole)
+    d, payload = c["derived"], led["workload"]["bytes"]
+    for role in ("whole", "sender", "receiver"):
+        want = c["events"]["task-clock"][role]["value"] / payload
+        assert abs(d[role]["task_clock_ns_per_byte"] - want) <= want * 1e-9, (role, d[role])
+    # the hardware figures stay empty per role too where the machine has no PMU
+    if not has_hw_pmu():
+        assert all(d[r]["cycles_per_byte"] is None for r in ("whole", "sender", "receiver")), d
+
+
+def perf_counter_paths_simulated():
+    """The hardware counters' code paths on a machine without them: software events stand in
+    (ZCTRACE_PERF_STANDIN), one is multiplexed (ZCTRACE_PERF_MULTIPLEX reads it as if on a PMU a
+    quarter of the time, which scaling must undo), one refused (ZCTRACE_PERF_REFUSE)."""
+    env = dict(os.environ, ZCTRACE_PERF_STANDIN="cycles=task-clock,instructions=task-clock,LLC-loads=page-faults,"
+               "LLC-load-misses=page-faults", ZCTRACE_PERF_MULTIPLEX="cycles=0.25",
+               ZCTRACE_PERF_REFUSE="L1-dcache-load-misses")
+    p, led = traced("tcp-onecopy", "--size", "16K", "--messages", "2000", "--peer", "process", env=env)
+    assert p.returncode == 0, p.stderr
+    ev, payload = led["counters"]["events"], led["workload"]["bytes"]
+    cyc, ins, clock = ev["cycles"], ev["instructions"], ev["task-clock"]
+    assert cyc["standin"] == "task-clock" and cyc["simulated_running"] == 0.25, cyc
+    for role in ("whole", "sender", "receiver"):
+        # read as a quarter of its count over a quarter of its time: scaled back to the real count
+        assert cyc[role]["running_fraction"] == 0.25, (role, cyc)
+        assert ins[role]["running_fraction"] == 1, (role, ins)
+        assert abs(cyc[role]["value"] / ins[role]["value"] - 1) < 0.02, (role, cyc[role], ins[role])
+        assert abs(ins[role]["value"] / clock[role]["value"] - 1) < 0.02, (role, ins[role], clock[role])
+    d = led["counters"]["derived"]
+    assert_eq("cycles/byte from the stand-in", d["whole"]["cycles_per_byte"], cyc["whole"]["value"] / payload)
+    assert abs(d["sender"]["ipc"] - ins["sender"]["value"] / cyc["sender"]["value"]) < 1e-12, d["sender"]
+    assert_eq("LLC miss rate (the same event twice)", d["whole"]["llc_miss_rate"], 1.0)
+    assert ev["L1-dcache-load-misses"]["supported"] is False, ev["L1-dcache-load-misses"]
+    assert ev["L1-dcache-load-misses"]["why"] == "refused by ZCTRACE_PERF_REFUSE", ev["L1-dcache-load-misses"]
+    assert d["whole"]["l1d_misses_per_kib"] is None, d["whole"]
+    assert led["counters"]["cycles_fallback"] is None, led["counters"]
+    text = subprocess.run([ZCTRACE, "run", "--no-hist", "tcp-onecopy", "--size", "16K", "--messages", "500"],
+                          capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    rows = perf_table(text.stdout)
+    assert re.search(r"multiplexed: on a PMU 25\.0% of its enabled time, scaled x4\.00 \(simulated",
+                     rows["cycles [stand-in: task-clock]"]), rows
+    assert rows["L1-dcache-load-misses"] == "not supported (refused by ZCTRACE_PERF_REFUSE)", rows
+    assert "(fallback)" not in text.stdout, "the fallback label with a cycle count"
+    # the sweep carries the scaling and the derived figures
+    out = os.path.join(scratch, "simulated.csv")
+    sw = subprocess.run([ZCTRACE, "sweep", "tcp-onecopy", "--sizes", "16K", "--messages", "500", "-o", out,
+                         "--", "--peer", "process"], capture_output=True, text=True, env=env, timeout=300)
+    assert sw.returncode == 0, sw.stderr[-800:]
+    r = read_csv(out)[1][0]
+    assert r["perf_multiplexed"] == "cycles=0.25" and r["perf_roles"] == "process", r
+    assert float(r["cycles_per_byte"]) > 0 and float(r["sender_ipc"]) > 0 and r["l1d_misses_per_kib"] == "", r
+    assert abs(float(r["sender_cycles_per_byte"]) + float(r["receiver_cycles_per_byte"])
+               - float(r["cycles_per_byte"])) < 1e-6 * float(r["cycles_per_byte"]), r
 
 
 def probes_report():
@@ -773,7 +881,7 @@ def check_can_fail():
 # ---- sweeps and plots ----
 
 SWEEP_HEAD = ["run", "rep", "workload", "size", "threads", "status", "exit_code", "error", "host", "kernel",
-              "methods", "elapsed_s", "bytes", "bytes_received", "messages", "throughput_gbit_s",
+              "machine", "methods", "elapsed_s", "bytes", "bytes_received", "messages", "throughput_gbit_s",
               "lat_p50_ns", "lat_p90_ns", "lat_p99_ns", "lat_max_ns"]
 SWEEP_MIDDLE = ["cpu_copies_per_byte", "ctx_switches", "ctx_voluntary", "ctx_involuntary", "offcpu_ns",
                 "syscalls", "page_faults_user", "page_faults_kernel", "task_clock_ns", "cpu_ns_per_byte",
@@ -1264,7 +1372,8 @@ def sweep_columns():
     """The documented columns; sites and perf counters in the order a ledger lists them."""
     p, led = traced("tcp-onecopy", "--size", "4K", "--messages", "10")
     sites = [c for s in led["sites"] for c in (f"{s}_copies", f"{s}_bytes", f"{s}_per_byte")]
-    perf = ["perf_" + name.replace("-", "_") for name in led["perf"]]
+    perf = ["perf_" + name.replace("-", "_") for name in led["perf"]] + ["perf_roles", "perf_multiplexed"]
+    perf += [f"{role}{key}" for role in ("", "sender_", "receiver_") for key in PERF_DERIVED] + ["memcpy_mb_s"]
     return SWEEP_HEAD + sites + SWEEP_MIDDLE + perf + SWEEP_TAIL
 
 
@@ -2791,7 +2900,8 @@ def main():
     if os.geteuid() != 0:
         print("tests need root (BPF, perf counters)", file=sys.stderr)
         return 2
-    tests = [unit_tests, probes_report, json_schema, prog_stats_reported, hw_counters_reported_honestly]
+    tests = [unit_tests, probes_report, json_schema, prog_stats_reported, hw_counters_reported_honestly,
+             perf_roles_by_process, perf_counter_paths_simulated]
     for w in EXPECT:
         for size in SIZES:
             for threads in (1, 4):

@@ -5,6 +5,7 @@
 #include "jsonpath.h"
 #include "micro.h"
 #include "report_json.h"
+#include "report_perf.h"
 #include "sysnames.h"
 #include "wl.h"
 
@@ -377,6 +378,7 @@ json_object *ledger_json(const struct ledger *l, const struct micro *m)
 	add(root, "by_process", by_process_json(l));
 	add(root, "zerocopy_path", zc_path_json(l));
 	add(root, "perf", perf_json(l));
+	add(root, "counters", perf_counters_json(l, have_payload ? payload : 0));
 	add(root, "probes", probes_json(l, false));
 	add(root, "probes_refused", probes_json(l, true));
 	add(root, "map_updates_dropped", dropped_json(l));

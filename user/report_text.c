@@ -5,6 +5,7 @@
 #include "hist.h"
 #include "jsonpath.h"
 #include "micro.h"
+#include "report_perf.h"
 #include "report_text.h"
 #include "sysnames.h"
 
@@ -413,24 +414,6 @@ static void print_kernel(FILE *f, const struct ledger *l, bool histograms, bool 
 	}
 }
 
-static void print_perf(FILE *f, const struct ledger *l)
-{
-	if (l->perf) {
-		fprintf(f, "perf (whole run):");
-		for (int i = 0; i < NR_PERF_COUNTERS; i++) {
-			const struct perf_counter *c = &l->perf->c[i];
-
-			if (!c->counted)
-				fprintf(f, "  %s not supported (%s)", c->name, c->why);
-			else if (!strcmp(c->name, "task-clock"))
-				fprintf(f, "  %s %.3f ms", c->name, c->value / 1e6);
-			else
-				fprintf(f, "  %s %.0f", c->name, c->value);
-		}
-		fprintf(f, "\n");
-	}
-}
-
 static void print_checks(FILE *f, const struct ledger *l)
 {
 	fprintf(f, "\nchecks\n");
@@ -461,6 +444,6 @@ void ledger_print(FILE *f, const struct ledger *l, const struct micro *m, bool h
 	if (histograms)
 		print_size_hists(f, l);
 	print_kernel(f, l, histograms, have_payload, payload);
-	print_perf(f, l);
+	perf_print(f, l, have_payload ? payload : 0);
 	print_checks(f, l);
 }

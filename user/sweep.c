@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 #include "jsonpath.h"
 #include "ledger.h"
+#include "machine.h"
 #include "output.h"
 #include "perfcnt.h"
 #include "probes.h"
@@ -38,6 +39,7 @@
 #define TIMEOUT_MESSAGES_S 120.0	/* per run with --messages, whose length is unknown */
 #define STOP_GRACE_S 10.0		/* `zctrace run` takes up to 5 s to stop its workload, then reports */
 #define ERROR_LEN 300
+#define MEMBW_WORKLOAD "membw"		/* --membw's runs */
 
 enum run_status { RUN_OK, RUN_CHECK_FAILED, RUN_ERROR, RUN_TIMEOUT, RUN_INTERRUPTED, NR_RUN_STATUS };
 
@@ -62,6 +64,7 @@ struct sweep_args {
 	bool json;
 	char **extra;			/* after "--": appended to every workload's arguments */
 	int nextra;
+	uint64_t membw_size;		/* --membw: a memcpy bandwidth run of this size per repetition; 0: none */
 };
 
 struct run_outcome {
@@ -143,6 +146,9 @@ static const struct argp_option sweep_options[] = {
 	{ "messages", 'n', "N", 0, "Messages per connection instead of --duration", 0 },
 	{ "method", 'm', "METHOD", 0, "Passed to every run: fentry, kprobe or tracepoint", 0 },
 	{ "output", 'o', "FILE", 0, "Write FILE.csv or FILE.json (default: CSV on stdout)", 0 },
+	{ "membw", 'b', "SIZE", 0,
+	  "Also run 'membw --kind memcpy --size SIZE' once per repetition: the copy bandwidth the "
+	  "findings hold the copies against", 0 },
 	{ "timeout", 'T', "SECS", 0,
 	  "Stop a run after SECS (default 60 + 3 x duration, 120 with --messages)", 0 },
 	{},
@@ -192,6 +198,11 @@ static error_t sweep_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case 'o':
 		a->out_path = arg;
+		break;
+	case 'b':
+		if (wl_parse_size(arg, &a->membw_size) || a->membw_size < 4096 || a->membw_size % 8 ||
+		    a->membw_size > (4ULL << 30))
+			argp_failure(state, EXIT_USAGE, 0, "invalid --membw '%s' (4K to 4G, a multiple of 8)", arg);
 		break;
 	case 'T':
 		if (wl_parse_seconds(arg, 86400.0 * 30, &a->timeout_s))
@@ -339,7 +350,7 @@ static void classify(struct run_outcome *o, const char *out_log, const char *err
 
 /* The `zctrace run` command line of one cell of the grid; @num holds its numbers' text. */
 static const char **run_argv(const struct sweep_args *a, const char *workload, uint64_t size, uint64_t threads,
-			     const char *json_path, char num[3][24])
+			     bool bandwidth, const char *json_path, char num[3][24])
 {
 	const char **argv = cli_xrealloc(NULL, (20 + a->nextra) * sizeof(*argv));
 	const struct workload_def *def = find_workload(workload);
@@ -368,7 +379,11 @@ static const char **run_argv(const struct sweep_args *a, const char *workload, u
 		argv[n++] = a->duration ? "--duration" : "--messages";
 		argv[n++] = a->duration ? a->duration : num[2];
 	}
-	for (int i = 0; i < a->nextra; i++)
+	if (bandwidth) {	/* the grid's workload arguments are not membw's */
+		argv[n++] = "--kind";
+		argv[n++] = "memcpy";
+	}
+	for (int i = 0; i < a->nextra && !bandwidth; i++)
 		argv[n++] = a->extra[i];
 	argv[n] = NULL;
 	return argv;
@@ -436,8 +451,9 @@ static enum run_status wait_run(pid_t child, double timeout, int *wstatus, bool 
 	return stopping;
 }
 
+/* One run; @bandwidth: --membw's, which takes none of the grid's workload arguments. */
 static void run_one(const struct sweep_args *a, const char *dir, const char *workload, uint64_t size,
-		    uint64_t threads, struct run_outcome *o)
+		    uint64_t threads, bool bandwidth, struct run_outcome *o)
 {
 	char json_path[PATH_MAX], out_log[PATH_MAX], err_log[PATH_MAX], num[3][24];
 	const char **argv;
@@ -454,7 +470,7 @@ static void run_one(const struct sweep_args *a, const char *dir, const char *wor
 	snprintf(out_log, sizeof(out_log), "%s/stdout.log", dir);
 	snprintf(err_log, sizeof(err_log), "%s/stderr.log", dir);
 	unlink(json_path);
-	argv = run_argv(a, workload, size, threads, json_path, num);
+	argv = run_argv(a, workload, size, threads, bandwidth, json_path, num);
 	child = start_run(argv, out_log, err_log);
 	free(argv);
 	if (child < 0) {
@@ -531,7 +547,8 @@ static void progress(int k, int n, const char *workload, uint64_t size, uint64_t
 }
 
 static json_object *make_row(const struct columns *c, int k, long rep, const char *workload, uint64_t size,
-			     uint64_t threads, const struct run_outcome *o, const struct utsname *u, bool json)
+			     uint64_t threads, const struct run_outcome *o, const struct utsname *u,
+			     const struct machine *m, bool json)
 {
 	json_object *row = new_row(c);
 
@@ -547,6 +564,7 @@ static json_object *make_row(const struct columns *c, int k, long rep, const cha
 		row_put(row, "error", json_object_new_string(o->error));
 	row_put(row, "host", json_object_new_string(u->nodename));
 	row_put(row, "kernel", json_object_new_string(u->release));
+	row_put(row, "machine", json_object_new_string(m->line));
 	/* an interrupted or timed-out run keeps the figures of the partial ledger it wrote */
 	if (o->ledger)
 		fill_from_ledger(row, o->ledger, c);
@@ -555,29 +573,48 @@ static json_object *make_row(const struct columns *c, int k, long rep, const cha
 	return row;
 }
 
-/* Every run of the grid, a row each; how many ran. */
-static int run_grid(const struct sweep_args *a, const char *dir, struct sweep_output *out, const struct columns *cols,
-		    const struct utsname *u, int counts[NR_RUN_STATUS], int nruns, double start)
+/* What every run of a sweep writes to, and how far it has got. */
+struct sweep_run {
+	const struct sweep_args *a;
+	const char *dir;
+	struct sweep_output *out;
+	const struct columns *cols;
+	const struct utsname *u;
+	const struct machine *m;
+	int *counts;		/* [NR_RUN_STATUS] */
+	int nruns, k;
+	double start;
+};
+
+static void run_point(struct sweep_run *sr, long rep, const char *workload, uint64_t size, uint64_t threads,
+		      bool bandwidth)
 {
-	int k = 0;
+	struct run_outcome o;
+
+	run_one(sr->a, sr->dir, workload, size, threads, bandwidth, &o);
+	sr->k++;
+	sr->counts[o.status]++;
+	output_row(sr->out, sr->cols, make_row(sr->cols, sr->k, rep, workload, size, threads, &o, sr->u, sr->m,
+					       sr->a->json));
+	progress(sr->k, sr->nruns, workload, size, threads, rep, &o, now_s() - sr->start);
+	json_object_put(o.ledger);
+}
+
+/* Every run of the grid, a row each, the --membw run first in each repetition; how many ran. */
+static int run_grid(struct sweep_run *sr)
+{
+	const struct sweep_args *a = sr->a;
 
 	/* repetitions outermost: slow drift of the machine spreads over every point */
-	for (long rep = 1; rep <= a->reps && keep_going(out); rep++)
-		for (int w = 0; w < a->nworkloads && keep_going(out); w++)
-			for (int s = 0; s < a->nsizes && keep_going(out); s++)
-				for (int t = 0; t < a->nthreads && keep_going(out); t++) {
-					struct run_outcome o;
-
-					run_one(a, dir, a->workloads[w], a->sizes[s], a->threads[t], &o);
-					k++;
-					counts[o.status]++;
-					output_row(out, cols, make_row(cols, k, rep, a->workloads[w], a->sizes[s],
-								       a->threads[t], &o, u, a->json));
-					progress(k, nruns, a->workloads[w], a->sizes[s], a->threads[t], rep, &o,
-						 now_s() - start);
-					json_object_put(o.ledger);
-				}
-	return k;
+	for (long rep = 1; rep <= a->reps && keep_going(sr->out); rep++) {
+		if (a->membw_size)
+			run_point(sr, rep, MEMBW_WORKLOAD, a->membw_size, 1, true);
+		for (int w = 0; w < a->nworkloads && keep_going(sr->out); w++)
+			for (int s = 0; s < a->nsizes && keep_going(sr->out); s++)
+				for (int t = 0; t < a->nthreads && keep_going(sr->out); t++)
+					run_point(sr, rep, a->workloads[w], a->sizes[s], a->threads[t], false);
+	}
+	return sr->k;
 }
 
 /* The options that only make sense together: a usage error (one line) or 0. */
@@ -651,6 +688,8 @@ int cmd_sweep(int argc, char **argv)
 	struct columns cols = {};
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 	struct utsname u;
+	struct machine mach;
+	struct sweep_run sr;
 	char dir[PATH_MAX] = "", length[48], **meta_argv;
 	int nruns = 0, k = 0, counts[NR_RUN_STATUS] = {}, ret = 1;
 	double start;
@@ -668,11 +707,12 @@ int cmd_sweep(int argc, char **argv)
 	if ((ret = check_args(&a)))
 		goto cleanup;
 	ret = 1;
-	nruns = a.nworkloads * a.nsizes * a.nthreads * a.reps;
+	nruns = (a.nworkloads * a.nsizes * a.nthreads + (a.membw_size ? 1 : 0)) * a.reps;
 
 	uname(&u);
+	machine_describe(&mach);
 	build_columns(&cols);
-	if (output_open(&out, a.out_path, a.json, &cols, meta_json(argc, meta_argv, &u)))
+	if (output_open(&out, a.out_path, a.json, &cols, meta_json(argc, meta_argv, &u, &mach)))
 		goto cleanup;
 	snprintf(dir, sizeof(dir), "%s/zctrace-sweep.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(dir)) {
@@ -689,13 +729,15 @@ int cmd_sweep(int argc, char **argv)
 		snprintf(length, sizeof(length), "%s s", a.duration);
 	else
 		snprintf(length, sizeof(length), "%" PRIu64 " messages per connection", a.messages);
-	fprintf(stderr, "zctrace sweep: %d run%s (%d workload%s x %d size%s x %d thread count%s x %ld rep%s), "
+	fprintf(stderr, "zctrace sweep: %d run%s (%d workload%s x %d size%s x %d thread count%s%s x %ld rep%s), "
 		"%s each; writing %s\n", nruns, nruns > 1 ? "s" : "", a.nworkloads, a.nworkloads > 1 ? "s" : "", a.nsizes,
-		a.nsizes > 1 ? "s" : "", a.nthreads, a.nthreads > 1 ? "s" : "", a.reps, a.reps > 1 ? "s" : "",
-		length, out.path ? out.path : "CSV to stdout");
+		a.nsizes > 1 ? "s" : "", a.nthreads, a.nthreads > 1 ? "s" : "", a.membw_size ? ", + 1 membw" : "",
+		a.reps, a.reps > 1 ? "s" : "", length, out.path ? out.path : "CSV to stdout");
 
 	start = now_s();
-	k = run_grid(&a, dir, &out, &cols, &u, counts, nruns, start);
+	sr = (struct sweep_run){ .a = &a, .dir = dir, .out = &out, .cols = &cols, .u = &u, .m = &mach,
+				 .counts = counts, .nruns = nruns, .start = start };
+	k = run_grid(&sr);
 	ret = report_end(&out, counts, k, nruns, start);
 
 cleanup:

@@ -13,7 +13,9 @@
 #include <sys/utsname.h>
 #include "cli.h"
 #include "jsonpath.h"
+#include "machine.h"
 #include "output.h"
+#include "perfroles.h"
 #include "sites.h"
 #include "sweep_table.h"
 
@@ -47,7 +49,7 @@ void build_columns(struct columns *c)
 {
 	static const char *const head[] = {
 		"run", "rep", "workload", "size", "threads", "status", "exit_code", "error", "host",
-		"kernel", "methods", "elapsed_s", "bytes", "bytes_received", "messages",
+		"kernel", "machine", "methods", "elapsed_s", "bytes", "bytes_received", "messages",
 		"throughput_gbit_s", "lat_p50_ns", "lat_p90_ns", "lat_p99_ns", "lat_max_ns",
 	};
 	static const char *const middle[] = {
@@ -73,6 +75,13 @@ void build_columns(struct columns *c)
 		perf_column(col, sizeof(col), c->perf_counter[i]);
 		add_column(c, "%s", col);
 	}
+	add_column(c, "perf_roles");
+	add_column(c, "perf_multiplexed");
+	for (int role = 0; role < NR_PERF_ROLES; role++)
+		for (int d = 0; d < NR_PERF_DERIVED; d++)
+			add_column(c, "%s%s%s", role ? perf_role_names[role] : "", role ? "_" : "",
+				   perf_derived_defs[d].key);
+	add_column(c, "memcpy_mb_s");
 	add_column(c, "checks_passed");
 	add_column(c, "checks_failed");
 	add_column(c, "failed_checks");
@@ -154,6 +163,50 @@ static void put_sites(json_object *row, json_object *led, double payload)
 		row_put(row, "cpu_copies_per_byte", json_object_new_double(cpu_bytes / payload));
 }
 
+/* Which roles the counters separate, which were multiplexed, and the figures derived from them. */
+static void put_counters(json_object *row, json_object *counters)
+{
+	json_object *events = json_at(counters, "events");
+	char col[96], scaled[512] = "";
+
+	if (!counters)
+		return;
+	if (json_at(counters, "roles_why"))
+		snprintf(col, sizeof(col), "whole (%.80s)", json_str(counters, "roles_why", ""));
+	row_put(row, "perf_roles", json_object_new_string(json_at(counters, "roles_why") ? col
+							  : json_str(counters, "roles", "?")));
+	if (events && json_object_is_type(events, json_type_object)) {
+		json_object_object_foreach(events, name, ev) {
+			double running = json_double(ev, "whole.running_fraction");
+
+			if (running < 1)
+				snprintf(scaled + strlen(scaled), sizeof(scaled) - strlen(scaled), "%s%s=%.3g",
+					 scaled[0] ? ";" : "", name, running);
+		}
+	}
+	row_put(row, "perf_multiplexed", json_object_new_string(scaled[0] ? scaled : "none"));
+	for (int role = 0; role < NR_PERF_ROLES; role++)
+		for (int d = 0; d < NR_PERF_DERIVED; d++) {
+			char path[96];
+
+			snprintf(path, sizeof(path), "derived.%s.%s", perf_role_names[role], perf_derived_defs[d].key);
+			snprintf(col, sizeof(col), "%s%s%s", role ? perf_role_names[role] : "", role ? "_" : "",
+				 perf_derived_defs[d].key);
+			put_copy(row, col, json_at(counters, path));
+		}
+}
+
+/* A microbenchmark's memcpy bandwidth (membw): the copy bound's yardstick. */
+static void put_memcpy(json_object *row, json_object *results)
+{
+	for (size_t i = 0; i < json_array_len(results); i++) {
+		json_object *r = json_object_array_get_idx(results, i);
+
+		if (!strcmp(json_str(r, "name", ""), "memcpy") && !strcmp(json_str(r, "unit", ""), "MB/s"))
+			put_copy(row, "memcpy_mb_s", json_at(r, "median"));
+	}
+}
+
 /* How many checks held, how many failed, and the failed ones' names. */
 static void put_checks(json_object *row, json_object *checks)
 {
@@ -210,6 +263,8 @@ void fill_from_ledger(json_object *row, json_object *led, const struct columns *
 		perf_column(col, sizeof(col), c->perf_counter[i]);
 		put_copy(row, col, json_at(perf, c->perf_counter[i]));
 	}
+	put_counters(row, json_at(led, "counters"));
+	put_memcpy(row, json_array(led, "workload.results"));
 	put_checks(row, json_at(led, "checks"));
 }
 
@@ -295,7 +350,7 @@ static void json_flush(struct sweep_output *out)
 	}
 }
 
-json_object *meta_json(int argc, char **argv, const struct utsname *u)
+json_object *meta_json(int argc, char **argv, const struct utsname *u, const struct machine *m)
 {
 	json_object *meta = json_object_new_object(), *args = json_object_new_array();
 	char started[32];
@@ -310,6 +365,7 @@ json_object *meta_json(int argc, char **argv, const struct utsname *u)
 	json_object_object_add(meta, "kernel", json_object_new_string(u->release));
 	json_object_object_add(meta, "started", json_object_new_string(started));
 	json_object_object_add(meta, "argv", args);
+	json_object_object_add(meta, "machine", machine_json(m));
 	return meta;
 }
 

@@ -8,6 +8,7 @@
 #include "perfcnt.h"
 
 struct utsname;
+struct machine;
 
 /* The columns of a row, in order. Fixed before the first run, so the header never depends on it. */
 struct columns {
@@ -32,8 +33,8 @@ json_object *new_row(const struct columns *c);
 void row_put(json_object *row, const char *col, json_object *v);
 /* The row's figures from a run's JSON ledger @led. */
 void fill_from_ledger(json_object *row, json_object *led, const struct columns *c);
-/* The JSON document's "meta": host, kernel, start time, command line. */
-json_object *meta_json(int argc, char **argv, const struct utsname *u);
+/* The JSON document's "meta": host, kernel, start time, command line, the machine. */
+json_object *meta_json(int argc, char **argv, const struct utsname *u, const struct machine *m);
 /* To @path (NULL or "-": stdout), as CSV or (@json) JSON; takes @meta. 0 or -errno. */
 int output_open(struct sweep_output *out, const char *path, bool json, const struct columns *c, json_object *meta);
 /* Writes the row and takes it. */

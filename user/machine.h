@@ -1,0 +1,27 @@
+/* The machine a sweep ran on, in a short line and as JSON: CPU model, caches, memory, kernel. */
+#ifndef MACHINE_H
+#define MACHINE_H
+
+#include <stddef.h>
+#include <json-c/json.h>
+
+#define MACHINE_MAX_CACHES 8
+
+struct machine {
+	char cpu_model[96];
+	long cpus;			/* online */
+	struct {
+		int level;
+		char type[16];		/* Data, Instruction, Unified */
+		char size[16];		/* as sysfs says it: 32K, 1024K */
+	} cache[MACHINE_MAX_CACHES];	/* of CPU 0 */
+	int ncaches;
+	unsigned long long mem_bytes;
+	char kernel[72];			/* uname -r */
+	char line[400];			/* "AMD EPYC x2, L1d 32K L2 1M L3 32M, 23.5 GiB, Linux 6.18.0" */
+};
+
+void machine_describe(struct machine *m);
+json_object *machine_json(const struct machine *m);
+
+#endif
