@@ -883,7 +883,7 @@ def check_can_fail():
 SWEEP_HEAD = ["run", "rep", "workload", "size", "threads", "status", "exit_code", "error", "host", "kernel",
               "machine", "methods", "elapsed_s", "bytes", "bytes_received", "messages", "throughput_gbit_s",
               "lat_p50_ns", "lat_p90_ns", "lat_p99_ns", "lat_max_ns"]
-SWEEP_MIDDLE = ["cpu_copies_per_byte", "ctx_switches", "ctx_voluntary", "ctx_involuntary", "offcpu_ns",
+SWEEP_MIDDLE = ["cpu_copies_per_byte", "cpu_copy_sites", "ctx_switches", "ctx_voluntary", "ctx_involuntary", "offcpu_ns",
                 "syscalls", "page_faults_user", "page_faults_kernel", "task_clock_ns", "cpu_ns_per_byte",
                 "unattributed_bytes"]
 SWEEP_TAIL = ["checks_passed", "checks_failed", "failed_checks"]

@@ -53,7 +53,7 @@ void build_columns(struct columns *c)
 		"throughput_gbit_s", "lat_p50_ns", "lat_p90_ns", "lat_p99_ns", "lat_max_ns",
 	};
 	static const char *const middle[] = {
-		"cpu_copies_per_byte", "ctx_switches", "ctx_voluntary", "ctx_involuntary", "offcpu_ns",
+		"cpu_copies_per_byte", "cpu_copy_sites", "ctx_switches", "ctx_voluntary", "ctx_involuntary", "offcpu_ns",
 		"syscalls", "page_faults_user", "page_faults_kernel", "task_clock_ns", "cpu_ns_per_byte",
 		"unattributed_bytes",
 	};
@@ -139,7 +139,7 @@ static void put_sites(json_object *row, json_object *led, double payload)
 {
 	bool every_site = json_at(led, "sites") != NULL;
 	double cpu_bytes = 0;
-	char col[96];
+	char col[96], cpu_sites[512] = "";
 
 	for (int s = 0; s < NR_SITES; s++) {
 		json_object *site = json_at(json_at(led, "sites"), site_name(s)), *cpu;
@@ -155,9 +155,13 @@ static void put_sites(json_object *row, json_object *led, double payload)
 		snprintf(col, sizeof(col), "%s_per_byte", site_name(s));
 		put_copy(row, col, json_at(site, "per_payload_byte"));
 		cpu = json_at(site, "cpu_copy");
-		if (cpu && json_object_get_boolean(cpu))
+		if (cpu && json_object_get_boolean(cpu)) {
 			cpu_bytes += json_object_get_double(json_at(site, "bytes"));
+			snprintf(cpu_sites + strlen(cpu_sites), sizeof(cpu_sites) - strlen(cpu_sites), "%s%s",
+				 cpu_sites[0] ? ";" : "", site_name(s));
+		}
 	}
+	row_put(row, "cpu_copy_sites", json_object_new_string(cpu_sites));
 	/* a site this kernel cannot trace may hold CPU copies: then the sum is unknown, not smaller */
 	if (every_site && payload > 0)
 		row_put(row, "cpu_copies_per_byte", json_object_new_double(cpu_bytes / payload));
