@@ -12,6 +12,7 @@ import re
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -889,8 +890,10 @@ SWEEP_MIDDLE = ["cpu_copies_per_byte", "cpu_copy_sites", "ctx_switches", "ctx_vo
 SWEEP_TAIL = ["checks_passed", "checks_failed", "failed_checks"]
 SWEEP_GRID = ("tcp-onecopy,tcp-twocopy", "--sizes", "1K,64K", "--threads", "1,2", "--reps", "1",
               "--messages", "200")
-FIGURES = ["throughput_vs_size", "cpu_per_byte_vs_size", "copies_per_byte", "ctx_switches_vs_threads",
-           "latency_vs_threads"]
+# every figure tools/plot draws from a sweep without membw rows (copy_bound_vs_size needs them)
+FIGURES = ["throughput_vs_size", "throughput_vs_threads", "latency_vs_size", "latency_vs_threads",
+           "cpu_per_byte_vs_size", "cycles_per_byte_vs_size", "cache_misses_vs_size", "panel_16k_vs_threads",
+           "copies_per_byte", "ctx_switches_vs_threads", "findings"]
 FIGURE_PX = (1600, 1000)
 PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] (\S+) size=(\w+) threads=(\d+) rep=(\d+): (ok|check_failed|error|timeout|"
                       r"interrupted)( [\d.]+ Gbit/s)?.* \(elapsed \d+s, ETA \d+s\)$")
@@ -1536,7 +1539,8 @@ def plot_writes_figures():
     plot = subprocess.run([os.path.join(ROOT, "tools", "plot"), jpath, "-o", os.path.join(scratch, "jfig"),
                            "--formats", "png"], capture_output=True, text=True, timeout=300)
     assert plot.returncode == 0 and sorted(os.listdir(os.path.join(scratch, "jfig"))) == sorted(
-        f + ".png" for f in FIGURES), plot.stderr
+        [f + ".png" for f in FIGURES] + ["findings.json"]), plot.stderr
+    assert "skipped copy_bound_vs_size: no membw rows in the sweep" in plot.stderr, plot.stderr
     # unreadable or empty input: one line, exit 2
     empty = os.path.join(scratch, "empty.csv")
     open(empty, "w").close()
@@ -1563,9 +1567,131 @@ def plot_partial_file():
                           text=True, timeout=300)
     assert plot.returncode == 0, plot.stdout + plot.stderr
     made = sorted(f for f in os.listdir(outdir) if f.endswith(".png"))
-    assert made == sorted(f + ".png" for f in ("throughput_vs_size", "cpu_per_byte_vs_size",
-                                               "copies_per_byte")), made
-    assert "skipped latency_vs_threads" in plot.stderr, plot.stderr
+    assert made == sorted(f + ".png" for f in ("throughput_vs_size", "throughput_vs_threads", "cpu_per_byte_vs_size",
+                                               "cycles_per_byte_vs_size", "cache_misses_vs_size",
+                                               "panel_16k_vs_threads", "copies_per_byte", "findings")), made
+    assert "skipped latency_vs_threads" in plot.stderr and "skipped latency_vs_size" in plot.stderr, plot.stderr
+
+
+def run_plot(path, outdir, *args):
+    return subprocess.run([os.path.join(ROOT, "tools", "plot"), path, "-o", outdir, "--formats", "png", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def findings_synthetic_crossovers():
+    """The findings tool on rows with known answers: B overtakes A from 4K on in 4 of 5 reps (rep 5
+    dips at 16K), C never overtakes B, D ties B at every size; the peak, the best thread counts and
+    the copy bound (throughput x CPU copies per byte / memcpy bandwidth) exactly."""
+    cols = ["run", "rep", "workload", "size", "threads", "status", "throughput_gbit_s", "cpu_copies_per_byte",
+            "cpu_copy_sites", "send_copy_per_byte", "send_copy_bytes", "zc_pin_per_byte", "zc_pin_bytes",
+            "memcpy_mb_s"]
+    tput = {("A", 1024): 4.0, ("A", 4096): 8.0, ("A", 16384): 16.0,
+            ("B", 1024): 3.0, ("B", 4096): 9.0, ("B", 16384): 20.0,
+            ("C", 1024): 1.0, ("C", 4096): 2.0, ("C", 16384): 10.0,
+            ("D", 1024): 3.0, ("D", 4096): 9.0, ("D", 16384): 20.0}
+    rows, n = [], 0
+    for rep in range(1, 6):
+        n += 1
+        rows.append([n, rep, "membw", 67108864, 1, "ok", "", "", "", "", "", "", "", 10000])
+        for w in "ABCD":
+            for size in (1024, 4096, 16384):
+                for threads in (1, 2):
+                    t = tput[(w, size)] * threads
+                    if rep == 5 and w == "B" and size == 16384:
+                        t = 15.0 * threads  # below A (16 x threads) in this repetition alone
+                    copies = {"A": 3, "B": 2, "C": 2, "D": 2}[w]
+                    pin = 1 if w == "C" else 0
+                    n += 1
+                    rows.append([n, rep, w, size, threads, "ok", t, copies, "send_copy", copies, copies * size,
+                                 pin, pin * size, ""])
+    path = os.path.join(scratch, "synthetic.csv")
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows([cols] + rows)
+    outdir = os.path.join(scratch, "synthetic-figures")
+    plot = run_plot(path, outdir)
+    assert plot.returncode == 0, plot.stdout + plot.stderr
+    found = json.load(open(os.path.join(outdir, "findings.json")))
+    assert found["runs"] == 120 and found["reps"] == 5, (found["runs"], found["reps"])
+    assert found["copy_bandwidth"]["memcpy_mb_s"] == 10000 and found["copy_bandwidth"]["runs"] == 5
+    assert (found["peak"]["workload"], found["peak"]["size"], found["peak"]["threads"],
+            found["peak"]["throughput_gbit_s"]) == ("B", 16384, 2, 40.0), found["peak"]
+    best = {(p["workload"], p["size"]): p["threads"] for p in found["best_threads"]}
+    assert set(best.values()) == {2} and len(best) == 12, best
+    cross = {(c["faster"], c["than"], c["threads"]): c for c in found["crossovers"]}
+    assert set(cross) == {(a, b, t) for a, b in (("B", "A"), ("C", "B"), ("D", "C")) for t in (1, 2)}, set(cross)
+    for t in (1, 2):
+        ba = cross[("B", "A", t)]
+        assert (ba["from_size"], ba["reps_holding"], ba["reps"]) == (4096, 4, 5), ba
+        assert ba["text"].startswith(f"B >= A from 4K on, in 4 of 5 reps ({t} thread"), ba["text"]
+        assert ba["cpu_copies_per_byte"] == {"B": 2, "A": 3}, ba
+        cb = cross[("C", "B", t)]
+        assert cb["from_size"] is None and cb["reps_holding"] == 0 and cb["reps"] == 5, cb
+        assert cb["text"].startswith("C never overtakes B up to 16K (below it at 16K in 5 of 5 reps"), cb["text"]
+        assert cb["pins_refs_per_byte"] == {"C": 1, "B": 0}, cb
+        dc = cross[("D", "C", t)]
+        assert dc["from_size"] == 1024 and dc["text"].startswith("D >= C at every size, in 5 of 5 reps"), dc
+    share = {(p["workload"], p["size"], p["threads"]): p["copy_share"] for p in found["copy_bound"]}
+    want = 16.0 * 2 * 1e9 / 8 * 3 / 10000e6  # A at 16K, 2 threads: 32 Gbit/s x 3 copies/B at 10 GB/s
+    assert abs(share[("A", 16384, 2)] - want) < 1e-12, (share[("A", 16384, 2)], want)
+    assert "B >= A from 4K on, in 4 of 5 reps (1 thread)" in plot.stdout, plot.stdout
+    assert os.path.exists(os.path.join(outdir, "copy_bound_vs_size.png")), os.listdir(outdir)
+    # --pairs chooses the comparisons; a bad one is one line and exit 2
+    plot = run_plot(path, outdir, "--pairs", "C:A")
+    found = json.load(open(os.path.join(outdir, "findings.json")))
+    assert plot.returncode == 0 and {(c["faster"], c["than"]) for c in found["crossovers"]} == {("C", "A")}, found
+    plot = run_plot(path, outdir, "--pairs", "C:Z")
+    assert plot.returncode == 2 and "invalid --pairs item 'C:Z'" in plot.stderr, plot.stderr
+
+
+def findings_from_a_real_sweep():
+    """A small real sweep with --membw: membw's user_copy is exactly the bytes it memcpy'd, and the
+    findings (peak, crossover reps, copy bound) are those the rows give, recomputed here."""
+    path = os.path.join(scratch, "findings.csv")
+    p = sweep("tcp-twocopy,tcp-onecopy", "--sizes", "4K,64K", "--threads", "1", "--reps", "2", "--messages", "400",
+              "--membw", "16M", "-o", path)
+    assert p.returncode == 0, p.stderr[-1500:]
+    rows = read_csv(path)[1]
+    bw = [r for r in rows if r["workload"] == "membw"]
+    assert len(bw) == 2 and all(r["status"] == "ok" and float(r["memcpy_mb_s"]) > 0 for r in bw), bw
+    for r in bw:  # membw's 50 passes and 2 warm-up passes, each a memcpy of the whole 16 MiB
+        assert_eq("membw user_copy_bytes", int(r["user_copy_bytes"]), 52 * 16 << 20)
+    assert rows[0]["machine"] and "L1d" in rows[0]["machine"] and "Linux" in rows[0]["machine"], rows[0]["machine"]
+    outdir = os.path.join(scratch, "findings-figures")
+    plot = run_plot(path, outdir)
+    assert plot.returncode == 0, plot.stdout + plot.stderr
+    found = json.load(open(os.path.join(outdir, "findings.json")))
+    grid = [r for r in rows if r["workload"] != "membw"]
+    med = {}
+    for r in grid:
+        med.setdefault((r["workload"], int(r["size"])), []).append(float(r["throughput_gbit_s"]))
+    peak = max(med, key=lambda k: statistics.median(med[k]))
+    assert (found["peak"]["workload"], found["peak"]["size"]) == peak, (found["peak"], peak)
+    assert found["peak"]["throughput_gbit_s"] == statistics.median(med[peak])
+    bw_bytes = statistics.median(float(r["memcpy_mb_s"]) for r in bw) * 1e6
+    for pt in found["copy_bound"]:
+        mine = [r for r in grid if (r["workload"], int(r["size"])) == (pt["workload"], pt["size"])]
+        want = statistics.median(float(r["throughput_gbit_s"]) * 1e9 / 8 * float(r["cpu_copies_per_byte"]) / bw_bytes
+                                 for r in mine)
+        assert abs(pt["copy_share"] - want) <= 1e-9 * want, (pt, want)
+        assert pt["cpu_copies_per_byte"] == (3 if pt["workload"] == "tcp-twocopy" else 2), pt
+    (c,) = found["crossovers"]
+    assert (c["faster"], c["than"], c["reps"]) == ("tcp-onecopy", "tcp-twocopy", 2), c
+    by_rep = {(r["workload"], int(r["size"]), r["rep"]): float(r["throughput_gbit_s"]) for r in grid}
+    tail = [s for s in (4096, 65536) if c["from_size"] is not None and s >= c["from_size"]] or [65536]
+    holding = sum(all(by_rep[("tcp-onecopy", s, rep)] >= by_rep[("tcp-twocopy", s, rep)] for s in tail)
+                  for rep in ("1", "2"))
+    assert c["reps_holding"] == holding, (c, holding)
+    assert c["text"] in plot.stdout and "copy bound: throughput x CPU copies/B against memcpy" in plot.stdout
+    assert sorted(f for f in os.listdir(outdir) if f.endswith(".png")) == sorted(
+        f + ".png" for f in FIGURES + ["copy_bound_vs_size"]), os.listdir(outdir)
+    # no PMU here: the counter panels say so on the axis (the SVG keeps the text)
+    if not has_hw_pmu():
+        svgdir = os.path.join(scratch, "findings-svg")
+        subprocess.run([os.path.join(ROOT, "tools", "plot"), path, "-o", svgdir, "--formats", "svg"],
+                       capture_output=True, timeout=300, check=True)
+        for name in ("cache_misses_vs_size", "panel_16k_vs_threads"):
+            assert "not supported on this machine" in open(os.path.join(svgdir, name + ".svg")).read(), name
+            assert png_size(os.path.join(outdir, name + ".png")) == FIGURE_PX
 
 
 # ---- two hosts: network namespaces joined by veth ----
@@ -2914,7 +3040,7 @@ def main():
               sigint_stops_cleanly, live_view_on_a_terminal, live_view_to_a_pipe, usage_errors,
               failing_command_fails_run, check_can_fail,
               sweep_csv_reconciles, sweep_uring_workloads, sweep_json_rows, sweep_failed_run_recorded, sweep_usage_errors,
-              plot_writes_figures, plot_partial_file]
+              plot_writes_figures, plot_partial_file, findings_synthetic_crossovers, findings_from_a_real_sweep]
     tests += [make_netns_tcp_test(w, "64K", t) for w in EXPECT for t in (1, 2)]
     tests += [make_peer_process_test(w) for w in ("tcp-zerocopy", "tcp-sendfile", "uring-sendzc")]
     tests += [make_netns_zerocopy_path_test(w) for w in ("tcp-zerocopy", "uring-sendzc")]
