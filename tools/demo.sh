@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The demo: show the chosen probe methods, trace the TCP and file workloads and print each ledger,
-# run three kernel-checked microbenchmarks, then sweep the three socket workloads over sizes and threads and plot the sweep into demo-out/.
+# run three kernel-checked microbenchmarks, then sweep the three socket workloads over sizes and threads (with
+# membw's memcpy bandwidth), draw every figure into demo-out/ and print the findings table.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,8 +32,11 @@ tools/paths.py --reps 1 || rc=1
 ./zctrace run --no-hist pagefault --file-size 16M || rc=1
 
 echo
+# a small grid, fresh each time: 3 workloads x 3 sizes x 2 thread counts x 2 reps, plus one membw run
+# per rep; the receiver in a process of its own, so the counters hold the sender apart
+rm -rf demo-out
 mkdir -p demo-out
-./zctrace sweep tcp-twocopy,tcp-onecopy,tcp-zerocopy --sizes 4K,64K --threads 1,2 --reps 1 \
-	--duration 0.5 -o demo-out/sweep.csv || rc=1
-tools/plot demo-out/sweep.csv -o demo-out || rc=1
+./zctrace sweep tcp-twocopy,tcp-onecopy,tcp-zerocopy --sizes 1K,4K,16K --threads 1,2 --reps 2 \
+	--duration 0.3 --membw 64M -o demo-out/sweep.json -- --peer process || rc=1
+tools/plot demo-out/sweep.json -o demo-out || rc=1
 exit $rc

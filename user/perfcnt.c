@@ -157,7 +157,7 @@ static void add_fd(struct perf_counter *c, int fd, int err, int scope, int group
 	if (fd < 0) {
 		/* what perf_event_open says for a hardware event where there is no PMU to count it */
 		if (!c->nfds && !c->why[0] && err == ENOENT && !c->standin && c->hardware)
-			snprintf(c->why, sizeof(c->why), "no hardware counter for it here: perf_event_open %s",
+			snprintf(c->why, sizeof(c->why), "no hardware counter for it here; perf_event_open: %s",
 				 strerror(err));
 		else if (!c->nfds && !c->why[0])
 			snprintf(c->why, sizeof(c->why), "%s", strerror(err));

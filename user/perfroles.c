@@ -36,7 +36,8 @@ void perf_roles_of(const struct ledger *l, struct perf_roles *r)
 		snprintf(r->why, sizeof(r->why), "sender and receiver are threads of one process (pid %llu): "
 			 "not separated (--peer process runs them as two)", (unsigned long long)snd);
 	else if (!l->perf->by_process)
-		snprintf(r->why, sizeof(r->why), "%s", l->perf->by_process_why);
+		snprintf(r->why, sizeof(r->why), "%s", l->perf->by_process_why[0] ? l->perf->by_process_why
+						       : "no counters on the workload's own process");
 	else if (l->k.nprocs != 2)
 		snprintf(r->why, sizeof(r->why), "%d processes traced: the one beside the workload's own is not "
 			 "the other side alone", l->k.nprocs);
