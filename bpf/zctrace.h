@@ -46,11 +46,15 @@ enum site {
 	SITE_PIPE_WRITE_COPY,	/* user->pipe buffer copy of write()/writev() into a pipe or FIFO */
 	SITE_PIPE_REF,		/* vmsplice/splice/tee/sendfile into a pipe: page references, no copy */
 	SITE_PIPE_READ_COPY,	/* pipe buffer->user copy of read()/readv(), and of vmsplice() out of a pipe */
-	SITE_SEND_COPY,		/* user->kernel copy into the socket buffer */
+	SITE_SEND_COPY,		/* user->kernel copy into a TCP socket's buffer */
+	SITE_UDP_SEND_COPY,	/* user->skb copy of a UDP send (IPv4 and IPv6) */
+	SITE_UNIX_SEND_COPY,	/* user->skb copy of a Unix socket send (stream and datagram) */
 	SITE_ZC_PIN,		/* MSG_ZEROCOPY: user pages pinned instead of copied */
 	SITE_SPLICE_REF,	/* sendfile/splice: page references added to the skb */
 	SITE_DEFERRED_COPY,	/* pinned zerocopy data copied later, on delivery */
-	SITE_RECV_COPY,		/* kernel->user copy out of the socket */
+	SITE_RECV_COPY,		/* kernel->user copy out of a TCP socket */
+	SITE_UDP_RECV_COPY,	/* skb->user copy of a UDP receive */
+	SITE_UNIX_RECV_COPY,	/* skb->user copy of a Unix socket receive */
 	NR_SITES,
 };
 
