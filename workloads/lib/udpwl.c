@@ -576,7 +576,7 @@ int udp_workload_main(int argc, char **argv, const struct udp_workload *w)
 	uint64_t ns;
 
 	workload = w;
-	if (wl_parse_opts(argc, argv, w->name, WL_OPT_PIPES | WL_OPT_PEER | WL_OPT_AMOUNT | WL_OPT_UDP, &opts) ||
+	if (wl_parse_opts(argc, argv, w->name, WL_OPT_UDP_PAIRS, &opts) ||
 	    wl_check_netns(w->name, &opts))
 		return 2;
 	sigaction(SIGINT, &sa, NULL);

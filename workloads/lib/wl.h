@@ -27,6 +27,7 @@ enum wl_cache { WL_CACHE_WARM, WL_CACHE_COLD };
 #define WL_OPT_URING	0x40	/* --async, --sqpoll, --no-usage-report */
 #define WL_OPT_UDP	0x80	/* --gso, --ipv6; --size is a datagram's (default 1400) */
 #define WL_OPT_TCP	(WL_OPT_CONN | WL_OPT_AMOUNT | WL_OPT_PEER)
+#define WL_OPT_UDP_PAIRS (WL_OPT_PIPES | WL_OPT_AMOUNT | WL_OPT_PEER | WL_OPT_UDP)	/* the udp-* workloads */
 
 /* Where the receiving side runs. */
 enum wl_peer {
