@@ -53,6 +53,13 @@ static __always_inline __u8 file_type(struct file *f, __u32 mode, __u32 flags)
 	return proto == ZCT_IPPROTO_UDP ? FT_UDP : FT_SOCK_OTHER;
 }
 
+/* What a returning I/O call moved between user memory and the kernel. */
+struct moved {
+	__u64 bytes;
+	__u64 msgs;	/* datagrams or messages: sendmmsg/recvmmsg's return, else 1 */
+	bool unsized;	/* a receive with MSG_TRUNC: its return is the datagram's length, not what it copied */
+};
+
 struct mmsg_sum {
 	__u64 vec;
 	__u64 bytes;
@@ -65,6 +72,26 @@ static long mmsg_add_one(__u32 i, struct mmsg_sum *s)
 	bpf_probe_read_user(&len, sizeof(len), (void *)(s->vec + (__u64)i * ZCT_MMSGHDR_SIZE + ZCT_MMSG_LEN_OFF));
 	s->bytes += len;
 	return 0;
+}
+
+/*
+ * A returning I/O call's bytes (@ret > 0): read/write and send/recv return their bytes;
+ * sendmmsg/recvmmsg return messages, whose bytes the kernel wrote in each msg_len.
+ */
+static __always_inline void call_bytes(const struct io_call *call, long ret, struct moved *m)
+{
+	struct mmsg_sum sum = { .vec = call->vec };
+	bool recv = call->kind == IO_RECV || call->kind == IO_RECVMMSG;
+
+	m->unsized = recv && (call->flags & ZCT_MSG_TRUNC);
+	if (call->kind != IO_SENDMMSG && call->kind != IO_RECVMMSG) {
+		m->bytes = ret;
+		m->msgs = 1;
+		return;
+	}
+	bpf_loop(ret < ZCT_UIO_MAXIOV ? ret : ZCT_UIO_MAXIOV, mmsg_add_one, &sum, 0);
+	m->bytes = sum.bytes;
+	m->msgs = ret;
 }
 
 /* Adds one call's bytes to the account under (call, file type). */
@@ -92,31 +119,19 @@ static __always_inline void account_add(__u32 call, __u8 type, __u64 bytes, bool
 		__sync_fetch_and_add(&st->bytes, bytes);
 }
 
-/*
- * A returning I/O syscall @nr of @kind on a file of @type: read/write and send/recv return their
- * bytes; sendmmsg/recvmmsg return messages, whose bytes the kernel wrote in each msg_len. A receive
- * with MSG_TRUNC returns the datagram's length, not what it copied: counted as a call, unsized.
- */
-static __always_inline void account_syscall(__u32 nr, __u32 kind, __u8 type, long ret, __u64 vec,
-					    __u32 flags)
+/* A returning I/O syscall, with what call_bytes() made of its return: its row of the account. */
+static __always_inline void account_syscall(const struct io_call *call, long ret, const struct moved *m)
 {
-	struct mmsg_sum sum = { .vec = vec };
-
 	if (!track_boundary || ret <= 0)
 		return;
-	switch (kind) {
+	switch (call->kind) {
 	case IO_READ:
 	case IO_WRITE:
 	case IO_SEND:
-		account_add(nr, type, ret, false);
-		break;
 	case IO_RECV:
-		account_add(nr, type, ret, flags & ZCT_MSG_TRUNC);
-		break;
 	case IO_SENDMMSG:
 	case IO_RECVMMSG:
-		bpf_loop(ret < ZCT_UIO_MAXIOV ? ret : ZCT_UIO_MAXIOV, mmsg_add_one, &sum, 0);
-		account_add(nr, type, sum.bytes, kind == IO_RECVMMSG && (flags & ZCT_MSG_TRUNC));
+		account_add(call->nr, call->type, m->bytes, m->unsized);
 		break;
 	}
 }

@@ -23,6 +23,7 @@ const volatile __u8 io_kind_of[MAX_SYSCALLS] = {};	/* enum io_kind by syscall nu
 const volatile __u32 o_direct_flag = 0;	/* O_DIRECT of this architecture */
 const volatile __u32 execve_nr = ~0U;	/* execve's number on this architecture */
 const volatile __u32 recvfrom_nr = ~0U;	/* recvfrom's: its flags are its fourth argument */
+const volatile __u32 sendto_nr = ~0U;	/* sendto's: the same */
 
 /* Set by user space: the process zctrace started, whose exec starts the perf counters. */
 __u32 root_tgid = 0;
@@ -117,6 +118,30 @@ struct {
 /* Set once a target makes a zerocopy send: until then no skb can be one of theirs. */
 __u32 zc_sends_seen = 0;
 
+/*
+ * One I/O syscall in flight per thread (file.bpf.c follows it from entry to exit): what its
+ * descriptors are and what the sites saw during it.
+ */
+struct io_call {
+	__u32 kind;		/* enum io_kind */
+	__u8 in;		/* FD_* of the source descriptor */
+	__u8 out;		/* FD_* of the destination descriptor */
+	__u8 type;		/* enum fd_type of the descriptor whose bytes cross to or from user memory */
+	__u8 pad;
+	__u32 nr;		/* syscall number */
+	__u32 flags;		/* a send's or receive's flags (MSG_ZEROCOPY, MSG_TRUNC) */
+	__u64 vec;		/* sendmmsg/recvmmsg: the user's mmsghdr array */
+	__u64 seen_write;	/* bytes the write-copy probes saw during the call */
+	__u64 pinned;		/* bytes of user pages a UDP send pinned during the call */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, struct io_call);
+} io_calls SEC(".maps");
+
 /* Sockets the targets sent on: deferred copies happen in softirq context, found by socket. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -172,6 +197,31 @@ static __always_inline bool is_target_memo(__u32 tgid)
 	return verdict;
 }
 
+static __always_inline struct io_call *current_io(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	return bpf_map_lookup_elem(&io_calls, &tid);
+}
+
+/* A target sends with zerocopy: the per-packet zerocopy programs have work from now on. */
+static __always_inline void saw_zc_send(void)
+{
+	if (!zc_sends_seen)
+		zc_sends_seen = 1;
+}
+
+/* @sk is @tgid's: its zerocopy skbs' owner is found by it where they leave (net_dev_start_xmit). */
+static __always_inline void note_sock(const struct sock *sk, __u32 tgid)
+{
+	__u64 key = (__u64)sk;
+	__u32 *known = bpf_map_lookup_elem(&target_socks, &key);
+
+	/* an LRU update on every send call costs more than the lookup that mostly finds it */
+	if (!known || *known != tgid)
+		bpf_map_update_elem(&target_socks, &key, &tgid, BPF_ANY);
+}
+
 /* The current microbenchmark step's figures, or NULL outside any step. */
 static __always_inline struct seg_stats *cur_seg(void)
 {
@@ -185,8 +235,11 @@ static __always_inline bool counting(void)
 	return !gate_on_phase || phase_active;
 }
 
-/* Adds @ncopies copies of @bytes in all to a site; the histogram gets the mean copy size. */
-static __always_inline void record_n(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies)
+/*
+ * Adds @ncopies copies of @bytes in all to a site; the histogram gets the mean copy size. A global
+ * function: the verifier checks it once, not again on every path of every program that counts.
+ */
+__noinline int record_n(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies)
 {
 	static const struct site_stats zero;
 	struct site_key key = { .tgid = tgid, .site = site };
@@ -194,20 +247,21 @@ static __always_inline void record_n(__u32 tgid, __u32 site, __u64 bytes, __u64 
 	__u32 slot;
 
 	if (!counting() || ncopies == 0)
-		return;
+		return 0;
 	st = bpf_map_lookup_elem(&sites, &key);
 	if (!st) {
 		bpf_map_update_elem(&sites, &key, &zero, BPF_NOEXIST);
 		st = bpf_map_lookup_elem(&sites, &key);
 		if (!st) {
 			__sync_fetch_and_add(&misc.sites_dropped, 1);
-			return;
+			return 0;
 		}
 	}
 	slot = log2_slot(bytes / ncopies);
 	__sync_fetch_and_add(&st->count, ncopies);
 	__sync_fetch_and_add(&st->bytes, bytes);
 	__sync_fetch_and_add(&st->hist[slot], ncopies);
+	return 0;
 }
 
 static __always_inline void record(__u32 tgid, __u32 site, __u64 bytes)

@@ -7,26 +7,6 @@
  * site keeps all its flavours here, for every kernel.
  */
 
-/* One I/O syscall in flight per thread: what its descriptors are and what copies were seen. */
-struct io_call {
-	__u32 kind;		/* enum io_kind */
-	__u8 in;		/* FD_* of the source descriptor */
-	__u8 out;		/* FD_* of the destination descriptor */
-	__u8 type;		/* enum fd_type of the descriptor whose bytes cross to or from user memory */
-	__u8 pad;
-	__u32 nr;		/* syscall number */
-	__u32 flags;		/* a receive's flags (MSG_TRUNC) */
-	__u64 vec;		/* sendmmsg/recvmmsg: the user's mmsghdr array */
-	__u64 seen_write;	/* bytes the write-copy probes saw during the call */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);	/* tid */
-	__type(value, struct io_call);
-} io_calls SEC(".maps");
-
 /* Pages the targets brought into the page cache, by file. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -73,7 +53,7 @@ static __always_inline __u8 file_class_type(struct file *f, __u8 *type)
 		cls |= FD_SOCK;
 	if (flags & o_direct_flag)
 		cls |= FD_DIRECT;
-	if (type && track_boundary)
+	if (type)
 		*type = file_type(f, mode, flags);
 	return cls;
 }
@@ -139,23 +119,18 @@ static __always_inline void enter_io(struct pt_regs *regs, __u32 nr, __u32 kind)
 		call.in = fd_class(a0);
 		call.out = fd_class(PT_REGS_PARM3_CORE_SYSCALL(regs));
 		break;
-	default:		/* the socket calls, in io_kind_of only where the account is kept */
+	default:		/* the socket calls, in io_kind_of only where a socket site or the account needs them */
 		fd_class_type(a0, &call.type);
 		call.vec = PT_REGS_PARM2_CORE_SYSCALL(regs);
-		/* recvfrom(fd, buf, len, flags), recvmmsg(fd, vec, vlen, flags); recvmsg(fd, msg, flags) */
-		call.flags = kind == IO_RECVMMSG || nr == recvfrom_nr ? PT_REGS_PARM4_CORE_SYSCALL(regs) :
-			     PT_REGS_PARM3_CORE_SYSCALL(regs);
+		/* sendto/recvfrom(fd, buf, len, flags), send/recvmmsg(fd, vec, vlen, flags); send/recvmsg(fd, msg, flags) */
+		call.flags = kind == IO_RECVMMSG || kind == IO_SENDMMSG || nr == recvfrom_nr || nr == sendto_nr ?
+			     PT_REGS_PARM4_CORE_SYSCALL(regs) : PT_REGS_PARM3_CORE_SYSCALL(regs);
+		if (call.type == FT_UDP && (call.flags & ZCT_MSG_ZEROCOPY))
+			udp_zc_enter(fd_file(a0));
 		break;
 	}
 	if (bpf_map_update_elem(&io_calls, &tid, &call, BPF_ANY))
 		__sync_fetch_and_add(&misc.io_calls_dropped, 1);
-}
-
-static __always_inline struct io_call *current_io(void)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-	return bpf_map_lookup_elem(&io_calls, &tid);
 }
 
 static __always_inline bool kernel_copy_kind(__u32 kind)
@@ -196,6 +171,7 @@ static __always_inline void exit_io(long ret, __u32 method)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct io_call *call = bpf_map_lookup_elem(&io_calls, &tid);
 	__u32 tgid = current_tgid();
+	struct moved moved = {};
 
 	if (!call)
 		return;
@@ -217,7 +193,10 @@ static __always_inline void exit_io(long ret, __u32 method)
 				record(tgid, SITE_DIRECT_IO, ret);
 		pipe_syscall_exit(tgid, call->kind, call->in, call->out, ret);
 	}
-	account_syscall(call->nr, call->kind, call->type, ret, call->vec, call->flags);
+	if (ret > 0 && (track_boundary || sock_type_sites(call->type)))
+		call_bytes(call, ret, &moved);
+	sock_syscall_exit(call, &moved);
+	account_syscall(call, ret, &moved);
 	bpf_map_delete_elem(&io_calls, &tid);
 }
 

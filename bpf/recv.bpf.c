@@ -1,23 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * recv_copy: TCP payload copied to user space (tp_btf skb_copy_datagram_iovec, which also
- * carries the zerocopy notices; fexit or kprobe skb_copy_datagram_iter).
+ * Receive sites: recv_copy (TCP) and unix_recv_copy, the payload copied to user space by
+ * skb_copy_datagram_iter() (tp_btf skb_copy_datagram_iovec, which also carries the zerocopy
+ * notices; fexit or kprobe skb_copy_datagram_iter). UDP copies a linear skb with
+ * copy_linear_skb(), inlined, with no event: udp_recv_copy is counted at the receive call's return
+ * (sock.bpf.c).
  * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
  * site keeps all its flavours here, for every kernel.
  */
 
-static __always_inline bool tcp_skb(const struct sk_buff *skb)
+/* The receive site of an skb copied to user space, by its socket (a Unix skb's is its sender's), or NR_SITES. */
+static __always_inline __u32 recv_site(const struct sock *sk)
 {
-	struct sock *sk = BPF_CORE_READ(skb, sk);
+	__u16 family;
 
-	return sk && BPF_CORE_READ(sk, sk_protocol) == ZCT_IPPROTO_TCP;
+	if (!sk)
+		return NR_SITES;
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (family == ZCT_AF_UNIX)
+		return SITE_UNIX_RECV_COPY;
+	if ((family == ZCT_AF_INET || family == ZCT_AF_INET6) && BPF_CORE_READ(sk, sk_protocol) == ZCT_IPPROTO_TCP)
+		return SITE_RECV_COPY;
+	return NR_SITES;
+}
+
+static __always_inline void on_datagram_copy(const struct sk_buff *skb, int len, __u32 method)
+{
+	__u32 tgid = current_tgid(), site;
+
+	if (len <= 0 || !is_target_memo(tgid))
+		return;
+	site = recv_site(BPF_CORE_READ(skb, sk));
+	if (site < NR_SITES && site_uses(site, method))
+		record(tgid, site, len);
 }
 
 SEC("tp_btf/skb_copy_datagram_iovec")
 int BPF_PROG(skb_copy_datagram_iovec_btf, const struct sk_buff *skb, int len)
 {
 	__u32 tgid = current_tgid();
-	struct sock *sk;
 
 	if (!is_target_memo(tgid))
 		return 0;
@@ -25,19 +46,8 @@ int BPF_PROG(skb_copy_datagram_iovec_btf, const struct sk_buff *skb, int len)
 		on_zc_notice(skb, tgid);
 		return 0;
 	}
-	/* tp_btf reads the skb and its socket directly, with no probe read */
-	sk = skb->sk;
-	if (len > 0 && site_uses(SITE_RECV_COPY, METHOD_TP_BTF) && sk && sk->sk_protocol == ZCT_IPPROTO_TCP)
-		record(tgid, SITE_RECV_COPY, len);
+	on_datagram_copy(skb, len, METHOD_TP_BTF);
 	return 0;
-}
-
-static __always_inline void on_datagram_copy(const struct sk_buff *skb, int len)
-{
-	__u32 tgid = current_tgid();
-
-	if (len > 0 && is_target(tgid) && tcp_skb(skb))
-		record(tgid, SITE_RECV_COPY, len);
 }
 
 SEC("fexit/skb_copy_datagram_iter")
@@ -45,7 +55,7 @@ int BPF_PROG(skb_copy_datagram_iter_fexit, const struct sk_buff *skb, int offset
 	     int len)
 {
 	if ((int)func_ret(ctx) == 0)
-		on_datagram_copy(skb, len);
+		on_datagram_copy(skb, len, METHOD_FENTRY);
 	return 0;
 }
 
@@ -53,7 +63,7 @@ SEC("kprobe/skb_copy_datagram_iter")
 int BPF_KPROBE(skb_copy_datagram_iter_kprobe, const struct sk_buff *skb, int offset, void *to,
 	       int len)
 {
-	on_datagram_copy(skb, len);
+	on_datagram_copy(skb, len, METHOD_KPROBE);
 	return 0;
 }
 

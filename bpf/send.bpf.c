@@ -1,23 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Send sites: send_copy, zc_pin, splice_ref. tp_btf tcp_sendmsg_locked per loop iteration,
- * fentry/fexit or kprobe/kretprobe tcp_sendmsg_locked per call, and the kernel's own pin and
- * page-reference helpers.
+ * TCP send sites and the pins: send_copy, zc_pin, splice_ref. tp_btf tcp_sendmsg_locked per loop
+ * iteration, fentry/fexit or kprobe/kretprobe tcp_sendmsg_locked per call, and the kernel's own pin
+ * and page-reference helpers, TCP's and UDP's.
  * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
  * site keeps all its flavours here, for every kernel.
  */
 
 /* ---- send side through tracepoints ---------------------------------------------------------- */
-
-static __always_inline void note_sock(const struct sock *sk, __u32 tgid)
-{
-	__u64 key = (__u64)sk;
-	__u32 *known = bpf_map_lookup_elem(&target_socks, &key);
-
-	/* an LRU update on every send call costs more than the lookup that mostly finds it */
-	if (!known || *known != tgid)
-		bpf_map_update_elem(&target_socks, &key, &tgid, BPF_ANY);
-}
 
 /* The ubuf_info a caller brings for its zerocopy send (io_uring SEND_ZC, 6.0+), or 0. */
 static __always_inline __u64 msg_ubuf(const struct msghdr *msg)
@@ -53,13 +43,6 @@ static __always_inline __u32 mode_site(__u32 mode)
 	if (mode == SEND_MODE_SPLICE)
 		return SITE_SPLICE_REF;
 	return SITE_SEND_COPY;
-}
-
-/* A target sends with zerocopy: the per-packet zerocopy programs have work from now on. */
-static __always_inline void saw_zc_send(void)
-{
-	if (!zc_sends_seen)
-		zc_sends_seen = 1;
 }
 
 /* @ubuf's pages are pinned by @tgid's send; a new owner starts its counts afresh. */
@@ -347,4 +330,111 @@ int BPF_KRETPROBE(do_tcp_sendpages_kretprobe, long ret)
 {
 	on_returned_bytes(SITE_SPLICE_REF, METHOD_KPROBE, ret);
 	return 0;
+}
+
+/* ---- UDP MSG_ZEROCOPY pins ------------------------------------------------------------------- */
+
+/*
+ * A UDP zerocopy send pins its pages with __zerocopy_sg_from_iter(), which returns 0 once it has
+ * pinned all @length bytes, into an skb that already carries the send's ubuf_info (TCP pins
+ * through it too, inside skb_zerocopy_iter_stream(), and is counted there). The pinned bytes are
+ * the call's that were not copied: sock_syscall_exit() takes them off udp_send_copy.
+ */
+static __always_inline void on_udp_pin(struct sock *sk, struct sk_buff *skb, __u64 length, int ret,
+				       __u32 method)
+{
+	struct skb_shared_info *shinfo;
+	struct io_call *call;
+	__u32 tgid;
+
+	if (ret || !length || !sk || BPF_CORE_READ(sk, sk_protocol) != ZCT_IPPROTO_UDP)
+		return;
+	tgid = current_tgid();
+	if (!is_target_memo(tgid))
+		return;
+	shinfo = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
+	on_pin((__u64)BPF_CORE_READ(shinfo, destructor_arg));
+	if (!site_uses(SITE_ZC_PIN, method))
+		return;
+	record(tgid, SITE_ZC_PIN, length);
+	call = current_io();
+	if (call)
+		call->pinned += length;
+}
+
+SEC("fexit/__zerocopy_sg_from_iter")
+int BPF_PROG(zerocopy_sg_from_iter_fexit, struct msghdr *msg, struct sock *sk, struct sk_buff *skb,
+	     struct iov_iter *from, size_t length)
+{
+	on_udp_pin(sk, skb, length, (int)func_ret(ctx), METHOD_FENTRY);
+	return 0;
+}
+
+/* The kprobe flavour's arguments, from entry to return, by thread. */
+struct udp_pin_args {
+	__u64 sk;
+	__u64 skb;
+	__u64 length;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);	/* tid */
+	__type(value, struct udp_pin_args);
+} udp_pin_args SEC(".maps");
+
+SEC("kprobe/__zerocopy_sg_from_iter")
+int BPF_KPROBE(zerocopy_sg_from_iter_kprobe, struct msghdr *msg, struct sock *sk, struct sk_buff *skb,
+	       struct iov_iter *from, size_t length)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct udp_pin_args args = { (__u64)sk, (__u64)skb, length };
+
+	if (BPF_CORE_READ(sk, sk_protocol) == ZCT_IPPROTO_UDP && is_target_memo(current_tgid()))
+		bpf_map_update_elem(&udp_pin_args, &tid, &args, BPF_ANY);
+	return 0;
+}
+
+SEC("kretprobe/__zerocopy_sg_from_iter")
+int BPF_KRETPROBE(zerocopy_sg_from_iter_kretprobe, int ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct udp_pin_args *args = bpf_map_lookup_elem(&udp_pin_args, &tid);
+
+	if (!args)
+		return 0;
+	on_udp_pin((struct sock *)args->sk, (struct sk_buff *)args->skb, args->length, ret, METHOD_KPROBE);
+	bpf_map_delete_elem(&udp_pin_args, &tid);
+	return 0;
+}
+
+/*
+ * The tracepoint path has no event inside a UDP send: its pins are counted where its zerocopy skb
+ * is handed to a device, if the skb's ubuf_info says the pages are still the user's
+ * (ubuf_info_msgzc.zerocopy, which __ip_append_data() clears where it copied instead). Loopback
+ * and veth transmit inside the sender's call; a queueing device does it later, and those bytes are
+ * counted in udp_pins_late, since udp_send_copy has counted them too.
+ */
+static __always_inline void on_udp_xmit(const struct sk_buff *skb, struct skb_shared_info *shinfo)
+{
+	struct sock *sk = skb->sk;
+	struct ubuf_info_msgzc *zc;
+	struct zc_owner *owner;
+	struct io_call *call;
+	__u64 uarg, bytes = skb->data_len;
+
+	if (!sk || !bytes || sk->sk_protocol != ZCT_IPPROTO_UDP || !site_uses(SITE_ZC_PIN, METHOD_TP_BTF))
+		return;
+	uarg = (__u64)BPF_CORE_READ(shinfo, destructor_arg);
+	owner = uarg ? bpf_map_lookup_elem(&zc_owners, &uarg) : NULL;
+	zc = (void *)uarg;
+	if (!owner || !BPF_CORE_READ_BITFIELD_PROBED(zc, zerocopy))
+		return;
+	record(owner->tgid, SITE_ZC_PIN, bytes);
+	call = current_io();
+	if (call && call->type == FT_UDP && current_tgid() == owner->tgid)
+		call->pinned += bytes;
+	else if (counting())
+		__sync_fetch_and_add(&misc.udp_pins_late, bytes);
 }

@@ -11,6 +11,7 @@
 #include "sched.bpf.c"
 #include "boundary.bpf.c"
 #include "pipe.bpf.c"
+#include "sock.bpf.c"
 #include "file.bpf.c"
 #include "syscalls.bpf.c"
 #include "send.bpf.c"

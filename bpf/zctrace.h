@@ -199,6 +199,9 @@ struct misc_stats {
 	__u64 zc_calls_unmatched;	/* ids in a notice (notifications) with no send seen by the tracer */
 	__u64 zc_bytes_copied_notice;	/* bytes of send calls whose notice said COPIED */
 	__u64 zc_calls_dropped;		/* zerocopy sends that did not fit the pending map */
+	__u64 udp_pins_late;		/* bytes of UDP zerocopy pins seen after their send call returned
+					 * (a queueing device on the tracepoint path): udp_send_copy
+					 * counted them as copies too */
 	__u64 phase_begins;
 	__u64 phase_ends;
 	__u64 switches_before_exec;	/* the first target's switches before its exec (perf starts there) */

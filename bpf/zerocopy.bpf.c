@@ -253,8 +253,10 @@ static __always_inline void on_zc_path(const struct sk_buff *skb, const struct n
 	shinfo = (void *)(skb->head + skb->end);
 	if (bpf_core_read(&flags, sizeof(flags), &shinfo->flags) || !(flags & SKBFL_ZEROCOPY_ENABLE))
 		return;
-	if (stage == ZC_STAGE_XMIT)
+	if (stage == ZC_STAGE_XMIT) {
 		note_xmit_owner(skb, shinfo);
+		on_udp_xmit(skb, shinfo);
+	}
 	if (!counting())
 		return;
 	tgid = zc_sender(shinfo);

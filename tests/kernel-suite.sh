@@ -18,7 +18,7 @@ exec python3 tests/run.py \
 	'remote_fileread_seq_thread_warm$' \
 	'command_and_children_traced$' 'attach_to_running_pid$' \
 	'micro_syscall_counts_exact$' 'micro_fileread_pages_exact$' 'micro_pagefault_counts_exact$' \
-	'netns_zerocopy_path$' 'unattributed_where_a_site_is_refused$' 'boundary_mmsg_calls_exact$' 'robust_refused_program_falls_back$' \
+	'netns_zerocopy_path$' 'unattributed_where_a_site_is_refused$' 'boundary_mmsg_calls_exact$' 'traced_python_mixed_paths$' 'udp_zerocopy_pins_exact$' 'robust_refused_program_falls_back$' \
 	'raw_tp_flavours_count_the_same$' \
 	'ledger_uring-send_64K_1thr$' 'ledger_uring-sendzc_64K_1thr$' 'ledger_uring-sendzc_64K_4thr$' \
 	'uring_async_uring-sendzc_process$' 'uring_sqpoll_uring-sendzc_thread$' 'netns_uring-sendzc_path$' \

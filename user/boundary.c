@@ -18,11 +18,12 @@ const struct boundary_group boundary_groups[] = {
 	{ "O_DIRECT file", T(FT_REG_DIRECT), BOTH, { SITE_DIRECT_IO }, 1 },
 	{ "pipe write", T(FT_PIPE), BOUNDARY_FROM_USER, { SITE_PIPE_WRITE_COPY }, 1 },
 	{ "pipe read", T(FT_PIPE), BOUNDARY_TO_USER, { SITE_PIPE_READ_COPY }, 1 },
-	{ "TCP/UDP send", T(FT_TCP) | T(FT_UDP), BOUNDARY_FROM_USER, { SITE_SEND_COPY, SITE_ZC_PIN }, 2 },
+	{ "TCP/UDP send", T(FT_TCP) | T(FT_UDP), BOUNDARY_FROM_USER,
+	  { SITE_SEND_COPY, SITE_UDP_SEND_COPY, SITE_ZC_PIN }, 3 },
 	{ "TCP receive", T(FT_TCP), BOUNDARY_TO_USER, { SITE_RECV_COPY }, 1 },
-	{ "UDP receive", T(FT_UDP), BOUNDARY_TO_USER, { 0 }, 0 },
-	{ "Unix socket send", T(FT_UNIX_STREAM) | T(FT_UNIX_DGRAM), BOUNDARY_FROM_USER, { 0 }, 0 },
-	{ "Unix socket receive", T(FT_UNIX_STREAM) | T(FT_UNIX_DGRAM), BOUNDARY_TO_USER, { 0 }, 0 },
+	{ "UDP receive", T(FT_UDP), BOUNDARY_TO_USER, { SITE_UDP_RECV_COPY }, 1 },
+	{ "Unix socket send", T(FT_UNIX_STREAM) | T(FT_UNIX_DGRAM), BOUNDARY_FROM_USER, { SITE_UNIX_SEND_COPY }, 1 },
+	{ "Unix socket receive", T(FT_UNIX_STREAM) | T(FT_UNIX_DGRAM), BOUNDARY_TO_USER, { SITE_UNIX_RECV_COPY }, 1 },
 	{ "other files", T(FT_OTHER) | T(FT_SOCK_OTHER), BOTH, { 0 }, 0 },
 };
 

@@ -321,6 +321,20 @@ static void check_dropped(struct ledger *l)
 		add_check(l, true, "kernel maps kept up", "no map update failed, no figure lost");
 }
 
+/*
+ * A UDP zerocopy pin seen by the tracepoint path only when a queueing device sent its skb, after
+ * the send call returned: udp_send_copy counted those bytes as copied too. Shown where it happened.
+ */
+static void check_udp_pins(struct ledger *l)
+{
+	__u64 late = l->k.misc.udp_pins_late;
+
+	if (late)
+		add_check(l, false, "UDP zerocopy pins seen in their send call",
+			  "%" PRIu64 " B pinned were seen after their send returned (a queueing device): "
+			  "udp_send_copy counts them as copies too", (uint64_t)late);
+}
+
 /* Every byte the workload's calls moved across the user/kernel boundary is in a site. */
 static void check_unattributed(struct ledger *l)
 {
@@ -363,6 +377,7 @@ void ledger_check(struct ledger *l)
 				  (uint64_t)l->k.misc.phase_begins, (uint64_t)l->k.misc.phase_ends);
 	}
 	check_sched(l);
+	check_udp_pins(l);
 	check_dropped(l);
 }
 

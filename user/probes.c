@@ -351,9 +351,15 @@ static void set_io_table(struct zctrace_bpf *obj)
 {
 	static const int io_sites[] = {
 		SITE_DIRECT_IO, SITE_FILE_READ_COPY, SITE_FILE_WRITE_COPY, SITE_KERNEL_COPY,
-		SITE_PIPE_WRITE_COPY, SITE_PIPE_REF, SITE_PIPE_READ_COPY, PROBE_BOUNDARY,
+		SITE_PIPE_WRITE_COPY, SITE_PIPE_REF, SITE_PIPE_READ_COPY, SITE_UDP_SEND_COPY,
+		SITE_UNIX_SEND_COPY, SITE_UDP_RECV_COPY, PROBE_BOUNDARY,
 	};
-	bool any = false;
+	/* the socket calls: their descriptors say which send site a return feeds, a UDP receive's skb
+	 * has no socket of its own left */
+	bool any = false, sockets = obj->rodata->track_boundary ||
+		obj->rodata->site_method[SITE_UDP_SEND_COPY] != METHOD_NONE ||
+		obj->rodata->site_method[SITE_UNIX_SEND_COPY] != METHOD_NONE ||
+		obj->rodata->site_method[SITE_UDP_RECV_COPY] != METHOD_NONE;
 
 	for (unsigned i = 0; i < sizeof(io_sites) / sizeof(io_sites[0]); i++)
 		any |= io_sites[i] < NR_SITES ? obj->rodata->site_method[io_sites[i]] != METHOD_NONE :
@@ -362,10 +368,11 @@ static void set_io_table(struct zctrace_bpf *obj)
 	obj->rodata->o_direct_flag = O_DIRECT;
 	obj->rodata->execve_nr = SYS_execve;	/* where perf's enable_on_exec starts counting */
 	obj->rodata->recvfrom_nr = SYS_recvfrom;
-	/* the socket calls only for the account: their exits then cost no lookup without it */
+	obj->rodata->sendto_nr = SYS_sendto;
+	/* the socket calls only where needed: their exits then cost no lookup without it */
 	for (int i = 0; i < nr_io_call_defs; i++)
 		if (io_call_defs[i].nr >= 0 && io_call_defs[i].nr < MAX_SYSCALLS &&
-		    (obj->rodata->track_boundary || !io_kind_socket(io_call_defs[i].kind)))
+		    (sockets || !io_kind_socket(io_call_defs[i].kind)))
 			obj->rodata->io_kind_of[io_call_defs[i].nr] = io_call_defs[i].kind;
 	for (int op = 0; op < MAX_URING_OPS; op++)
 		obj->rodata->uring_kind_of[op] = uring_op_kind(op);

@@ -37,11 +37,27 @@
 #define SEND_KPROBE_PROGS PROG(tcp_sendmsg_locked_kprobe), PROG(tcp_sendmsg_locked_kretprobe)
 /* the pin, with the ubuf_info whose owner the copies on delivery are found by */
 #define PIN_KPROBE_PROGS PROG(skb_zerocopy_iter_stream_kprobe), PROG(skb_zerocopy_iter_stream_kretprobe)
+/* ... and UDP's, inside the send call (its ubuf_info noted there too) */
+#define UDP_PIN_FENTRY_PROGS PROG(zerocopy_sg_from_iter_fexit)
+#define UDP_PIN_KPROBE_PROGS PROG(zerocopy_sg_from_iter_kprobe), PROG(zerocopy_sg_from_iter_kretprobe)
 /* io_uring's CQEs: the zerocopy notifications (SEND_ZC), and the bytes each request moved */
 #define URING_CQES PROG(io_uring_complete_btf)
 /* zerocopy skbs handed to a device (their owners noted there) and arriving at one */
 #define ZC_PATH_PROGS PROG(net_dev_start_xmit_btf), PROG(netif_receive_skb_btf)
 #define ZC_PATH_NEEDS "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb"
+
+/* the receive sites share skb_copy_datagram_iter's programs, each its own sockets' copies */
+#define RECV_CANDIDATES(what)											\
+		{ METHOD_FENTRY, "fexit skb_copy_datagram_iter (" what " payload)",				\
+		  { PROG(skb_copy_datagram_iter_fexit) }, { "fentry:skb_copy_datagram_iter" } },		\
+		{ METHOD_KPROBE, "kprobe skb_copy_datagram_iter (" what " payload)",				\
+		  { PROG(skb_copy_datagram_iter_kprobe) }, { "kprobe:skb_copy_datagram_iter" } },		\
+		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (" what " payload)",				\
+		  { PROG(skb_copy_datagram_iovec_btf) }, { "tp_btf:skb_copy_datagram_iovec" } }
+/* every byte a UDP or Unix send returns was copied into its skbs (but pins): counted there */
+#define SOCK_CALL_CANDIDATES(what, tail)									\
+		{ METHOD_TP_BTF, "tp_btf sys_exit of " what tail, { IO_PROGS }, { IO_NEEDS } },		\
+		{ METHOD_RAW_TP, "raw_tp sys_exit of " what tail, { IO_RAW_PROGS }, { IO_RAW_NEEDS } }
 
 const struct probe_site probe_sites[NR_PROBES] = {
 	[PROBE_TARGETS] = { "targets", .required = true, .cands = {
@@ -59,12 +75,14 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { TP_SEND_PROGS }, { TP_SEND } },
 	} },
 	[SITE_ZC_PIN] = { "zc_pin", .cands = {
-		{ METHOD_FENTRY, "fexit skb_zerocopy_iter_stream", { PROG(skb_zerocopy_iter_stream_fexit) },
-		  { "fentry:skb_zerocopy_iter_stream" } },
-		{ METHOD_KPROBE, "kretprobe skb_zerocopy_iter_stream", { PIN_KPROBE_PROGS },
-		  { "kprobe:skb_zerocopy_iter_stream" } },
-		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked (MSG_ZEROCOPY iterations)", { TP_SEND_PROGS },
-		  { TP_SEND } },
+		{ METHOD_FENTRY, "fexit skb_zerocopy_iter_stream (TCP), __zerocopy_sg_from_iter (UDP)",
+		  { PROG(skb_zerocopy_iter_stream_fexit), UDP_PIN_FENTRY_PROGS },
+		  { "fentry:skb_zerocopy_iter_stream", "fentry:__zerocopy_sg_from_iter" } },
+		{ METHOD_KPROBE, "kretprobe skb_zerocopy_iter_stream (TCP), __zerocopy_sg_from_iter (UDP)",
+		  { PIN_KPROBE_PROGS, UDP_PIN_KPROBE_PROGS },
+		  { "kprobe:skb_zerocopy_iter_stream", "kprobe:__zerocopy_sg_from_iter" } },
+		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked (TCP MSG_ZEROCOPY iterations), net_dev_start_xmit "
+		  "(UDP zerocopy skbs)", { TP_SEND_PROGS, ZC_PATH_PROGS }, { TP_SEND, ZC_PATH_NEEDS } },
 	} },
 	[SITE_SPLICE_REF] = { "splice_ref", .cands = {
 		{ METHOD_FENTRY, "fexit skb_splice_from_iter", { PROG(skb_splice_from_iter_fexit) },
@@ -82,23 +100,26 @@ const struct probe_site probe_sites[NR_PROBES] = {
 	/* per skb copied, whichever API pinned it: the owner is the ubuf_info's, noted at the pin */
 	[SITE_DEFERRED_COPY] = { "deferred_copy", .cpu_copy = true, .cands = {
 		{ METHOD_FENTRY, "fentry skb_copy_ubufs (each zerocopy skb copied; owner noted at fexit "
-		  "skb_zerocopy_iter_stream)", { PROG(skb_copy_ubufs_fentry), PROG(skb_zerocopy_iter_stream_fexit) },
-		  { "fentry:skb_copy_ubufs", "fentry:skb_zerocopy_iter_stream" } },
+		  "skb_zerocopy_iter_stream, __zerocopy_sg_from_iter)",
+		  { PROG(skb_copy_ubufs_fentry), PROG(skb_zerocopy_iter_stream_fexit), UDP_PIN_FENTRY_PROGS },
+		  { "fentry:skb_copy_ubufs", "fentry:skb_zerocopy_iter_stream", "fentry:__zerocopy_sg_from_iter" } },
 		{ METHOD_KPROBE, "kprobe skb_copy_ubufs (each zerocopy skb copied; owner noted at kprobe "
-		  "skb_zerocopy_iter_stream)", { PROG(skb_copy_ubufs_kprobe), PIN_KPROBE_PROGS },
-		  { "kprobe:skb_copy_ubufs", "kprobe:skb_zerocopy_iter_stream" } },
+		  "skb_zerocopy_iter_stream, __zerocopy_sg_from_iter)",
+		  { PROG(skb_copy_ubufs_kprobe), PIN_KPROBE_PROGS, UDP_PIN_KPROBE_PROGS },
+		  { "kprobe:skb_copy_ubufs", "kprobe:skb_zerocopy_iter_stream", "kprobe:__zerocopy_sg_from_iter" } },
 		{ METHOD_TP_BTF, "tp_btf netif_receive_skb (zerocopy skbs delivered, each copied there by "
 		  "skb_orphan_frags_rx; owner noted at net_dev_start_xmit)", { ZC_PATH_PROGS, TP_SEND_PROGS },
 		  { ZC_PATH_NEEDS, TP_SEND } },
 	} },
-	[SITE_RECV_COPY] = { "recv_copy", .cpu_copy = true, .cands = {
-		{ METHOD_FENTRY, "fexit skb_copy_datagram_iter", { PROG(skb_copy_datagram_iter_fexit) },
-		  { "fentry:skb_copy_datagram_iter" } },
-		{ METHOD_KPROBE, "kprobe skb_copy_datagram_iter", { PROG(skb_copy_datagram_iter_kprobe) },
-		  { "kprobe:skb_copy_datagram_iter" } },
-		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (TCP payload)",
-		  { PROG(skb_copy_datagram_iovec_btf) }, { "tp_btf:skb_copy_datagram_iovec" } },
-	} },
+	[SITE_RECV_COPY] = { "recv_copy", .cpu_copy = true, .cands = { RECV_CANDIDATES("TCP") } },
+	[SITE_UNIX_RECV_COPY] = { "unix_recv_copy", .cpu_copy = true, .cands = { RECV_CANDIDATES("Unix socket") } },
+	/* UDP copies a linear skb with copy_linear_skb(), an inline with no event: the call's return */
+	[SITE_UDP_RECV_COPY] = { "udp_recv_copy", .cpu_copy = true, .cands = {
+		SOCK_CALL_CANDIDATES("receive/read calls on UDP sockets", " (not with MSG_TRUNC)") } },
+	[SITE_UDP_SEND_COPY] = { "udp_send_copy", .cpu_copy = true, .cands = {
+		SOCK_CALL_CANDIDATES("send/write calls on UDP sockets", ", less what MSG_ZEROCOPY pinned (zc_pin)") } },
+	[SITE_UNIX_SEND_COPY] = { "unix_send_copy", .cpu_copy = true, .cands = {
+		SOCK_CALL_CANDIDATES("send/write calls on Unix sockets", "") } },
 	[SITE_USER_COPY] = { "user_copy", .cpu_copy = true, .cands = {
 		{ METHOD_USDT, "USDT zctrace:user_copy", { PROG(user_copy_usdt), PROG(phase_begin_usdt), PROG(phase_end_usdt), PROG(segment_usdt) },
 		  { "usdt" } },
