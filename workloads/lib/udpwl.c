@@ -11,6 +11,7 @@
 #include <linux/futex.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -169,6 +170,13 @@ static int open_receiver(int i)
 	if ((err = set_rcvbuf(fd)) || (err = connect_to(fd, false, flows[i].tx_port)))
 		return err;
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		return -errno;
+	/*
+	 * A datagram of no bytes to the sender, long before the measured phase: it resolves the
+	 * link's neighbours both ways (ARP on veth), so that no datagram of the phase waits in a
+	 * neighbour's queue and leaves after its send returned.
+	 */
+	if (send(fd, "", 0, 0))
 		return -errno;
 	flows[i].rx_port = port;
 	return 0;
@@ -528,6 +536,20 @@ static int prepare(const struct udp_workload *w)
 	return err;
 }
 
+/* Reads the receiver's empty datagram (open_receiver()), waiting at most IO_TIMEOUT_S. 0 or -errno. */
+static int await_hello(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char byte;
+	int n;
+
+	while ((n = poll(&pfd, 1, IO_TIMEOUT_S * 1000)) < 0 && errno == EINTR)
+		;
+	if (n <= 0)
+		return n ? -errno : -ETIMEDOUT;
+	return recv(fd, &byte, sizeof(byte), MSG_DONTWAIT) == 0 ? 0 : -EPROTO;
+}
+
 /* The receivers made and ready, each sender connected to its receiver. 0 or -errno. */
 static int meet_receivers(struct peer_run *peer)
 {
@@ -543,7 +565,7 @@ static int meet_receivers(struct peer_run *peer)
 		return err;
 	}
 	for (int i = 0; i < opts.threads; i++) {
-		if ((err = connect_to(pairs[i].send_fd, true, flows[i].rx_port))) {
+		if ((err = await_hello(pairs[i].send_fd)) || (err = connect_to(pairs[i].send_fd, true, flows[i].rx_port))) {
 			fprintf(stderr, "%s: socket pair %d: connect: %s\n", workload->name, i, strerror(-err));
 			return err;
 		}
