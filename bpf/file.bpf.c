@@ -89,6 +89,31 @@ static __always_inline void vmsplice_classify(struct io_call *call, long fd)
 		call->in = file_class(f);
 }
 
+/* A socket call's flags: sendto/recvfrom(fd, buf, len, flags), send/recvmmsg(fd, vec, vlen, flags), send/recvmsg(fd, msg, flags). */
+static __always_inline __u32 sock_call_flags(struct pt_regs *regs, __u32 nr, __u32 kind)
+{
+	return kind == IO_RECVMMSG || kind == IO_SENDMMSG || nr == recvfrom_nr || nr == sendto_nr ?
+	       PT_REGS_PARM4_CORE_SYSCALL(regs) : PT_REGS_PARM3_CORE_SYSCALL(regs);
+}
+
+static __always_inline bool sock_call_zc(struct pt_regs *regs, __u32 nr, __u32 kind)
+{
+	return (kind == IO_SEND || kind == IO_SENDMMSG) && (sock_call_flags(regs, nr, kind) & ZCT_MSG_ZEROCOPY);
+}
+
+/*
+ * What a socket call's arguments say (its descriptor's type, its mmsghdr vector, its flags), read
+ * at its entry or at its exit: the syscall's registers keep its arguments until it returns.
+ */
+static __always_inline void sock_call_at(struct pt_regs *regs, __u32 nr, __u32 kind, struct io_call *call)
+{
+	call->kind = kind;
+	call->nr = nr;
+	fd_class_type(PT_REGS_PARM1_CORE_SYSCALL(regs), &call->type);
+	call->vec = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	call->flags = sock_call_flags(regs, nr, kind);
+}
+
 /* Remembers an I/O syscall's descriptors until its exit, for the file and pipe sites and the account. */
 static __always_inline void enter_io(struct pt_regs *regs, __u32 nr, __u32 kind)
 {
@@ -120,12 +145,11 @@ static __always_inline void enter_io(struct pt_regs *regs, __u32 nr, __u32 kind)
 		call.out = fd_class(PT_REGS_PARM3_CORE_SYSCALL(regs));
 		break;
 	default:		/* the socket calls, in io_kind_of only where a socket site or the account needs them */
-		fd_class_type(a0, &call.type);
-		call.vec = PT_REGS_PARM2_CORE_SYSCALL(regs);
-		/* sendto/recvfrom(fd, buf, len, flags), send/recvmmsg(fd, vec, vlen, flags); send/recvmsg(fd, msg, flags) */
-		call.flags = kind == IO_RECVMMSG || kind == IO_SENDMMSG || nr == recvfrom_nr || nr == sendto_nr ?
-			     PT_REGS_PARM4_CORE_SYSCALL(regs) : PT_REGS_PARM3_CORE_SYSCALL(regs);
-		if (call.type == FT_UDP && (call.flags & ZCT_MSG_ZEROCOPY))
+		/* only a zerocopy send has work during the call (UDP's pins): the others wait for the exit */
+		if (!sock_call_zc(regs, nr, kind))
+			return;
+		sock_call_at(regs, nr, kind, &call);
+		if (call.type == FT_UDP)
 			udp_zc_enter(fd_file(a0));
 		break;
 	}
@@ -160,6 +184,17 @@ static __always_inline void on_write_copy(__u32 method, __u64 bytes)
 		record(current_tgid(), site, bytes);
 }
 
+/* The sites and the account of a returning call on a socket (or any call the account keeps). */
+static __always_inline void close_sock_call(struct io_call *call, long ret)
+{
+	struct moved moved = {};
+
+	if (ret > 0 && (track_boundary || sock_type_sites(call->type)))
+		call_bytes(call, ret, &moved);
+	sock_syscall_exit(call, &moved);
+	account_syscall(call, ret, &moved);
+}
+
 /*
  * Closes a file syscall. read() on a file copies what it returns (the tracepoint path has no event
  * closer to the copy). A buffered write() whose copies no probe saw (a filesystem without the
@@ -171,7 +206,6 @@ static __always_inline void exit_io(long ret, __u32 method)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct io_call *call = bpf_map_lookup_elem(&io_calls, &tid);
 	__u32 tgid = current_tgid();
-	struct moved moved = {};
 
 	if (!call)
 		return;
@@ -193,19 +227,36 @@ static __always_inline void exit_io(long ret, __u32 method)
 				record(tgid, SITE_DIRECT_IO, ret);
 		pipe_syscall_exit(tgid, call->kind, call->in, call->out, ret);
 	}
-	if (ret > 0 && (track_boundary || sock_type_sites(call->type)))
-		call_bytes(call, ret, &moved);
-	sock_syscall_exit(call, &moved);
-	account_syscall(call, ret, &moved);
+	close_sock_call(call, ret);
 	bpf_map_delete_elem(&io_calls, &tid);
 }
 
-/* Only a followed syscall has an io_call to close: no lookup for the others. */
-static __always_inline void on_sys_exit(unsigned long nr, long ret, __u32 method)
+/*
+ * A socket call with no io_call (every one but a zerocopy send): what it was is read from its
+ * arguments now, with no map update on its way in or out.
+ */
+static __always_inline void exit_sock_call(struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
 {
+	struct io_call call = {};
+
+	if (ret <= 0 || !is_target_memo(current_tgid()))
+		return;
+	sock_call_at(regs, nr, kind, &call);
+	close_sock_call(&call, ret);
+}
+
+/* Only a followed syscall has an io_call to close: no lookup for the others. */
+static __always_inline void on_sys_exit(struct pt_regs *regs, unsigned long nr, long ret, __u32 method)
+{
+	__u32 kind;
+
 	if (!track_io || (nr < MAX_SYSCALLS && !io_kind_of[nr]))
 		return;
-	exit_io(ret, method);
+	kind = nr < MAX_SYSCALLS ? io_kind_of[nr] : IO_NONE;
+	if (kind >= IO_SEND && !sock_call_zc(regs, nr, kind))
+		exit_sock_call(regs, nr, kind, ret);
+	else
+		exit_io(ret, method);
 }
 
 #if defined(__TARGET_ARCH_x86)
@@ -219,7 +270,7 @@ static __always_inline void on_sys_exit(unsigned long nr, long ret, __u32 method
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
 {
-	on_sys_exit(SYSCALL_NR(regs), ret, METHOD_TP_BTF);
+	on_sys_exit(regs, SYSCALL_NR(regs), ret, METHOD_TP_BTF);
 	return 0;
 }
 
@@ -227,7 +278,7 @@ int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
 SEC("raw_tp/sys_exit")
 int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
 {
-	on_sys_exit(SYSCALL_NR(regs), ret, METHOD_RAW_TP);
+	on_sys_exit(regs, SYSCALL_NR(regs), ret, METHOD_RAW_TP);
 	return 0;
 }
 

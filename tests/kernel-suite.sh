@@ -15,6 +15,9 @@ exec python3 tests/run.py \
 	'file_file-copyrange_warm$' 'file_serve-readsend_cold_64K$' 'file_serve-sendfile_cold_64K$' \
 	'pipe_copy_thread$' 'pipe_copy_process$' 'pipe_vmsplice_loopback$' 'pipe_vmsplice_netns$' \
 	'pipe_sites_by_raw_tp$' 'pipe_paths_exact$' \
+	'sock_udp-copy_2thr_process$' 'sock_udp-zerocopy_1thr_thread$' 'sock_unix-stream_2thr_process$' \
+	'sock_udp-copy_netns_1thr$' 'sock_udp-zerocopy_netns_1thr$' 'sock_udp-zerocopy_gso_thread$' \
+	'sock_udp-copy_ipv6$' 'sock_workload_bad_options$' \
 	'remote_fileread_seq_thread_warm$' \
 	'command_and_children_traced$' 'attach_to_running_pid$' \
 	'micro_syscall_counts_exact$' 'micro_fileread_pages_exact$' 'micro_pagefault_counts_exact$' \

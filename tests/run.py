@@ -2162,6 +2162,198 @@ PIPE_TESTS = [pipe_copy_thread, pipe_copy_process, pipe_vmsplice_loopback, pipe_
               pipe_report_without_phase]
 
 
+# ---- UDP and Unix sockets: exact ledgers ----
+
+# site -> "sent" or "received"; every site not named must show 0
+SOCK_EXPECT = {
+    "udp-copy": {"udp_send_copy": "sent", "udp_recv_copy": "received"},
+    "udp-zerocopy": {"zc_pin": "sent", "deferred_copy": "sent", "udp_recv_copy": "received"},
+    "unix-stream": {"unix_send_copy": "sent", "unix_recv_copy": "received"},
+}
+# the boundary groups each one's calls fall in: (send group, receive group)
+SOCK_GROUPS = {"udp-copy": ("TCP/UDP send", "UDP receive"), "udp-zerocopy": ("TCP/UDP send", "UDP receive"),
+               "unix-stream": ("Unix socket send", "Unix socket receive")}
+SOCK_SIZES = {"udp-copy": 1400, "udp-zerocopy": 1400, "unix-stream": 65536}
+SOCK_MESSAGES = 1000
+
+
+def have_ipv6_loopback():
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+def check_sock_ledger(workload, threads=1, args=(), size=None, per_send=1):
+    """@workload's ledger, every site exact against the workload's own counts, its boundary calls
+    all explained, and (UDP) every datagram received: none lost."""
+    size = size or SOCK_SIZES[workload]
+    p, led = traced(workload, "--size", str(size), "--threads", str(threads), "--messages", str(SOCK_MESSAGES),
+                    *args)
+    failed = [c for c in led["checks"] if not c["ok"]]
+    assert p.returncode == 0, f"exit {p.returncode}: {failed} {p.stderr[-300:]}"
+    wl = led["workload"]
+    n = SOCK_MESSAGES * threads
+    assert_eq("messages", wl["messages"], n)
+    assert_eq("workload bytes sent", wl["bytes"], n * size)
+    assert_eq("workload bytes received", wl["bytes_received"], wl["bytes"])
+    assert wl["verified"], wl
+    if "datagrams" in wl:
+        dg = wl["datagrams"]
+        assert dg["sent"] == dg["received"] == n * per_send and dg["lost"] == 0, dg
+    want = {"sent": wl["bytes"], "received": wl["bytes_received"]}
+    for site in led["sites"]:
+        if site in FILE_SITES and led["sites"][site] is None:
+            continue  # no claim on the file sites (zctrace list)
+        assert_eq(site, site_bytes(led, site), want.get(SOCK_EXPECT[workload].get(site), 0))
+    groups = {g["group"]: g for g in led["boundary"]["groups"]}
+    snd, rcv = SOCK_GROUPS[workload]
+    assert_eq(f"{snd} calls' bytes", groups[snd]["account_bytes"], wl["bytes"])
+    assert_eq(f"{rcv} calls' bytes", groups[rcv]["account_bytes"], wl["bytes_received"])
+    assert_eq("unattributed", led["unattributed"], 0)
+    if "zerocopy" in wl:
+        zc, notices = wl["zerocopy"], led["zerocopy_notices"]
+        assert_eq("completed calls == sends", zc["completed"], zc["sends"])
+        assert_eq("sends", zc["sends"], n)
+        assert_eq("notices", notices["notices"], zc["notices"])
+        assert_eq("COPIED notices", notices["notices_copied"], zc["notices_copied"])
+        assert_eq("completed calls", notices["calls_completed"], zc["completed"])
+        assert_eq("bytes of COPIED notices", notices["bytes_copied_notice"], wl["bytes"])
+    assert not failed, failed
+    return led
+
+
+def check_sock_ends(led, workload):
+    """The receivers in another process: each end's sites under its own pid, nothing the other way."""
+    wl = led["workload"]
+    procs = {p["role"]: p for p in led["by_process"]}
+    snd, rcv = procs["sender"], procs["receiver"]
+    assert_eq("sender pid", snd["pid"], wl["sender_pid"])
+    assert_eq("receiver pid", rcv["pid"], wl["receiver_pid"])
+    assert snd["pid"] != rcv["pid"], (snd["pid"], rcv["pid"])
+    for site, what in SOCK_EXPECT[workload].items():
+        if site == "deferred_copy":
+            continue  # the sender's pinned pages, copied where they were delivered
+        ends = {"sender": snd, "receiver": rcv}
+        mine = "sender" if what == "sent" else "receiver"
+        other = "receiver" if what == "sent" else "sender"
+        assert_eq(f"{mine}'s {site}", ends[mine]["sites"][site]["bytes"], wl["bytes" if what == "sent" else "bytes_received"])
+        assert_eq(f"{other}'s {site}", ends[other]["sites"][site]["bytes"], 0)
+    return snd, rcv
+
+
+def make_sock_test(workload, threads, peer):
+    def t():
+        led = check_sock_ledger(workload, threads, ("--peer", peer))
+        wl = led["workload"]
+        if peer == "process":
+            check_sock_ends(led, workload)
+        else:
+            assert wl["sender_pid"] == wl["receiver_pid"], wl
+        if workload != "unix-stream":  # one send call a datagram (with --gso, a send)
+            call = "sendmsg" if workload == "udp-zerocopy" else "sendto"
+            assert_eq(f"{call} calls", led["phase_syscalls"].get(call, 0), wl["messages"])
+    t.__name__ = f"sock_{workload}_{threads}thr_{peer}"
+    return t
+
+
+def make_udp_netns_test(workload, threads, args=(), size=None, per_send=1, name=""):
+    def t():
+        before = our_net_objects()
+        led = check_sock_ledger(workload, threads, ("--netns", *args), size, per_send)
+        net = led["network"]
+        assert net and net["path"] == "veth" and net["peer"] == "netns", net
+        snd, rcv = check_sock_ends(led, workload)
+        assert snd["netns"] == net["namespaces"]["sender"] and rcv["netns"] == net["namespaces"]["receiver"], \
+            (snd["netns"], rcv["netns"], net)
+        assert_eq("namespaces and links left", our_net_objects(), before)
+    t.__name__ = f"sock_{workload}_netns_{threads}thr{name}"
+    return t
+
+
+def make_udp_gso_test(workload, peer):
+    """60000 bytes a send, cut by the kernel into 43 datagrams of 1400 (the last 1200): the sends'
+    bytes exactly, each datagram received alone."""
+    def t():
+        led = check_sock_ledger(workload, 1, ("--gso", "1400", "--peer", peer), 60000, 43)
+        assert_eq("udp_recv_copy count (one a datagram)", led["sites"]["udp_recv_copy"]["count"],
+                  43 * SOCK_MESSAGES)
+        assert led["workload"]["gso_segment"] == 1400, led["workload"]
+    t.__name__ = f"sock_{workload}_gso_{peer}"
+    return t
+
+
+def make_udp_ipv6_test(workload):
+    def t():
+        if not have_ipv6_loopback():
+            raise Skip("no ::1 on this host")
+        led = check_sock_ledger(workload, 2, ("--ipv6",))
+        assert led["workload"]["ip"] == "IPv6", led["workload"]
+    t.__name__ = f"sock_{workload}_ipv6"
+    return t
+
+
+def sock_workload_bad_options():
+    """Sizes a datagram cannot have and options a workload does not take: refused by name, in one
+    line, before anything is made."""
+    cases = [
+        (["udp-copy", "--size", "65508"], "udp-copy: --size 65508 is larger than a UDP datagram can be (at most 65507)"),
+        (["udp-zerocopy", "--size", "64K"], "--size 65536 is larger than a UDP datagram can be"),
+        (["udp-zerocopy", "--gso", "2000"], "--gso 2000 is larger than --size 1400"),
+        (["udp-zerocopy", "--size", "60000", "--gso", "500"], "--gso 500 cuts --size 60000 into more than 64 datagrams"),
+        (["udp-zerocopy", "--size", "8000", "--gso", "4000", "--netns"],
+         "--gso 4000 does not fit the veth link's MTU (at most 1472 bytes a segment)"),
+        (["udp-copy", "--gso", "0"], "invalid --gso '0'"),
+        (["udp-copy", "--ipv6", "--netns"], "--ipv6 is for loopback (::1)"),
+        (["udp-copy", "--port", "9"], "--port is not an option of this workload"),
+        (["unix-stream", "--gso", "1400"], "unix-stream: --gso is not an option of this workload"),
+        (["unix-stream", "--ipv6"], "--ipv6 is not an option of this workload"),
+        (["unix-stream", "--netns"], "--netns is not an option of this workload"),
+        (["unix-stream", "--peer", "netns"], "invalid --peer 'netns' (thread or process)"),
+        (["tcp-onecopy", "--gso", "1400"], "--gso is not an option of this workload"),
+    ]
+    before = our_net_objects()
+    for args, msg in cases:
+        p = zctrace("run", "--no-hist", *args)
+        assert p.returncode == 2, f"{args}: exit {p.returncode}"
+        assert msg in p.stderr and len(p.stderr.strip().splitlines()) == 1, f"{args}: {p.stderr!r}"
+    assert_eq("namespaces and links left", our_net_objects(), before)
+
+
+def sock_workloads_listed_and_swept():
+    """zctrace list shows the socket workloads; a sweep runs them, every row ok, its socket columns
+    the payload exactly; a size past a datagram's is refused before any run."""
+    p = zctrace("list")
+    assert p.returncode == 0, p.stderr
+    for w in SOCK_EXPECT:
+        assert re.search(rf"^{w}\s", p.stdout, re.M), p.stdout[-2000:]
+    out = os.path.join(scratch, "sockets.csv")
+    p = sweep(",".join(SOCK_EXPECT), "--sizes", "1400,8K", "--threads", "1,2", "--messages", "100", "-o", out)
+    assert p.returncode == 0, p.stdout[-800:] + p.stderr[-800:]
+    _, rows = read_csv(out)
+    assert_eq("rows", len(rows), 12)
+    sites = sorted({s for e in SOCK_EXPECT.values() for s in e} | {"send_copy", "recv_copy"})
+    for r in rows:
+        assert r["status"] == "ok" and r["checks_failed"] == "0", r
+        payload = 100 * int(r["threads"]) * int(r["size"])
+        for site in sites:
+            assert_eq(f"{r['workload']} {r['size']} {site}", int(r[f"{site}_bytes"]),
+                      payload if site in SOCK_EXPECT[r["workload"]] else 0)
+    p = sweep("udp-copy", "--messages", "10")
+    assert p.returncode == 2 and "udp-copy takes --size up to 65507" in p.stderr, (p.returncode, p.stderr)
+
+
+SOCK_TESTS = ([make_sock_test(w, t, peer) for w in SOCK_EXPECT for t in (1, 2) for peer in ("thread", "process")]
+              + [make_udp_netns_test(w, t) for w in ("udp-copy", "udp-zerocopy") for t in (1, 2)]
+              + [make_udp_gso_test("udp-zerocopy", peer) for peer in ("thread", "process")]
+              + [make_udp_gso_test("udp-copy", "thread"),
+                 make_udp_netns_test("udp-zerocopy", 1, ("--gso", "1400"), 14000, 10, "_gso"),
+                 make_udp_ipv6_test("udp-copy"), make_udp_ipv6_test("udp-zerocopy"),
+                 sock_workload_bad_options, sock_workloads_listed_and_swept])
+
+
 def workload_pids(zpid):
     """The workload processes under a zctrace run: its children and theirs."""
     out, todo = [], [zpid]
@@ -3049,6 +3241,7 @@ def main():
     tests += [uring_sendzc_without_usage_reports, uring_options_only_for_uring, uring_notices_fall_back,
               netns_serve_ledgers]
     tests += PIPE_TESTS
+    tests += SOCK_TESTS
     tests += [make_remote_fileread_test(pat, peer) for pat in ("seq", "random")
               for peer in ((), ("--peer", "process"), ("--netns",))]
     tests += [make_remote_fileread_test("random", ("--netns",), "cold")]

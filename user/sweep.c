@@ -631,8 +631,14 @@ static int check_args(struct sweep_args *a)
 	if (!a->threads)
 		parse_number_list("1", &a->threads, &a->nthreads, MAX_THREADS);
 	for (int i = 0; i < a->nworkloads; i++) {
-		if (find_workload(a->workloads[i])->no_threads && (a->nthreads != 1 || a->threads[0] != 1))
+		const struct workload_def *def = find_workload(a->workloads[i]);
+
+		if (def->no_threads && (a->nthreads != 1 || a->threads[0] != 1))
 			return usage_error("%s copies one file at a time: sweep it with --threads 1", a->workloads[i]);
+		for (int s = 0; def->max_size && s < a->nsizes; s++)
+			if (a->sizes[s] > def->max_size)
+				return usage_error("%s takes --size up to %lu: sweep it with smaller --sizes (the "
+						   "default is 64K)", a->workloads[i], def->max_size);
 	}
 	if (a->out_path && strcmp(a->out_path, "-")) {
 		const char *ext = strrchr(a->out_path, '.');

@@ -48,12 +48,37 @@ const struct workload_def workload_defs[] = {
 	  "splice_ref = payload (page references), send_copy = user_copy = 0; recv_copy = payload",
 	  .site = { FILES_UNCLAIMED, [SITE_SPLICE_REF] = EXP_SENT, [SITE_RECV_COPY] = EXP_RECEIVED },
 	  .net = true, .opt_groups = WL_OPT_TCP },
+	{ "udp-copy",
+	  "send() of --size datagrams (default 1400, at most 65507) over connected UDP sockets, recv() "
+	  "on the other end; --threads socket pairs, each sender at most a window of datagrams ahead of "
+	  "its receiver (shared memory), so none is lost; --gso SEGMENT, --ipv6 (::1)",
+	  "udp_send_copy = bytes sent, udp_recv_copy = bytes received (user->skb->user: two CPU copies); "
+	  "no datagram lost; no pins",
+	  .site = { FILES_UNCLAIMED, [SITE_UDP_SEND_COPY] = EXP_SENT, [SITE_UDP_RECV_COPY] = EXP_RECEIVED },
+	  .net = true, .opt_groups = WL_OPT_UDP_PAIRS, .max_size = WL_UDP_MAX_SIZE },
+	{ "udp-zerocopy",
+	  "SO_ZEROCOPY + sendmsg(MSG_ZEROCOPY) of the same datagrams, completions reaped from "
+	  "MSG_ERRQUEUE; --gso SEGMENT: each send leaves as datagrams of SEGMENT bytes",
+	  "zc_pin = payload, udp_send_copy = 0; on loopback and veth deferred_copy = payload (copied on "
+	  "delivery, notices say COPIED); udp_recv_copy = payload (over --netns a datagram larger than "
+	  "the veth MTU, without --gso, is copied at the send instead)",
+	  .site = { FILES_UNCLAIMED, [SITE_ZC_PIN] = EXP_SENT, [SITE_DEFERRED_COPY] = EXP_SENT,
+		    [SITE_UDP_RECV_COPY] = EXP_RECEIVED },
+	  .zc_notices = true, .net = true, .opt_groups = WL_OPT_UDP_PAIRS, .max_size = WL_UDP_MAX_SIZE },
 	{ "pipe-copy",
 	  "write() of --size messages (default 64K) into a pipe, read() on the other end by a thread or "
 	  "a child process (--peer thread|process); --threads pipes at once",
 	  "pipe_write_copy = bytes written, pipe_read_copy = bytes read (user->pipe->user: two CPU "
 	  "copies); every other site 0",
 	  .site = { [SITE_PIPE_WRITE_COPY] = EXP_SENT, [SITE_PIPE_READ_COPY] = EXP_RECEIVED },
+	  .opt_groups = WL_OPT_PIPES | WL_OPT_AMOUNT },
+	{ "unix-stream",
+	  "write() of --size messages (default 64K) into a Unix stream socket pair (socketpair()), "
+	  "read() on the other end by a thread or a child process (--peer thread|process); --threads "
+	  "socket pairs at once",
+	  "unix_send_copy = bytes written, unix_recv_copy = bytes read (user->skb->user: two CPU "
+	  "copies); every other site 0",
+	  .site = { FILES_UNCLAIMED, [SITE_UNIX_SEND_COPY] = EXP_SENT, [SITE_UNIX_RECV_COPY] = EXP_RECEIVED },
 	  .opt_groups = WL_OPT_PIPES | WL_OPT_AMOUNT },
 	{ "pipe-vmsplice",
 	  "vmsplice() of the 8 fields into a pipe (page references, no SPLICE_F_GIFT), then splice() "

@@ -29,6 +29,7 @@ struct workload_def {
 	const char *options;		/* a microbenchmark's options, as its --help lists them */
 	bool net;			/* a sender and a receiver: takes --peer, --netns, --rate, --delay */
 	unsigned opt_groups;		/* the WL_OPT_* groups it takes, for zctrace to check first; 0: its own parser */
+	unsigned long max_size;		/* the largest --size it takes; 0: the workloads' 1G */
 };
 
 extern const struct workload_def workload_defs[];

@@ -6,6 +6,7 @@
 #include <sys/uio.h>
 #include "peer.h"
 #include "wl.h"
+#include "zcnotice.h"
 
 #define MSG_FIELDS 8	/* a message is a struct of 8 separately allocated fields */
 
@@ -13,16 +14,6 @@ struct message {
 	char *field[MSG_FIELDS];
 	size_t len[MSG_FIELDS];
 	size_t size;
-};
-
-struct zc_stats {
-	uint64_t sends;			/* sendmsg(MSG_ZEROCOPY) calls that moved bytes */
-	uint64_t notices;		/* completion notices read from MSG_ERRQUEUE */
-	uint64_t notices_copied;	/* ... with SO_EE_CODE_ZEROCOPY_COPIED */
-	uint64_t completed;		/* send calls the notices cover */
-	uint64_t completed_copied;	/* ... covered by a COPIED notice */
-	uint64_t gaps;			/* notices that did not start where the previous ended */
-	uint32_t next_id;
 };
 
 struct tcp_conn {

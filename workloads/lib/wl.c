@@ -119,7 +119,9 @@ int wl_parse_seconds(const char *s, double max, double *out)
 static void usage(FILE *f, const char *name, unsigned accept)
 {
 	fprintf(f, "usage: %s [OPTIONS]\n", name);
-	if (accept & WL_OPT_AMOUNT)
+	if (accept & WL_OPT_UDP)
+		fprintf(f, "  --size BYTES     datagram size, or bytes per send with --gso (default 1400, at most 65507)\n");
+	else if (accept & WL_OPT_AMOUNT)
 		fprintf(f, "  --size BYTES     message size, suffixes K, M, G (default 64K)\n");
 	else if (accept & WL_OPT_CONN)
 		fprintf(f, "  --chunk BYTES    bytes per read()/send() or sendfile() call (default 64K);\n"
@@ -131,8 +133,9 @@ static void usage(FILE *f, const char *name, unsigned accept)
 			"  --threads N      connections, each with a sender and a receiver thread (default 1)\n"
 			"  --port P         loopback port of the server (default: chosen by the kernel)\n");
 	if (accept & WL_OPT_PIPES)
+		fprintf(f, "  --threads N      pipes or socket pairs, each with a writer and a reader thread (default 1)\n");
+	if ((accept & WL_OPT_PIPES) && !(accept & WL_OPT_PEER))
 		fprintf(f,
-			"  --threads N      pipes, each with a writer and a reader thread (default 1)\n"
 			"  --peer MODE      where the readers run: thread (default: threads of this process)\n"
 			"                   or process (a child process)\n");
 	if (accept & WL_OPT_AMOUNT)
@@ -148,6 +151,11 @@ static void usage(FILE *f, const char *name, unsigned accept)
 			"  --netns          the same as --peer netns\n"
 			"  --rate RATE      with --netns: shape the veth link (tc tbf), e.g. 1gbit, 100mbit\n"
 			"  --delay TIME     with --netns: add one-way delay (tc netem), e.g. 1ms\n");
+	if (accept & WL_OPT_UDP)
+		fprintf(f,
+			"  --gso SEGMENT    UDP segmentation offload (UDP_SEGMENT): each send of --size bytes\n"
+			"                   leaves as datagrams of SEGMENT bytes (at most 64 a send)\n"
+			"  --ipv6           over ::1 instead of 127.0.0.1 (loopback only)\n");
 	if (accept & WL_OPT_PATTERN)
 		fprintf(f, "  --pattern P      seq (default) or random: the order the blocks are read in\n");
 	if (accept & WL_OPT_URING)
@@ -183,6 +191,8 @@ static const struct option wl_longopts[] = {
 	{ "async", no_argument, NULL, 'Y' },
 	{ "sqpoll", no_argument, NULL, 'Q' },
 	{ "no-usage-report", no_argument, NULL, 'U' },
+	{ "gso", required_argument, NULL, 'G' },
+	{ "ipv6", no_argument, NULL, '6' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
 };
@@ -197,7 +207,8 @@ static unsigned option_group(int c)
 	if (c == 'P')
 		return WL_OPT_PEER | WL_OPT_PIPES;
 	return strchr("FCD", c) ? WL_OPT_FILE : c == 'p' ? WL_OPT_CONN : strchr("NRL", c) ? WL_OPT_PEER
-	       : c == 'A' ? WL_OPT_PATTERN : strchr("YQU", c) ? WL_OPT_URING : WL_OPT_AMOUNT;
+	       : c == 'A' ? WL_OPT_PATTERN : strchr("YQU", c) ? WL_OPT_URING : strchr("G6", c) ? WL_OPT_UDP
+	       : WL_OPT_AMOUNT;
 }
 
 /* --size: bytes per message or per call */
@@ -369,13 +380,73 @@ static int parse_uring_opt(int c, const char *name, unsigned accept, struct wl_o
 	return 1;	/* not one of these */
 }
 
+/* --gso, --ipv6: how a UDP workload's datagrams are made */
+static int parse_udp_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
+{
+	switch (c) {
+	case 'G':
+		if (wl_parse_size(optarg, &o->gso) || o->gso == 0 || o->gso > WL_UDP_MAX_SIZE) {
+			fprintf(stderr, "%s: invalid --gso '%s' (bytes per datagram, 1 to %d)\n", name, optarg,
+				WL_UDP_MAX_SIZE);
+			return -1;
+		}
+		return 0;
+	case '6':
+		o->ipv6 = true;
+		return 0;
+	}
+	return 1;	/* not one of these */
+}
+
+/*
+ * The UDP options together: a datagram (or a send, segmented) fits one IP packet's 64K, and a
+ * segment fits the link's MTU, as udp_send_skb() demands; refused here by name, not as EINVAL
+ * from the first send. 0 or -1 having said why.
+ */
+static int check_udp_opts(const char *name, struct wl_opts *o)
+{
+	int mtu = o->peer == WL_PEER_NETNS ? WL_NETNS_MTU : WL_LOOPBACK_MTU;
+	int max_seg = mtu - (o->ipv6 ? 40 : 20) - 8;
+
+	if (!o->size_set)
+		o->size = WL_UDP_DEFAULT_SIZE;
+	if (o->size > WL_UDP_MAX_SIZE) {
+		fprintf(stderr, "%s: --size %llu is larger than a UDP datagram can be (at most %d)\n", name,
+			(unsigned long long)o->size, WL_UDP_MAX_SIZE);
+		return -1;
+	}
+	if (o->ipv6 && o->peer == WL_PEER_NETNS) {
+		fprintf(stderr, "%s: --ipv6 is for loopback (::1): the veth link between the namespaces has "
+			"IPv4 addresses alone\n", name);
+		return -1;
+	}
+	if (!o->gso)
+		return 0;
+	if (o->gso > o->size) {
+		fprintf(stderr, "%s: --gso %llu is larger than --size %llu (a segment is part of one send)\n",
+			name, (unsigned long long)o->gso, (unsigned long long)o->size);
+		return -1;
+	}
+	if ((o->size + o->gso - 1) / o->gso > WL_UDP_MAX_SEGMENTS) {
+		fprintf(stderr, "%s: --gso %llu cuts --size %llu into more than %d datagrams a send\n", name,
+			(unsigned long long)o->gso, (unsigned long long)o->size, WL_UDP_MAX_SEGMENTS);
+		return -1;
+	}
+	if ((int)o->gso > max_seg) {
+		fprintf(stderr, "%s: --gso %llu does not fit the %s's MTU (at most %d bytes a segment)\n", name,
+			(unsigned long long)o->gso, o->peer == WL_PEER_NETNS ? "veth link" : "loopback", max_seg);
+		return -1;
+	}
+	return 0;
+}
+
 /* Option @c with its argument in optarg: 0, or -1 having said why in one line. The parsers of
  * the groups return 1 for an option not theirs. */
 static int parse_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
 {
 	static int (*const parsers[])(int, const char *, unsigned, struct wl_opts *) = {
 		parse_size_opt, parse_file_opt, parse_conn_opt, parse_amount_opt, parse_peer_opt,
-		parse_pattern_opt, parse_uring_opt,
+		parse_pattern_opt, parse_uring_opt, parse_udp_opt,
 	};
 	const struct option *lo = NULL;
 
@@ -422,6 +493,8 @@ int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, stru
 			name, o->rate ? "rate" : "delay");
 		return -1;
 	}
+	if ((accept & WL_OPT_UDP) && check_udp_opts(name, o))
+		return -1;
 	if ((accept & WL_OPT_AMOUNT) && !o->duration && !o->bytes && !o->messages)
 		o->messages = 5000;
 	return 0;

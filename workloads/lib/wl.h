@@ -25,7 +25,9 @@ enum wl_cache { WL_CACHE_WARM, WL_CACHE_COLD };
 #define WL_OPT_PATTERN	0x10	/* --pattern */
 #define WL_OPT_PIPES	0x20	/* --threads (pipes), --peer thread|process: both ends on this host */
 #define WL_OPT_URING	0x40	/* --async, --sqpoll, --no-usage-report */
+#define WL_OPT_UDP	0x80	/* --gso, --ipv6; --size is a datagram's (default 1400) */
 #define WL_OPT_TCP	(WL_OPT_CONN | WL_OPT_AMOUNT | WL_OPT_PEER)
+#define WL_OPT_UDP_PAIRS (WL_OPT_PIPES | WL_OPT_AMOUNT | WL_OPT_PEER | WL_OPT_UDP)	/* the udp-* workloads */
 
 /* Where the receiving side runs. */
 enum wl_peer {
@@ -42,6 +44,13 @@ enum wl_peer {
 #define WL_NETNS_RECEIVER_ADDR	"198.18.0.2"
 #define WL_NETNS_PREFIX		30
 #define WL_NETNS_FD_ENV		"ZCTRACE_NETNS_RX_FD"
+#define WL_NETNS_MTU		1500	/* the veth pair's: the kernel's default, which zctrace keeps */
+#define WL_LOOPBACK_MTU		65536
+
+/* UDP: the largest payload of one IPv4 datagram (and of one send, segmented or not) */
+#define WL_UDP_MAX_SIZE		65507
+#define WL_UDP_DEFAULT_SIZE	1400	/* fits a 1500-byte MTU: no IP fragments on veth */
+#define WL_UDP_MAX_SEGMENTS	64	/* UDP_MAX_SEGMENTS before 6.9 (128 since) */
 
 enum wl_pattern { WL_PATTERN_SEQ, WL_PATTERN_RANDOM };
 
@@ -63,6 +72,8 @@ struct wl_opts {
 	bool uring_async;	/* io_uring: every request issued by io-wq workers (IOSQE_ASYNC) */
 	bool uring_sqpoll;	/* io_uring: requests submitted by the ring's SQPOLL thread */
 	bool uring_no_usage;	/* io_uring SEND_ZC: not asking whether the data was copied */
+	uint64_t gso;		/* UDP_SEGMENT: bytes per datagram a send is cut into; 0 = none */
+	bool ipv6;		/* UDP over ::1 */
 };
 
 const char *wl_peer_name(enum wl_peer p);
