@@ -34,10 +34,10 @@ static void print_counter(FILE *f, const struct perf_counter *c, const struct pe
 	char name[64];
 	double running = 1;
 
-	snprintf(name, sizeof(name), "%s%s%s", c->name, c->standin ? " [stand-in: " : "",
-		 c->standin ? c->standin : "");
 	if (c->standin)
-		strcat(name, "]");
+		snprintf(name, sizeof(name), "%s [stand-in: %s]", c->name, c->standin);
+	else
+		snprintf(name, sizeof(name), "%s", c->name);
 	if (!c->counted) {
 		fprintf(f, "  %-30s not supported (%s)\n", name, c->why);
 		return;
