@@ -133,6 +133,9 @@ struct io_call {
 	__u64 vec;		/* sendmmsg/recvmmsg: the user's mmsghdr array */
 	__u64 seen_write;	/* bytes the write-copy probes saw during the call */
 	__u64 pinned;		/* bytes of user pages a UDP send pinned during the call */
+	__u64 sk;		/* a UDP MSG_ZEROCOPY send's socket ... */
+	__u32 zc_id;		/* ... and its next notification id when the call began */
+	__u32 pad2;
 };
 
 struct {

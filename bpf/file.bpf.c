@@ -150,7 +150,7 @@ static __always_inline void enter_io(struct pt_regs *regs, __u32 nr, __u32 kind)
 			return;
 		sock_call_at(regs, nr, kind, &call);
 		if (call.type == FT_UDP)
-			udp_zc_enter(fd_file(a0));
+			udp_zc_enter(fd_file(a0), &call);
 		break;
 	}
 	if (bpf_map_update_elem(&io_calls, &tid, &call, BPF_ANY))
@@ -184,15 +184,21 @@ static __always_inline void on_write_copy(__u32 method, __u64 bytes)
 		record(current_tgid(), site, bytes);
 }
 
-/* The sites and the account of a returning call on a socket (or any call the account keeps). */
-static __always_inline void close_sock_call(struct io_call *call, long ret)
+/*
+ * The socket sites and the account of a returning call. A global function, checked once by the
+ * verifier: inlined in each of the syscall exit's paths, they outgrow what it checks.
+ */
+__noinline int close_sock_call(struct io_call *call, long ret)
 {
 	struct moved moved = {};
 
+	if (!call)
+		return 0;
 	if (ret > 0 && (track_boundary || sock_type_sites(call->type)))
 		call_bytes(call, ret, &moved);
 	sock_syscall_exit(call, &moved);
 	account_syscall(call, ret, &moved);
+	return 0;
 }
 
 /*

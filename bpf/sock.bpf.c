@@ -31,16 +31,64 @@ static __always_inline bool sock_type_sites(__u8 type)
 
 /*
  * A UDP send with MSG_ZEROCOPY is starting on open file @f: its skbs may carry a target's pinned
- * pages from here on, and their owner is found at the device by their socket.
+ * pages from here on, and their owner is found at the device by their socket. Each datagram (each
+ * message of a sendmmsg) the kernel takes on a SO_ZEROCOPY socket gets the socket's next
+ * notification id, whether it pins or copies: the ids from here to the call's return are its.
  */
-static __always_inline void udp_zc_enter(struct file *f)
+static __always_inline void udp_zc_enter(struct file *f, struct io_call *call)
 {
 	struct socket *sock = BPF_CORE_READ(f, private_data);
 	struct sock *sk = BPF_CORE_READ(sock, sk);
 
 	saw_zc_send();
-	if (sk)
-		note_sock(sk, current_tgid());
+	if (!sk)
+		return;
+	note_sock(sk, current_tgid());
+	call->sk = (__u64)sk;
+	call->zc_id = BPF_CORE_READ(sk, sk_zckey.counter);
+}
+
+struct zc_ids {
+	__u64 sk;
+	__u32 first;
+	__u32 pad;
+	__u64 pinned;
+};
+
+static long keep_zc_id(__u32 i, struct zc_ids *ids)
+{
+	struct zc_key key = { .sk = ids->sk, .id = ids->first + i };
+	__u64 bytes = i ? 0 : ids->pinned;
+
+	/* counted here, not in @ids: the verifier follows a counter in the loop's state round by round */
+	if (bpf_map_update_elem(&zc_calls, &key, &bytes, BPF_ANY))
+		__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
+	return 0;
+}
+
+/*
+ * A UDP zerocopy send's notification ids, kept for their notice (on_zc_notice()) with the bytes
+ * the call pinned, all on its first id: a COPIED notice then names the pinned bytes copied on
+ * delivery, not those the kernel copied at the send (which its notice says COPIED too). A global
+ * function, as sock_syscall_exit() is.
+ */
+__noinline int keep_udp_zc_ids(const struct io_call *call)
+{
+	struct zc_ids ids = {};
+	struct sock *sk;
+	__u32 n;
+
+	if (!call || !call->sk)
+		return 0;
+	ids.sk = call->sk;
+	ids.first = call->zc_id;
+	ids.pinned = call->pinned;
+	sk = (struct sock *)ids.sk;
+	n = BPF_CORE_READ(sk, sk_zckey.counter) - ids.first;
+	if (!n || n > ZCT_UIO_MAXIOV)
+		return 0;
+	bpf_loop(n, keep_zc_id, &ids, 0);
+	return 0;
 }
 
 /*
@@ -63,6 +111,8 @@ __noinline int sock_syscall_exit(struct io_call *call, const struct moved *m)
 	to_user = call->kind == IO_READ || call->kind == IO_RECV || call->kind == IO_RECVMMSG;
 	from_user = call->kind == IO_WRITE || call->kind == IO_SEND || call->kind == IO_SENDMMSG;
 	site = sock_site(call->type, to_user);
+	if (site == SITE_UDP_SEND_COPY && m->bytes)
+		keep_udp_zc_ids(call);
 	if (!m->bytes || m->unsized || !(to_user || from_user) || !by_return_of(site))
 		return 0;
 	if (site == SITE_UDP_SEND_COPY && (call->flags & ZCT_MSG_ZEROCOPY) &&

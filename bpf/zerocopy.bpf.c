@@ -172,9 +172,11 @@ static __always_inline void on_copy_ubufs(struct sk_buff *skb)
 {
 	struct skb_shared_info *shinfo = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
 	__u32 *tgid = zc_sender(shinfo);
+	__u32 len = BPF_CORE_READ(skb, data_len);
 
-	if (tgid)
-		record(*tgid, SITE_DEFERRED_COPY, BPF_CORE_READ(skb, data_len));
+	/* skb_copy_ubufs() copies the frags; a linear skb has none */
+	if (tgid && len)
+		record(*tgid, SITE_DEFERRED_COPY, len);
 }
 
 SEC("fentry/skb_copy_ubufs")
@@ -224,7 +226,8 @@ static __always_inline void note_xmit_owner(const struct sk_buff *skb, struct sk
 static __always_inline void on_delivery_copy(const struct sk_buff *skb, const struct net_device *dev,
 					     __u32 tgid)
 {
-	if (site_uses(SITE_DEFERRED_COPY, METHOD_TP_BTF) && !BPF_CORE_READ(dev, rx_handler))
+	/* a linear skb (an IP fragment of a datagram copied at the send) has nothing to copy */
+	if (site_uses(SITE_DEFERRED_COPY, METHOD_TP_BTF) && skb->data_len && !BPF_CORE_READ(dev, rx_handler))
 		record(tgid, SITE_DEFERRED_COPY, skb->data_len);
 }
 
