@@ -19,6 +19,17 @@ struct {
 	__type(value, __u64);	/* ns when it left the CPU */
 } offcpu_start SEC(".maps");
 
+/*
+ * ... the same for tp_btf, whose task pointers the verifier trusts: the time sits in the task
+ * itself, with no hash update on the way out and no lookup and delete on the way back.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);	/* ns when it left the CPU, 0 once taken */
+} offcpu_task SEC(".maps");
+
 /* The target task (tid) that last ran on each CPU: a step's handoffs are counted against it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -29,15 +40,58 @@ struct {
 
 /* ---- context switches and off-CPU time ----------------------------------------------------- */
 
-/* The tgids come from the caller: tp_btf reads them directly, raw_tp through CO-RE reads. */
-static __always_inline void on_switch(bool preempt, struct task_struct *prev,
+/* A target task leaves the CPU at @now: noted in the task (@btf) or by its tid. */
+static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u64 now)
+{
+	__u64 *slot;
+	__u32 tid;
+
+	if (btf) {
+		slot = bpf_task_storage_get(&offcpu_task, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (slot)
+			*slot = now;
+		else
+			__sync_fetch_and_add(&misc.offcpu_dropped, 1);
+		return;
+	}
+	tid = BPF_CORE_READ(prev, pid);
+	if (bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY))
+		__sync_fetch_and_add(&misc.offcpu_dropped, 1);
+}
+
+/* When target task @next (@tid) left the CPU, taken: 0 if it was not seen leaving. */
+static __always_inline __u64 offcpu_end(bool btf, struct task_struct *next, __u32 tid)
+{
+	__u64 *slot, start;
+
+	if (btf) {
+		slot = bpf_task_storage_get(&offcpu_task, next, 0, 0);
+		if (!slot)
+			return 0;
+		start = *slot;
+		*slot = 0;
+		return start;
+	}
+	slot = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!slot)
+		return 0;
+	start = *slot;
+	bpf_map_delete_elem(&offcpu_start, &tid);
+	return start;
+}
+
+/*
+ * The tgids come from the caller: tp_btf (@btf) reads them directly, raw_tp through CO-RE reads;
+ * @btf is a constant, so each flavour keeps only its own branches.
+ */
+static __always_inline void on_switch(bool btf, bool preempt, struct task_struct *prev,
 				      struct task_struct *next, unsigned int prev_state,
 				      __u32 prev_tgid, __u32 next_tgid)
 {
 	static const struct sched_stats zero;
 	__u32 tgid = prev_tgid;
 	__u32 tid, zero_key = 0, *last;
-	__u64 now = 0, *start;
+	__u64 now = 0, start;
 
 	if (is_target(tgid)) {
 		now = bpf_ktime_get_ns();
@@ -69,17 +123,15 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 			}
 		}
 		/* perf stops counting a task inside do_exit(): what follows is the tracer's alone */
-		if (BPF_CORE_READ(prev, flags) & ZCT_PF_EXITING)
+		if ((btf ? prev->flags : BPF_CORE_READ(prev, flags)) & ZCT_PF_EXITING)
 			__sync_fetch_and_add(&misc.switches_exiting, 1);
-		tid = BPF_CORE_READ(prev, pid);
-		if (bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY))
-			__sync_fetch_and_add(&misc.offcpu_dropped, 1);
+		offcpu_begin(btf, prev, now);
 	}
 
 	tgid = next_tgid;
 	if (!is_target(tgid))
 		return;
-	tid = BPF_CORE_READ(next, pid);
+	tid = btf ? next->pid : BPF_CORE_READ(next, pid);
 	if (!now)
 		now = bpf_ktime_get_ns();
 	/*
@@ -95,19 +147,16 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 			__sync_fetch_and_add(&seg->handoffs, 1);
 		*last = tid;
 	}
-	start = bpf_map_lookup_elem(&offcpu_start, &tid);
-	if (!start)
-		return;
-	if (now > *start) {
+	start = offcpu_end(btf, next, tid);
+	if (start && now > start) {
 		struct sched_stats *st = bpf_map_lookup_elem(&sched, &tgid);
-		__u64 delta = now - *start;
+		__u64 delta = now - start;
 
 		if (st) {
 			__sync_fetch_and_add(&st->offcpu_ns, delta);
 			__sync_fetch_and_add(&st->offcpu_hist[log2_slot(delta / 1000)], 1);
 		}
 	}
-	bpf_map_delete_elem(&offcpu_start, &tid);
 }
 
 /* perf counts from the exec (enable_on_exec): note how many switches happened before it. */
@@ -141,7 +190,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	on_switch(preempt, prev, next, prev_state, prev->tgid, next->tgid);
+	on_switch(true, preempt, prev, next, prev_state, prev->tgid, next->tgid);
 	return 0;
 }
 
@@ -149,6 +198,6 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	on_switch(preempt, prev, next, prev_state, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(next, tgid));
+	on_switch(false, preempt, prev, next, prev_state, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(next, tgid));
 	return 0;
 }

@@ -28,6 +28,8 @@ struct check {
 	char detail[200];
 };
 
+struct effect;
+
 struct ledger {
 	/* the run: what was traced, and how */
 	const char *target;			/* workload name or command */
@@ -40,6 +42,8 @@ struct ledger {
 	const struct netns_pair *net;		/* the namespaces of a --netns run; host's inode always */
 	bool phase_gated;			/* sites counted between the workload's phase markers */
 	__u64 report_bytes;			/* what the workload wrote to zctrace's result pipe: its report */
+	const struct effect *effect;		/* the untraced pass held against this one, or NULL */
+	json_object *untraced;			/* ... and its report */
 	enum method method[NR_SITES];		/* how each site counted, METHOD_NONE if it did not */
 	const char *method_label[NR_SITES];
 	/* what the kernel counted */

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "checks.h"
+#include "effect.h"
 #include "ledger.h"
 #include "live.h"
 #include "micro.h"
@@ -66,6 +67,8 @@ struct run_args {
 	bool histograms;
 	bool no_phase;
 	bool prog_stats;	/* --prog-stats: the kernel's run-time statistics of each BPF program */
+	bool one_pass;		/* --passes traced: a built-in workload's timing from the traced pass alone */
+	bool baseline;		/* --baseline: a command run once untraced first, for its wall time */
 	enum method cap;
 };
 
@@ -103,6 +106,10 @@ static const struct argp_option run_options[] = {
 	{ "prog-stats", 'S', NULL, 0,
 	  "Print what each BPF program cost: events, run time, ns per event, events per second "
 	  "(kernel.bpf_stats_enabled for the run)", 0 },
+	{ "passes", 'T', "both|traced", 0,
+	  "A built-in workload runs twice by default: untraced (its timing figures) and traced (its "
+	  "ledger), both shown with their ratio; 'traced' runs the traced pass alone", 0 },
+	{ "baseline", 'B', NULL, 0, "With -- COMMAND: run it once untraced first, and show both wall times", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log", 0 },
 	{},
 };
@@ -150,6 +157,14 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case 'S':
 		a->prog_stats = true;
+		break;
+	case 'T':
+		if (strcmp(arg, "both") && strcmp(arg, "traced"))
+			argp_failure(state, EXIT_USAGE, 0, "unknown --passes '%s' (both or traced)", arg);
+		a->one_pass = !strcmp(arg, "traced");
+		break;
+	case 'B':
+		a->baseline = true;
 		break;
 	case 'v':
 		verbose = true;
@@ -223,6 +238,8 @@ struct run {
 	struct run_args a;
 	struct wl_opts wo;		/* a network workload's options: --netns, --rate, --delay */
 	struct target t;
+	struct target t0;		/* the untraced pass of the same target, before the traced one */
+	struct effect effect;		/* ... held against the traced pass */
 	struct json_out jo;
 	struct netns_pair np;
 	struct prog_stats ps;
@@ -278,6 +295,8 @@ static int run_parse_args(struct run *r, int argc, char **argv)
 	}
 	if (a->pid && a->ncmd)
 		return usage_error("give either -p PID or a command, not both");
+	if (a->baseline && (a->pid || (a->ncmd && !(a->cmd > argv && !strcmp(a->cmd[-1], "--")))))
+		return usage_error("--baseline is for -- COMMAND (a built-in workload runs untraced first by default)");
 	if (!a->pid && !a->ncmd)
 		return usage_error("nothing to trace: give a workload, -- COMMAND, or -p PID -d SECONDS");
 	if (a->pid && !a->duration)
@@ -324,9 +343,40 @@ static int run_preflight(struct run *r)
 	return 0;
 }
 
-/* The namespaces, the tracer and the live view: everything up to the target. 0 or 1. */
+/*
+ * The untraced pass: the same workload (or --baseline's command), same parameters and namespaces,
+ * run to its end before any BPF program is loaded. Its report is the run's timing figures. 0, 1,
+ * or EXIT_USAGE for refused options.
+ */
+static int run_untraced(struct run *r)
+{
+	double t0;
+
+	if (r->a.pid || (r->a.def && r->a.one_pass) || (!r->a.def && !r->a.baseline))
+		return 0;
+	r->t0.def = r->t.def;
+	r->t0.argv = r->t.argv;
+	snprintf(r->t0.binary, sizeof(r->t0.binary), "%s", r->t.binary);
+	t0 = now_s();
+	if (target_spawn(&r->t0, NULL, NULL, &r->np))
+		return 1;
+	target_wait(&r->t0, NULL, NULL);
+	r->effect.wall_untraced = r->a.baseline ? now_s() - t0 : 0;
+	if (stop_signal)
+		return 1;
+	if (target_refused_options(&r->t0, NULL))
+		return EXIT_USAGE;
+	if (target_exit_status(&r->t0))
+		snprintf(r->effect.why, sizeof(r->effect.why), "the untraced pass exited with status %d",
+			 target_exit_status(&r->t0));
+	return 0;
+}
+
+/* The namespaces, the untraced pass, the tracer and the live view: everything up to the target. 0, 1 or EXIT_USAGE. */
 static int run_start(struct run *r)
 {
+	int err;
+
 	struct tracer_opts to = {
 		.cap = r->a.cap,
 		.skip_zc_path = r->a.def && !r->a.def->zc_notices,
@@ -341,6 +391,8 @@ static int run_start(struct run *r)
 		if (netns_setup(&r->np, &stop_signal))
 			return 1;
 	}
+	if ((err = run_untraced(r)))
+		return err;
 
 	libbpf_set_print(libbpf_print);
 	r->l = calloc(1, sizeof(*r->l));
@@ -377,9 +429,12 @@ static void tick_live(void *arg)
 /* The target started or followed, and waited for. 0, 1, or EXIT_USAGE for refused options. */
 static int run_target(struct run *r)
 {
+	double t0 = now_s();
+
 	if (r->a.pid ? target_follow(&r->t, r->obj, r->perf) : target_spawn(&r->t, r->obj, r->perf, &r->np))
 		return 1;
 	target_wait(&r->t, r->lv ? tick_live : NULL, r);
+	r->effect.wall_traced = now_s() - t0;
 	return target_refused_options(&r->t, r->obj) ? EXIT_USAGE : 0;
 }
 
@@ -408,6 +463,10 @@ static int run_report(struct run *r)
 		if (l->workload)
 			micro_check(r->micro, l);
 	}
+	if (r->t0.started && r->t0.result && r->t.result)
+		effect_compare(&r->effect, r->t.result, r->t0.result);
+	l->effect = r->t0.started ? &r->effect : NULL;
+	l->untraced = r->t0.result;
 	ledger_print(stdout, l, r->micro, r->a.histograms);
 	if (r->a.prog_stats)
 		prog_stats_print(stdout, &r->ps);
@@ -431,6 +490,7 @@ static int run_report(struct run *r)
 
 static void run_cleanup(struct run *r)
 {
+	target_close(&r->t0);
 	target_close(&r->t);
 	tracer_stop(r->obj);
 	prog_stats_close(&r->ps);
@@ -459,6 +519,7 @@ static int cmd_run(int argc, char **argv)
 	netns_init(&r.np);
 	prog_stats_init(&r.ps);
 	target_init(&r.t);
+	target_init(&r.t0);
 	if ((ret = run_parse_args(&r, argc, argv)) || (ret = run_preflight(&r)))
 		return ret;
 	if (!(ret = run_start(&r)) && !(ret = run_target(&r)))

@@ -1,5 +1,6 @@
 /* The ledger as JSON (report_json.h): every figure, null where it was not measured. */
 #include <stdio.h>
+#include "effect.h"
 #include "checks.h"
 #include "hist.h"
 #include "jsonpath.h"
@@ -355,6 +356,7 @@ json_object *ledger_json(const struct ledger *l, const struct micro *m)
 
 	add(root, "target", json_object_new_string(l->target));
 	add(root, "workload", l->workload ? json_object_get(l->workload) : NULL);
+	add(root, "tracer_effect", l->effect ? effect_json(l->effect, l->untraced) : NULL);
 	add(root, "phase_gated", json_object_new_boolean(l->phase_gated));
 	add(root, "processes", json_object_new_int(l->k.nprocs));
 	add(root, "tasks_forked", u64(l->k.misc.forks));

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include "effect.h"
 #include "hist.h"
 #include "jsonpath.h"
 #include "micro.h"
@@ -436,6 +437,8 @@ void ledger_print(FILE *f, const struct ledger *l, const struct micro *m, bool h
 
 	fprintf(f, "\n=== zctrace: %s ===\n", l->target);
 	print_workload(f, l, m, histograms, payload);
+	if (l->effect)
+		effect_print(f, l->effect);
 	print_sites(f, l, have_payload, payload);
 	print_boundary(f, l);
 	print_findings(f, l, have_payload ? payload : 0);

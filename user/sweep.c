@@ -131,7 +131,7 @@ static const char sweep_doc[] =
 	"    zctrace sweep tcp-sendfile --sizes 64K,1M --messages 500 -o sendfile.json\n"
 	"    zctrace sweep tcp-onecopy -m tracepoint -- --port 5001\n"
 	"\n"
-	"Each run is 'zctrace run --no-hist --json FILE [-m M] WORKLOAD --size S --threads T "
+	"Each run is 'zctrace run --no-hist --passes=traced --json FILE [-m M] WORKLOAD --size S --threads T "
 	"(--duration D | --messages N) [WORKLOAD ARGS]'. Repetitions are the outer loop. The output "
 	"format follows the extension of -o (.csv or .json); without -o, CSV goes to stdout.\n"
 	"\n"
@@ -362,6 +362,7 @@ static const char **run_argv(const struct sweep_args *a, const char *workload, u
 	argv[n++] = "zctrace";
 	argv[n++] = "run";
 	argv[n++] = "--no-hist";
+	argv[n++] = "--passes=traced";	/* one pass a cell: a grid compares its cells, all traced alike */
 	argv[n++] = "--json";
 	argv[n++] = json_path;
 	if (a->method) {

@@ -304,17 +304,20 @@ int target_spawn(struct target *t, struct zctrace_bpf *obj, struct perf_set *per
 		snprintf(t->name + strlen(t->name), sizeof(t->name) - strlen(t->name), " %s", t->argv[i]);
 	if (fork_target(t, np))
 		return -1;
-	obj->bss->root_tgid = t->pid;
-	if (add_target(obj, t->pid)) {
-		fprintf(stderr, "zctrace: cannot add the target: %s\n", strerror(errno));
-		return -1;
+	if (obj) {
+		obj->bss->root_tgid = t->pid;
+		if (add_target(obj, t->pid)) {
+			fprintf(stderr, "zctrace: cannot add the target: %s\n", strerror(errno));
+			return -1;
+		}
+		err = attach_usdt(obj, t->pid, t->def ? t->binary : t->argv[0], t);
+		if (err && t->def) {
+			fprintf(stderr, "zctrace: cannot attach the workload's USDT probes: %s\n", strerror(-err));
+			return -1;
+		}
 	}
-	perf_open_child(perf, t->pid);
-	err = attach_usdt(obj, t->pid, t->def ? t->binary : t->argv[0], t);
-	if (err && t->def) {
-		fprintf(stderr, "zctrace: cannot attach the workload's USDT probes: %s\n", strerror(-err));
-		return -1;
-	}
+	if (perf)
+		perf_open_child(perf, t->pid);
 	__atomic_store_n(t->start_go, 1, __ATOMIC_RELEASE);
 	close(t->start_pipe[1]);	/* go */
 	t->start_pipe[1] = -1;
@@ -420,7 +423,7 @@ int target_exit_status(const struct target *t)
 bool target_refused_options(const struct target *t, const struct zctrace_bpf *obj)
 {
 	return t->def && t->reaped && !stop_signal && WIFEXITED(t->status) &&
-	       WEXITSTATUS(t->status) == EXIT_USAGE && !obj->bss->misc.phase_begins;
+	       WEXITSTATUS(t->status) == EXIT_USAGE && !(obj && obj->bss->misc.phase_begins);
 }
 
 void target_report_end(const struct target *t)

@@ -50,7 +50,8 @@ int target_workload_binary(const char *name, char *path, size_t n);
 int target_follow(struct target *t, struct zctrace_bpf *obj, struct perf_set *perf);
 /*
  * Starts t->argv (t->def's binary for a workload) in a process group of its own, in @np's sender
- * namespace when there is one, and lets it run once it is traced. 0, or -1 with one line said.
+ * namespace when there is one, and lets it run once it is traced: by @obj and counted by @perf,
+ * or neither (NULL: an untraced pass). 0, or -1 with one line said.
  */
 int target_spawn(struct target *t, struct zctrace_bpf *obj, struct perf_set *perf, const struct netns_pair *np);
 /*
