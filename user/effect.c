@@ -95,7 +95,7 @@ void effect_print(FILE *f, const struct effect *e)
 	char words[64];
 
 	if (e->wall_untraced > 0)
-		fprintf(f, "\ntracer effect (--baseline: the command run once untraced first)\n"
+		fprintf(f, "\ntracer effect (--baseline: the command run once more, untraced)\n"
 			"  wall time: traced %.3f s, untraced %.3f s, ratio %.2f\n", e->wall_traced,
 			e->wall_untraced, e->wall_traced / e->wall_untraced);
 	if (!e->measured) {
@@ -103,7 +103,7 @@ void effect_print(FILE *f, const struct effect *e)
 			fprintf(f, "\ntracer effect: not measured (%s)\n", e->why);
 		return;
 	}
-	fprintf(f, "\ntracer effect (the same run once untraced, no BPF program attached, before the traced one)\n");
+	fprintf(f, "\ntracer effect (the same run once more after the traced one, with no BPF program loaded)\n");
 	if (!e->nrows) {
 		fprintf(f, "  the workload reported no timing figure\n");
 		return;

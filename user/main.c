@@ -68,7 +68,7 @@ struct run_args {
 	bool no_phase;
 	bool prog_stats;	/* --prog-stats: the kernel's run-time statistics of each BPF program */
 	bool one_pass;		/* --passes traced: a built-in workload's timing from the traced pass alone */
-	bool baseline;		/* --baseline: a command run once untraced first, for its wall time */
+	bool baseline;		/* --baseline: a command run once more untraced, for its wall time */
 	enum method cap;
 };
 
@@ -107,9 +107,9 @@ static const struct argp_option run_options[] = {
 	  "Print what each BPF program cost: events, run time, ns per event, events per second "
 	  "(kernel.bpf_stats_enabled for the run)", 0 },
 	{ "passes", 'T', "both|traced", 0,
-	  "A built-in workload runs twice by default: untraced (its timing figures) and traced (its "
-	  "ledger), both shown with their ratio; 'traced' runs the traced pass alone", 0 },
-	{ "baseline", 'B', NULL, 0, "With -- COMMAND: run it once untraced first, and show both wall times", 0 },
+	  "A built-in workload runs twice by default: traced (its ledger) and untraced (its timing "
+	  "figures), both shown with their ratio; 'traced' runs the traced pass alone", 0 },
+	{ "baseline", 'B', NULL, 0, "With -- COMMAND: run it once more untraced, and show both wall times", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log", 0 },
 	{},
 };
@@ -240,6 +240,7 @@ struct run {
 	struct target t;
 	struct target t0;		/* the untraced pass of the same target, before the traced one */
 	struct effect effect;		/* ... held against the traced pass */
+	bool two_passes;		/* the untraced pass was due: its figures, or why there are none */
 	struct json_out jo;
 	struct netns_pair np;
 	struct prog_stats ps;
@@ -296,7 +297,7 @@ static int run_parse_args(struct run *r, int argc, char **argv)
 	if (a->pid && a->ncmd)
 		return usage_error("give either -p PID or a command, not both");
 	if (a->baseline && (a->pid || (a->ncmd && !(a->cmd > argv && !strcmp(a->cmd[-1], "--")))))
-		return usage_error("--baseline is for -- COMMAND (a built-in workload runs untraced first by default)");
+		return usage_error("--baseline is for -- COMMAND (a built-in workload runs untraced too by default)");
 	if (!a->pid && !a->ncmd)
 		return usage_error("nothing to trace: give a workload, -- COMMAND, or -p PID -d SECONDS");
 	if (a->pid && !a->duration)
@@ -343,40 +344,9 @@ static int run_preflight(struct run *r)
 	return 0;
 }
 
-/*
- * The untraced pass: the same workload (or --baseline's command), same parameters and namespaces,
- * run to its end before any BPF program is loaded. Its report is the run's timing figures. 0, 1,
- * or EXIT_USAGE for refused options.
- */
-static int run_untraced(struct run *r)
-{
-	double t0;
-
-	if (r->a.pid || (r->a.def && r->a.one_pass) || (!r->a.def && !r->a.baseline))
-		return 0;
-	r->t0.def = r->t.def;
-	r->t0.argv = r->t.argv;
-	snprintf(r->t0.binary, sizeof(r->t0.binary), "%s", r->t.binary);
-	t0 = now_s();
-	if (target_spawn(&r->t0, NULL, NULL, &r->np))
-		return 1;
-	target_wait(&r->t0, NULL, NULL);
-	r->effect.wall_untraced = r->a.baseline ? now_s() - t0 : 0;
-	if (stop_signal)
-		return 1;
-	if (target_refused_options(&r->t0, NULL))
-		return EXIT_USAGE;
-	if (target_exit_status(&r->t0))
-		snprintf(r->effect.why, sizeof(r->effect.why), "the untraced pass exited with status %d",
-			 target_exit_status(&r->t0));
-	return 0;
-}
-
-/* The namespaces, the untraced pass, the tracer and the live view: everything up to the target. 0, 1 or EXIT_USAGE. */
+/* The namespaces, the tracer and the live view: everything up to the target. 0 or 1. */
 static int run_start(struct run *r)
 {
-	int err;
-
 	struct tracer_opts to = {
 		.cap = r->a.cap,
 		.skip_zc_path = r->a.def && !r->a.def->zc_notices,
@@ -391,8 +361,6 @@ static int run_start(struct run *r)
 		if (netns_setup(&r->np, &stop_signal))
 			return 1;
 	}
-	if ((err = run_untraced(r)))
-		return err;
 
 	libbpf_set_print(libbpf_print);
 	r->l = calloc(1, sizeof(*r->l));
@@ -438,11 +406,10 @@ static int run_target(struct run *r)
 	return target_refused_options(&r->t, r->obj) ? EXIT_USAGE : 0;
 }
 
-/* The ledger, printed and written. Returns the exit status: 0 when every check held. */
-static int run_report(struct run *r)
+/* The traced pass's figures, read from the kernel and checked. */
+static void run_collect(struct run *r)
 {
 	struct ledger *l = r->l;
-	int ret;
 
 	/* the target is gone: what the programs cost it, before anything else runs them */
 	prog_stats_end(&r->ps, r->obj->obj);
@@ -463,9 +430,58 @@ static int run_report(struct run *r)
 		if (l->workload)
 			micro_check(r->micro, l);
 	}
-	if (r->t0.started && r->t0.result && r->t.result)
+}
+
+/*
+ * The untraced pass, once the traced one is read: the same workload (or --baseline's command),
+ * same parameters and namespaces, run to its end with every BPF program of zctrace's detached
+ * and unloaded. Its report is the run's timing figures. Not after a stop signal or a traced pass
+ * that failed. 0, or 1 when stopped.
+ */
+static int run_untraced(struct run *r)
+{
+	double t0;
+
+	if (r->a.pid || (r->a.def && r->a.one_pass) || (!r->a.def && !r->a.baseline))
+		return 0;
+	if (stop_signal || target_exit_status(&r->t)) {
+		snprintf(r->effect.why, sizeof(r->effect.why), "no untraced pass after a traced pass that %s",
+			 stop_signal ? "was stopped" : "failed");
+		r->two_passes = r->a.def != NULL;	/* the report says why there is one pass */
+		return 0;
+	}
+	r->two_passes = true;
+	target_detach(&r->t);
+	if (tracer_stop_wait(r->obj, 5000))
+		fprintf(stderr, "zctrace: some BPF programs were still being freed by the kernel after 5 s\n");
+	r->obj = NULL;
+	fprintf(stderr, "zctrace: the untraced pass (the same run, nothing attached: its timing figures; "
+		"--passes traced skips it)\n");
+	r->t0.def = r->t.def;
+	r->t0.argv = r->t.argv;
+	snprintf(r->t0.binary, sizeof(r->t0.binary), "%s", r->t.binary);
+	t0 = now_s();
+	if (target_spawn(&r->t0, NULL, NULL, &r->np))
+		return 1;
+	target_wait(&r->t0, NULL, NULL);
+	r->effect.wall_untraced = r->a.baseline ? now_s() - t0 : 0;
+	if (stop_signal)
+		return 1;
+	if (target_exit_status(&r->t0))
+		snprintf(r->effect.why, sizeof(r->effect.why), "the untraced pass exited with status %d",
+			 target_exit_status(&r->t0));
+	return 0;
+}
+
+/* The ledger, printed and written. Returns the exit status: 0 when every check held. */
+static int run_report(struct run *r)
+{
+	struct ledger *l = r->l;
+	int ret;
+
+	if (r->t0.result && r->t.result)
 		effect_compare(&r->effect, r->t.result, r->t0.result);
-	l->effect = r->t0.started ? &r->effect : NULL;
+	l->effect = r->two_passes ? &r->effect : NULL;
 	l->untraced = r->t0.result;
 	ledger_print(stdout, l, r->micro, r->a.histograms);
 	if (r->a.prog_stats)
@@ -522,8 +538,11 @@ static int cmd_run(int argc, char **argv)
 	target_init(&r.t0);
 	if ((ret = run_parse_args(&r, argc, argv)) || (ret = run_preflight(&r)))
 		return ret;
-	if (!(ret = run_start(&r)) && !(ret = run_target(&r)))
-		ret = run_report(&r);
+	if (!(ret = run_start(&r)) && !(ret = run_target(&r))) {
+		run_collect(&r);
+		if (!(ret = run_untraced(&r)))
+			ret = run_report(&r);
+	}
 	run_cleanup(&r);
 	return ret;
 }

@@ -442,6 +442,14 @@ void target_report_end(const struct target *t)
 		fprintf(stderr, "zctrace: %s %s exited with status %d\n", what, name, WEXITSTATUS(status));
 }
 
+void target_detach(struct target *t)
+{
+	for (int i = 0; i < TARGET_NR_USDT; i++) {
+		bpf_link__destroy(t->usdt[i]);
+		t->usdt[i] = NULL;
+	}
+}
+
 void target_close(struct target *t)
 {
 	if (t->started) {
@@ -449,8 +457,7 @@ void target_close(struct target *t)
 			stop_group(t);
 		end_group(t);
 	}
-	for (int i = 0; i < TARGET_NR_USDT; i++)
-		bpf_link__destroy(t->usdt[i]);
+	target_detach(t);
 	for (int i = 0; i < 2; i++) {
 		if (t->result_pipe[i] >= 0)
 			close(t->result_pipe[i]);

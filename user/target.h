@@ -65,6 +65,8 @@ int target_exit_status(const struct target *t);
 bool target_refused_options(const struct target *t, const struct zctrace_bpf *obj);
 /* One line on how the started program ended, when it did not succeed. */
 void target_report_end(const struct target *t);
+/* Detaches the USDT programs from the target. */
+void target_detach(struct target *t);
 /* Stops and reaps what is still running, dismisses the guard, detaches, closes. */
 void target_close(struct target *t);
 

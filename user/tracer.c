@@ -8,8 +8,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <linux/bpf.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "tracer.h"
 #include "zctrace.skel.h"
@@ -211,4 +213,48 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 void tracer_stop(struct zctrace_bpf *obj)
 {
 	zctrace_bpf__destroy(obj);
+}
+
+#define MAX_GONE_PROGS 128
+
+/* Whether the program with id @id is still in the kernel. */
+static bool prog_alive(__u32 id)
+{
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 || errno != ENOENT;
+}
+
+/*
+ * Destroys the tracer, then waits (at most @max_ms) until the kernel has freed each of its
+ * programs: a tracing link lets its program go only after a grace period, and until then the
+ * program is still listed. Returns 0, or -ETIMEDOUT with some still there.
+ */
+int tracer_stop_wait(struct zctrace_bpf *obj, int max_ms)
+{
+	struct bpf_prog_info info;
+	__u32 ids[MAX_GONE_PROGS], len;
+	struct bpf_program *p;
+	int n = 0;
+
+	bpf_object__for_each_program(p, obj->obj) {
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (n < MAX_GONE_PROGS && bpf_program__fd(p) >= 0 &&
+		    !bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+			ids[n++] = info.id;
+	}
+	zctrace_bpf__destroy(obj);
+	for (int waited = 0; waited <= max_ms; waited += 10) {
+		int alive = 0;
+
+		for (int i = 0; i < n; i++)
+			alive += prog_alive(ids[i]);
+		if (!alive)
+			return 0;
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
 }

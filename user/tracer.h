@@ -21,5 +21,7 @@ struct tracer_opts {
  */
 int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const struct tracer_opts *o);
 void tracer_stop(struct zctrace_bpf *obj);
+/* tracer_stop(), then at most @max_ms for the kernel to free every program. 0 or -ETIMEDOUT. */
+int tracer_stop_wait(struct zctrace_bpf *obj, int max_ms);
 
 #endif

@@ -248,29 +248,16 @@ static json_object *result_json(const struct tcp_workload *w, const struct wl_op
 {
 	json_object *r = json_object_new_object();
 	struct lat_hist *lat = calloc(1, sizeof(*lat));
-	uint64_t sent = 0, received = 0, messages = 0;
-	double secs = elapsed_ns / 1e9;
+	struct wl_stream_sum sum = { .lat = lat };
 
 	for (int i = 0; i < o->threads; i++) {
-		sent += conns[i].sent;
-		received += conns[i].received;
-		messages += conns[i].messages;
+		sum.sent += conns[i].sent;
+		sum.received += conns[i].received;
+		sum.messages += conns[i].messages;
 		if (lat)
 			lat_merge(lat, &conns[i].lat);
 	}
-	json_object_object_add(r, WL_KEY_WORKLOAD, json_object_new_string(w->name));
-	json_object_object_add(r, WL_KEY_SIZE, json_object_new_uint64(o->size));
-	json_object_object_add(r, WL_KEY_THREADS, json_object_new_int(o->threads));
-	json_object_object_add(r, WL_KEY_MESSAGES, json_object_new_uint64(messages));
-	json_object_object_add(r, WL_KEY_BYTES, json_object_new_uint64(sent));
-	json_object_object_add(r, WL_KEY_BYTES_RECEIVED, json_object_new_uint64(received));
-	json_object_object_add(r, WL_KEY_ELAPSED_S, json_object_new_double(secs));
-	json_object_object_add(r, "throughput_gbit_s",
-			       json_object_new_double(secs > 0 ? sent * 8 / secs / 1e9 : 0));
-	json_object_object_add(r, "messages_per_s",
-			       json_object_new_double(secs > 0 ? messages / secs : 0));
-	if (lat)
-		json_object_object_add(r, WL_KEY_LATENCY_NS, lat_json(lat));
+	wl_stream_figures(r, w->name, o, &sum, elapsed_ns);
 	free(lat);
 	peer_report(r, o, peer);
 	if (w->report)

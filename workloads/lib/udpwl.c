@@ -442,31 +442,20 @@ static json_object *result_json(uint64_t ns, const struct peer_run *peer, bool *
 {
 	json_object *r = json_object_new_object();
 	struct lat_hist *lat = calloc(1, sizeof(*lat));
-	uint64_t sent = 0, received = 0, messages = 0;
-	double secs = ns / 1e9;
+	struct wl_stream_sum sum = { .lat = lat };
 
 	for (int i = 0; i < opts.threads; i++) {
-		sent += pairs[i].sent;
-		received += results[i].received;
-		messages += pairs[i].messages;
+		sum.sent += pairs[i].sent;
+		sum.received += results[i].received;
+		sum.messages += pairs[i].messages;
 		if (lat)
 			lat_merge(lat, &pairs[i].lat);
 	}
-	json_object_object_add(r, WL_KEY_WORKLOAD, json_object_new_string(workload->name));
-	json_object_object_add(r, WL_KEY_SIZE, json_object_new_uint64(opts.size));
-	json_object_object_add(r, WL_KEY_THREADS, json_object_new_int(opts.threads));
-	json_object_object_add(r, WL_KEY_MESSAGES, json_object_new_uint64(messages));
-	json_object_object_add(r, WL_KEY_BYTES, json_object_new_uint64(sent));
-	json_object_object_add(r, WL_KEY_BYTES_RECEIVED, json_object_new_uint64(received));
-	json_object_object_add(r, WL_KEY_ELAPSED_S, json_object_new_double(secs));
-	json_object_object_add(r, "throughput_gbit_s", json_object_new_double(secs > 0 ? sent * 8 / secs / 1e9 : 0));
-	json_object_object_add(r, "messages_per_s", json_object_new_double(secs > 0 ? messages / secs : 0));
+	wl_stream_figures(r, workload->name, &opts, &sum, ns);
+	free(lat);
 	json_object_object_add(r, "datagrams", datagrams_json(verified));
 	json_object_object_add(r, "gso_segment", opts.gso ? json_object_new_uint64(opts.gso) : NULL);
 	json_object_object_add(r, "ip", json_object_new_string(opts.ipv6 ? "IPv6" : "IPv4"));
-	if (lat)
-		json_object_object_add(r, WL_KEY_LATENCY_NS, lat_json(lat));
-	free(lat);
 	peer_report(r, &opts, peer);
 	if (workload->report)
 		workload->report(r, pairs, opts.threads);

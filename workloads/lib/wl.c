@@ -607,3 +607,21 @@ json_object *lat_json(const struct lat_hist *h)
 	json_object_object_add(o, "mean", json_object_new_double(h->count ? (double)h->sum_ns / h->count : 0));
 	return o;
 }
+
+void wl_stream_figures(json_object *r, const char *name, const struct wl_opts *o, const struct wl_stream_sum *s,
+		       uint64_t ns)
+{
+	double secs = ns / 1e9;
+
+	json_object_object_add(r, WL_KEY_WORKLOAD, json_object_new_string(name));
+	json_object_object_add(r, WL_KEY_SIZE, json_object_new_uint64(o->size));
+	json_object_object_add(r, WL_KEY_THREADS, json_object_new_int(o->threads));
+	json_object_object_add(r, WL_KEY_MESSAGES, json_object_new_uint64(s->messages));
+	json_object_object_add(r, WL_KEY_BYTES, json_object_new_uint64(s->sent));
+	json_object_object_add(r, WL_KEY_BYTES_RECEIVED, json_object_new_uint64(s->received));
+	json_object_object_add(r, WL_KEY_ELAPSED_S, json_object_new_double(secs));
+	json_object_object_add(r, "throughput_gbit_s", json_object_new_double(secs > 0 ? s->sent * 8 / secs / 1e9 : 0));
+	json_object_object_add(r, "messages_per_s", json_object_new_double(secs > 0 ? s->messages / secs : 0));
+	if (s->lat)
+		json_object_object_add(r, WL_KEY_LATENCY_NS, lat_json(s->lat));
+}

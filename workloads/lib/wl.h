@@ -106,5 +106,18 @@ void lat_merge(struct lat_hist *into, const struct lat_hist *from);
 uint64_t lat_percentile(const struct lat_hist *h, double p);
 json_object *lat_json(const struct lat_hist *h);
 
+/* A stream's sums over its channels (connections, socket pairs, pipes); @lat may be NULL. */
+struct wl_stream_sum {
+	uint64_t sent, received, messages;
+	const struct lat_hist *lat;
+};
+
+/*
+ * The figures every stream workload reports (WL_KIND_STREAM), added to @r: its name, size and
+ * threads, the sums, the phase's length @ns, throughput, messages per second and latency.
+ */
+void wl_stream_figures(json_object *r, const char *name, const struct wl_opts *o, const struct wl_stream_sum *s,
+		       uint64_t ns);
+
 
 #endif
