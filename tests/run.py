@@ -2910,7 +2910,7 @@ def two_passes_figures_and_ledger():
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         p = zctrace("run", "--no-hist", "--json", f.name, "tcp-onecopy", "--size", "4K", "--messages", "2000")
         led = json.load(open(f.name))
-    assert p.returncode == 0, p.stdout[-1500:]
+    assert p.returncode == 0, (p.returncode, p.stdout[-1500:], p.stderr[-500:])
     eff = led["tracer_effect"]
     figures = {r["figure"]: r for r in eff["figures"]}
     assert set(figures) == {"throughput", "latency p50", "latency p99"}, figures
@@ -2920,20 +2920,23 @@ def two_passes_figures_and_ledger():
     assert_eq("send_copy", site_bytes(led, "send_copy"), led["workload"]["bytes"])
     assert_eq("recv_copy", site_bytes(led, "recv_copy"), led["workload"]["bytes_received"])
     t = figures["throughput"]
-    assert re.search(r"^  throughput +MiB/s +%.2f +%.2f +%.2f  the tracer" % (t["traced"], t["untraced"], t["ratio"]),
-                     p.stdout, re.M), p.stdout[:1500]
+    # a short run is noisy: the traced pass may come out ahead, and the line says so
+    assert re.search(r"^  throughput +MiB/s +%.2f +%.2f +%.2f  (the tracer took|\d+%% more traced \(noise\))"
+                     % (t["traced"], t["untraced"], t["ratio"]), p.stdout, re.M), ("throughput line", p.stdout[:1500])
     # a microbenchmark: each measurement's median from both passes
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         p = zctrace("run", "--no-hist", "--json", f.name, "syscall")
         led = json.load(open(f.name))
-    assert p.returncode == 0, p.stdout[-1500:]
+    assert p.returncode == 0, (p.returncode, p.stdout[-1500:], p.stderr[-500:])
     names = [r["figure"] for r in led["tracer_effect"]["figures"]]
     assert names == [r["name"] for r in led["workload"]["results"]], names
-    assert re.search(r"^  syscall\(SYS_getpid\) +ns +[\d.]+ +[\d.]+ +[\d.]+  the tracer", p.stdout, re.M), p.stdout[:2500]
+    assert re.search(r"^  syscall\(SYS_getpid\) +ns +[\d.]+ +[\d.]+ +[\d.]+  (the tracer added|\d+% less traced)",
+                     p.stdout, re.M), ("getpid line", p.stdout[:2500])
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         p = zctrace("run", "--no-hist", "--passes", "traced", "--json", f.name, "tcp-onecopy", "--messages", "100")
         led = json.load(open(f.name))
-    assert p.returncode == 0 and led["tracer_effect"] is None and "tracer effect" not in p.stdout, p.stdout[:800]
+    assert p.returncode == 0 and led["tracer_effect"] is None and "tracer effect" not in p.stdout, \
+        (p.returncode, p.stdout[:800], p.stderr[-500:])
     for bad, what in ((("--passes", "twice", "tcp-onecopy"), "unknown --passes 'twice'"),
                       (("--baseline", "tcp-onecopy"), "--baseline is for -- COMMAND")):
         p = zctrace("run", *bad)

@@ -455,8 +455,6 @@ static int run_untraced(struct run *r)
 	if (tracer_stop_wait(r->obj, 5000))
 		fprintf(stderr, "zctrace: some BPF programs were still being freed by the kernel after 5 s\n");
 	r->obj = NULL;
-	fprintf(stderr, "zctrace: the untraced pass (the same run, nothing attached: its timing figures; "
-		"--passes traced skips it)\n");
 	r->t0.def = r->t.def;
 	r->t0.argv = r->t.argv;
 	snprintf(r->t0.binary, sizeof(r->t0.binary), "%s", r->t.binary);
