@@ -2305,6 +2305,9 @@ def sock_workload_bad_options():
         (["udp-zerocopy", "--size", "60000", "--gso", "500"], "--gso 500 cuts --size 60000 into more than 64 datagrams"),
         (["udp-zerocopy", "--size", "8000", "--gso", "4000", "--netns"],
          "--gso 4000 does not fit the veth link's MTU (at most 1472 bytes a segment)"),
+        (["udp-zerocopy", "--size", "4000", "--netns"],
+         "udp-zerocopy: --size 4000 does not fit one packet on the veth link (at most 1472 bytes): IP would "
+         "fragment it"),
         (["udp-copy", "--gso", "0"], "invalid --gso '0'"),
         (["udp-copy", "--ipv6", "--netns"], "--ipv6 is for loopback (::1)"),
         (["udp-copy", "--port", "9"], "--port is not an option of this workload"),

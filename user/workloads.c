@@ -60,8 +60,8 @@ const struct workload_def workload_defs[] = {
 	  "SO_ZEROCOPY + sendmsg(MSG_ZEROCOPY) of the same datagrams, completions reaped from "
 	  "MSG_ERRQUEUE; --gso SEGMENT: each send leaves as datagrams of SEGMENT bytes",
 	  "zc_pin = payload, udp_send_copy = 0; on loopback and veth deferred_copy = payload (copied on "
-	  "delivery, notices say COPIED); udp_recv_copy = payload (over --netns a datagram larger than "
-	  "the veth MTU, without --gso, is copied at the send instead)",
+	  "delivery, notices say COPIED); udp_recv_copy = payload (a datagram larger than one packet on "
+	  "the link is refused: IP fragments it, and the kernel copies it at the send; use --gso)",
 	  .site = { FILES_UNCLAIMED, [SITE_ZC_PIN] = EXP_SENT, [SITE_DEFERRED_COPY] = EXP_SENT,
 		    [SITE_UDP_RECV_COPY] = EXP_RECEIVED },
 	  .zc_notices = true, .net = true, .opt_groups = WL_OPT_UDP_PAIRS, .max_size = WL_UDP_MAX_SIZE },

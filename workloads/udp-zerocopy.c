@@ -49,7 +49,7 @@ int main(int argc, char **argv)
 {
 	static const struct udp_workload w = {
 		.name = "udp-zerocopy", .setup = setup, .send_one = send_one, .finish = finish,
-		.report = report,
+		.report = report, .whole_packets = true,
 	};
 
 	return udp_workload_main(argc, argv, &w);

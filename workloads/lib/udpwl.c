@@ -578,6 +578,22 @@ static void release_all(void)
 	free(rx_fds);
 }
 
+/*
+ * A zerocopy datagram larger than one packet is fragmented by IP, which needs it in the skb's own
+ * memory: the kernel copies it at the send, and its completions come late. Refused by name.
+ */
+static int check_whole_packets(const struct udp_workload *w)
+{
+	int max = wl_udp_max_payload(&opts);
+
+	if (!w->whole_packets || opts.gso || opts.size <= (uint64_t)max)
+		return 0;
+	fprintf(stderr, "%s: --size %llu does not fit one packet on the %s (at most %d bytes): IP would "
+		"fragment it, and the kernel copies what it fragments; use --gso SEGMENT\n", w->name,
+		(unsigned long long)opts.size, opts.peer == WL_PEER_NETNS ? "veth link" : "loopback", max);
+	return -1;
+}
+
 int udp_workload_main(int argc, char **argv, const struct udp_workload *w)
 {
 	struct peer_run peer = { .mode = WL_PEER_THREAD, .pidfd = -1, .pid = -1 };
@@ -588,7 +604,7 @@ int udp_workload_main(int argc, char **argv, const struct udp_workload *w)
 
 	workload = w;
 	if (wl_parse_opts(argc, argv, w->name, WL_OPT_UDP_PAIRS, &opts) ||
-	    wl_check_netns(w->name, &opts))
+	    wl_check_netns(w->name, &opts) || check_whole_packets(w))
 		return 2;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

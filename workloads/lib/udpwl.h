@@ -7,6 +7,7 @@
 #ifndef UDPWL_H
 #define UDPWL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "wl.h"
@@ -35,6 +36,7 @@ struct udp_workload {
 	int (*send_one)(struct udp_pair *p);	/* one --size send; 0 or -errno */
 	int (*finish)(struct udp_pair *p);	/* after the last send */
 	void (*report)(json_object *result, struct udp_pair *pairs, int n);
+	bool whole_packets;	/* every datagram must fit one packet: none IP-fragmented */
 };
 
 int udp_workload_main(int argc, char **argv, const struct udp_workload *w);

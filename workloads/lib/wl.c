@@ -403,10 +403,16 @@ static int parse_udp_opt(int c, const char *name, unsigned accept, struct wl_opt
  * segment fits the link's MTU, as udp_send_skb() demands; refused here by name, not as EINVAL
  * from the first send. 0 or -1 having said why.
  */
-static int check_udp_opts(const char *name, struct wl_opts *o)
+int wl_udp_max_payload(const struct wl_opts *o)
 {
 	int mtu = o->peer == WL_PEER_NETNS ? WL_NETNS_MTU : WL_LOOPBACK_MTU;
-	int max_seg = mtu - (o->ipv6 ? 40 : 20) - 8;
+
+	return mtu - (o->ipv6 ? 40 : 20) - 8;
+}
+
+static int check_udp_opts(const char *name, struct wl_opts *o)
+{
+	int max_seg = wl_udp_max_payload(o);
 
 	if (!o->size_set)
 		o->size = WL_UDP_DEFAULT_SIZE;

@@ -86,6 +86,8 @@ int wl_parse_delay(const char *s, uint64_t *ns);
 int wl_parse_size(const char *s, uint64_t *out);
 /* A decimal number of seconds, > 0 and <= @max: -EINVAL otherwise. */
 int wl_parse_seconds(const char *s, double max, double *out);
+/* The largest UDP payload one packet carries on the run's link (loopback, or the veth pair). */
+int wl_udp_max_payload(const struct wl_opts *o);
 /* Parses the options of the groups in @accept (WL_OPT_*); the others are refused by name. */
 int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, struct wl_opts *o);
 /* --netns outside zctrace: the namespaces are not there. */
