@@ -83,7 +83,11 @@ $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
 # the CLI parses sizes as the workloads do (wl_parse_size()), and their reports with report.c
 $(ZCTRACE_BIN): $(USER_OBJS) $(OUTPUT)/wl/wl.o $(OUTPUT)/wl/report.o
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -lbpf -lelf -lz -ljson-c -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lelf -lz -ljson-c -o $@
+
+# the distribution's linker flags (dpkg-buildflags: relro, bindnow) on the programs make install
+# installs; the compiler ignores them where a prerequisite of these is only compiled
+$(ZCTRACE_BIN) $(WL_BINS): CFLAGS += $(LDFLAGS)
 
 $(OUTPUT)/wl/%.o: workloads/lib/%.c | $(OUTPUT)/wl
 	$(call msg,CC,$@)
@@ -91,12 +95,12 @@ $(OUTPUT)/wl/%.o: workloads/lib/%.c | $(OUTPUT)/wl
 
 $(OUTPUT)/workloads/%: workloads/%.c $(WL_LIB_OBJS) | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/$*.d $< $(WL_LIB_OBJS) -ljson-c -lz -lpthread -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/$*.d $< $(WL_LIB_OBJS) -ljson-c -lz -lpthread -lm -o $@
 
 $(URING_LIB_OBJS): CFLAGS += $(URING_CFLAGS)
 $(OUTPUT)/workloads/uring-%: workloads/uring-%.c $(WL_LIB_OBJS) $(URING_LIB_OBJS) | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(URING_CFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/uring-$*.d $< $(WL_LIB_OBJS) $(URING_LIB_OBJS) \
+	$(Q)$(CC) $(CFLAGS) $(URING_CFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/uring-$*.d $< $(WL_LIB_OBJS) $(URING_LIB_OBJS) \
 		$(URING_LIBS) -ljson-c -lz -lpthread -lm -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_LINK_OBJS) | $(OUTPUT)/tests
