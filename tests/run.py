@@ -1801,6 +1801,23 @@ def make_install_runs_from_destdir():
     assert p.returncode == 0 and tree_files(dest) == [], (p.stderr, tree_files(dest))
 
 
+def deb_build_depends_match_install_deps():
+    """debian/control's Build-Depends and tools/install-deps.sh agree: every library the build
+    links or includes (a -dev package there), clang, bpftool and pkg-config is a build dependency,
+    and every build dependency is one install-deps installs (CI builds the .deb with what it put)."""
+    deps = re.findall(r'^\s*"([a-z0-9.+-]+):', open(os.path.join(ROOT, "tools", "install-deps.sh")).read(), re.M)
+    control = open(os.path.join(ROOT, "debian", "control")).read()
+    field = re.search(r"^Build-Depends:(.*?)^\S", control, re.M | re.S).group(1)
+    build_deps = {re.match(r"\s*([a-z0-9.+-]+)", d).group(1) for d in field.split(",") if d.strip()}
+    build_deps.discard("debhelper-compat")  # debhelper's own way of naming its version
+    # the sanitizer and libFuzzer runtimes serve make sanitize and make fuzz, not the package, and
+    # dpkg-dev is what builds it (build-essential)
+    wanted = {d for d in deps if d.endswith("-dev") and not d.startswith(("libclang-rt", "dpkg-dev"))}
+    wanted |= {"clang", "bpftool", "pkg-config"}
+    assert wanted <= build_deps, f"debian/control's Build-Depends lack {sorted(wanted - build_deps)}"
+    assert build_deps <= set(deps), f"tools/install-deps.sh does not install {sorted(build_deps - set(deps))}"
+
+
 def complete(*words):
     """What the completion script offers for the command line @words (the last one being typed)."""
     script = (f"source {COMPLETION}\n"
@@ -1827,6 +1844,8 @@ def bash_completion_offers_workloads_and_options():
     assert complete("probes", "--method", "=", "tr") == ["tracepoint"], complete("probes", "--method", "=", "tr")
     assert complete("sweep", "tcp-twocopy,udp-z") == ["tcp-twocopy,udp-zerocopy"], complete("sweep", "tcp-twocopy,udp-z")
     assert complete("list", "--") == ["--names"], complete("list", "--")
+    assert "--max-keys=" in complete("top", "--"), complete("top", "--")
+    assert complete("top", "-j", "") == [], "top's -j takes no argument"
 
 
 # ---- two hosts: network namespaces joined by veth ----
@@ -3600,7 +3619,8 @@ def main():
               failing_command_fails_run, check_can_fail,
               sweep_csv_reconciles, sweep_uring_workloads, sweep_json_rows, sweep_failed_run_recorded, sweep_usage_errors,
               plot_writes_figures, plot_partial_file, findings_synthetic_crossovers, findings_from_a_real_sweep]
-    tests += [man_page_covers_the_cli, make_install_runs_from_destdir, bash_completion_offers_workloads_and_options]
+    tests += [man_page_covers_the_cli, make_install_runs_from_destdir, bash_completion_offers_workloads_and_options,
+              deb_build_depends_match_install_deps]
     tests += [make_netns_tcp_test(w, "64K", t) for w in EXPECT for t in (1, 2)]
     tests += [make_peer_process_test(w) for w in ("tcp-zerocopy", "tcp-sendfile", "uring-sendzc")]
     tests += [make_netns_zerocopy_path_test(w) for w in ("tcp-zerocopy", "uring-sendzc")]
