@@ -3100,6 +3100,31 @@ def two_passes_figures_and_ledger():
         assert p.returncode == 2 and what in p.stderr and p.stdout == "", (bad, p.returncode, p.stderr)
 
 
+def zctrace_programs():
+    """The ids of the BPF programs named like zctrace's USDT and syscall-exit programs."""
+    out = subprocess.run(["bpftool", "-j", "prog", "list"], capture_output=True, text=True, timeout=30).stdout
+    return {p["id"] for p in json.loads(out or "[]")
+            if p.get("name") in ("phase_begin_usd", "phase_end_usdt", "sys_exit_btf", "sys_exit_raw")}
+
+
+def detach_after_the_report_leaves_nothing():
+    """zctrace returns once its report is out; a child of its own ('zctrace-detach') holds the last
+    references of the links, whose detach waits for the kernel's grace periods, and exits once the
+    kernel has let them go: within 10 s no program of the run and no such child is left, and the
+    child never held the run's stdout (the pipe reached its end when zctrace exited)."""
+    before = zctrace_programs()
+    p = zctrace("run", "--no-hist", "--passes", "traced", "syscall", "--iters", "1000", "--reps", "1")
+    assert p.returncode == 0, (p.returncode, p.stderr[-400:])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        left = zctrace_programs() - before
+        children = subprocess.run(["pgrep", "-x", "zctrace-detach"], capture_output=True, text=True).stdout.split()
+        if not left and not children:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"after 10 s: programs {sorted(left)}, detach children {children}")
+
+
 def untraced_pass_attaches_nothing():
     """--baseline runs the command traced, then once more untraced: the command itself lists the
     BPF programs alive while it runs, and sees zctrace's only in the first pass; both wall times
@@ -3646,7 +3671,7 @@ def main():
               robust_stdout_unwritable,
               robust_missing_capabilities, robust_refused_tracepoint, unattributed_where_a_site_is_refused, boundary_mmsg_calls_exact,
               traced_python_mixed_paths, udp_zerocopy_pins_exact, robust_refused_program_falls_back,
-              two_passes_figures_and_ledger, untraced_pass_attaches_nothing,
+              two_passes_figures_and_ledger, untraced_pass_attaches_nothing, detach_after_the_report_leaves_nothing,
               raw_tp_flavours_count_the_same, robust_no_btf,
               robust_one_byte_messages_60s, robust_full_map_is_reported,
               top_counts_a_process_exactly, top_by_cgroup_and_comm, top_evictions_counted, top_usage_errors]

@@ -475,9 +475,11 @@ static int run_report(struct run *r)
 
 static void run_cleanup(struct run *r)
 {
+	/* the report is out: the kernel's slow part of the detach need not keep anyone waiting */
+	tracer_stop_background(r->obj, r->t.usdt, TARGET_NR_USDT);
+	r->obj = NULL;
 	target_close(&r->t0);
 	target_close(&r->t);
-	tracer_stop(r->obj);
 	prog_stats_close(&r->ps);
 	live_free(r->lv);
 	if (r->perf)

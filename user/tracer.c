@@ -5,6 +5,8 @@
  * again, the way libbpf-tools falls back from fentry to kprobes, but decided by the kernel itself.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -294,6 +296,39 @@ void tracer_stop(struct zctrace_bpf *obj)
 {
 	detach_all(obj);
 	zctrace_bpf__destroy(obj);
+}
+
+void tracer_stop_background(struct zctrace_bpf *obj, struct bpf_link **more, int n)
+{
+	int turn[2] = { -1, -1 };
+	pid_t pid = -1;
+	char c;
+
+	/* the child ends with _exit(): what stdio holds unwritten here is written once, by this process */
+	if (obj && !pipe(turn))
+		pid = fork();
+	if (pid == 0) {
+		/* nothing of the parent's output stays open here: a reader of it sees its end now */
+		int null = open("/dev/null", O_RDWR);
+
+		for (int fd = 0; fd < 3; fd++)
+			dup2(null, fd);
+		setsid();
+		prctl(PR_SET_NAME, "zctrace-detach");
+		/* the parent's references go first, so the last ones, and their wait, are here */
+		close(turn[1]);
+		while (read(turn[0], &c, 1) < 0 && errno == EINTR)
+			;
+		tracer_destroy_links(more, n);
+		tracer_stop(obj);
+		_exit(0);
+	}
+	tracer_destroy_links(more, n);
+	tracer_stop(obj);
+	if (turn[0] >= 0) {
+		close(turn[0]);
+		close(turn[1]);
+	}
 }
 
 /* Whether the program with id @id is still in the kernel. */

@@ -31,6 +31,14 @@ void tracer_stop(struct zctrace_bpf *obj);
  * kernel's grace periods, and detaches side by side share them instead of waiting in turn.
  */
 void tracer_destroy_links(struct bpf_link **links, int n);
+/*
+ * tracer_stop() and the destroy of @n more links, done by a child process that holds the last
+ * references, so that this one can exit now: a uprobe's detach waits for a grace period of the
+ * kernel's, one after another (about 0.1 s each on 6.12 and later). The child has no terminal and
+ * none of this process's output; it exits once the kernel has let everything go. Without a child
+ * (fork refused), here and now.
+ */
+void tracer_stop_background(struct zctrace_bpf *obj, struct bpf_link **more, int n);
 /* tracer_stop(), then at most @max_ms for the kernel to free every program. 0 or -ETIMEDOUT. */
 int tracer_stop_wait(struct zctrace_bpf *obj, int max_ms);
 
