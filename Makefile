@@ -158,6 +158,7 @@ fuzz: deps
 # PREFIX/lib/systemd/system (/usr/local's too); the .deb says /lib/systemd/system.
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 INSTALLED := sbin/zctrace bin/zctrace-plot share/zctrace/plot share/zctrace/findings.py \
+	share/zctrace/microfigures.py \
 	share/man/man8/zctrace.8 share/bash-completion/completions/zctrace \
 	$(patsubst %,libexec/zctrace/%,$(WORKLOADS))
 install: all
@@ -166,6 +167,7 @@ install: all
 	install -m 0755 $(WL_BINS) $(DESTDIR)$(PREFIX)/libexec/zctrace/
 	install -D -m 0755 tools/plot $(DESTDIR)$(PREFIX)/share/zctrace/plot
 	install -D -m 0644 tools/findings.py $(DESTDIR)$(PREFIX)/share/zctrace/findings.py
+	install -D -m 0644 tools/microfigures.py $(DESTDIR)$(PREFIX)/share/zctrace/microfigures.py
 	install -D -m 0755 tools/zctrace-plot $(DESTDIR)$(PREFIX)/bin/zctrace-plot
 	install -D -m 0644 docs/zctrace.8 $(DESTDIR)$(PREFIX)/share/man/man8/zctrace.8
 	install -D -m 0644 tools/zctrace.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/zctrace

@@ -1694,6 +1694,149 @@ def findings_from_a_real_sweep():
             assert png_size(os.path.join(outdir, name + ".png")) == FIGURE_PX
 
 
+# microbenchmark sweeps: each one small, for the tests below and the figures
+MICRO_SWEEPS = {
+    "fileread": ("fileread", "--param", "file-size=256K,1M", "--param", "cache=cold,warm", "--", "--reps", "2",
+                 "--reads", "16"),
+    "memlat": ("memlat", "--param", "size=4K,4M", "--", "--reps", "3", "--iters", "20000"),
+    "call": ("call", "--param", "args=3", "--", "--iters", "100000", "--reps", "10"),
+    "filecache": ("filecache", "--param", "max-size=4M", "--", "--bytes", "8M", "--reps", "3"),
+    "contention": ("contention", "--param", "procs=3", "--", "--file-size", "256K", "--reps", "2"),
+    "timer": ("timer", "--", "--reps", "5000"),
+}
+MICRO_FIGURES = {"fileread": "fileread_vs_file_size", "memlat": "memlat_staircase", "call": "call_cost_vs_args",
+                 "filecache": "filecache_knee", "contention": "contention_vs_procs", "timer": "timer_histograms"}
+MICRO_SWEEP_HEAD = ["run", "rep", "workload"]
+MICRO_SWEEP_COLUMNS = ["workload_args", "status", "exit_code", "error", "host", "kernel", "machine", "methods",
+                       "elapsed_s", "bytes", "m_name", "m_unit", "m_samples", "m_min", "m_median", "m_mean", "m_p99",
+                       "m_max", "assumptions_held", "assumptions_failed", "assumption_verdicts"]
+
+
+def micro_sweep(name, ext="json"):
+    """One of the small microbenchmark sweeps, run once per format and kept for the tests that read it."""
+    key = (name, ext)
+    if key not in sweep_cache:
+        path = os.path.join(scratch, f"micro-{name}.{ext}")
+        p = sweep("-o", path, *MICRO_SWEEPS[name], timeout=300)
+        sweep_cache[key] = (p, path)
+    return sweep_cache[key]
+
+
+def sweep_micro_grid_rows():
+    """fileread over file-size x cache: a row per point, in grid order, with the values, each measurement's
+    distribution and every assumption's verdict, the kernel's page counts exact; the CSV carries the same."""
+    p, path = micro_sweep("fileread")
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr[-1500:]}"
+    rows = json.load(open(path))["rows"]
+    assert [(r["param_file_size"], r["param_cache"]) for r in rows] == [
+        (262144, "cold"), (262144, "warm"), (1048576, "cold"), (1048576, "warm")], rows
+    for r in rows:
+        what = f"file-size={r['param_file_size']} cache={r['param_cache']}"
+        assert r["status"] == "ok" and r["checks_failed"] == 0, f"{what}: {r['error']}"
+        assert r["workload_args"] == f"--file-size {size_label(r['param_file_size'])} --cache {r['param_cache']}", r
+        names = [m["name"] for m in r["measurements"]]
+        assert names == [f"{p} 4K, {r['param_cache']}: {u}" for p in ("seq", "random") for u in ("MB/s", "us/read")], names
+        for m in r["measurements"]:
+            assert m["samples"] == 2 and 0 < m["min"] <= m["median"] <= m["p99"] <= m["max"], m
+            assert m["hist"], m
+        assert r["m_name"] == ";".join(names) and r["m_median"].count(";") == 3, r["m_median"]
+        assert r["assumptions_held"] == len(r["assumptions"]) >= 4 and r["assumptions_failed"] == 0, r["assumptions"]
+        for a in r["assumptions"]:
+            assert a["holds"] and a["verdict"].startswith("holds ("), a
+            assert a["min"] != a["max"] or a["measured"] == a["expected"], a
+        # the kernel's count: a cold sample reads in every page of the file, a warm one none
+        pages = [a for a in r["assumptions"] if a["measure"] == "page_cache_pages"]
+        assert pages and all(a["measured"] == (a["expected"] if r["param_cache"] == "cold" else 0) for a in pages), pages
+        if r["param_cache"] == "cold":
+            assert pages[0]["measured"] == (2 + 1) * r["param_file_size"] // 4096, pages
+        assert r["file_read_copy_bytes"] == r["bytes"] > 0, r
+        assert r["assumption_verdicts"].count(": holds (") == len(r["assumptions"]), r["assumption_verdicts"]
+    progress = [l for l in p.stderr.splitlines() if l.startswith("[")]
+    assert len(progress) == 4 and "fileread file-size=256K cache=cold rep=1: ok" in progress[0], progress
+
+    # the CSV form: the same columns, memlat's size axis set on --min-size and --max-size
+    p, path = micro_sweep("memlat", "csv")
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr[-1500:]}"
+    header, rows = read_csv(path)
+    assert header[:4] == MICRO_SWEEP_HEAD + ["param_size"], header
+    assert header[4:4 + len(MICRO_SWEEP_COLUMNS)] == MICRO_SWEEP_COLUMNS, header
+    assert "size" not in header and "throughput_gbit_s" not in header and "checks_failed" in header, header
+    assert [(r["param_size"], r["workload_args"]) for r in rows] == [
+        ("4096", "--min-size 4K --max-size 4K"), ("4194304", "--min-size 4M --max-size 4M")], rows
+    for r in rows:
+        assert r["status"] == "ok" and r["m_name"] == f"chase over {size_label(int(r['param_size']))}", r
+        assert r["m_samples"] == "3" and float(r["m_median"]) > 0, r
+        assert r["assumptions_held"] == "2" and r["assumptions_failed"] == "0", r
+        assert "no page fault (the buffer was pre-faulted): holds (0 seen, page_faults)" in r["assumption_verdicts"], r
+
+
+def size_label(v):
+    for shift, unit in ((30, "G"), (20, "M"), (10, "K")):
+        if v >= 1 << shift and v % (1 << shift) == 0:
+            return f"{v >> shift}{unit}"
+    return str(v)
+
+
+def sweep_micro_bad_param():
+    """A bad axis name or value is one line naming it, exit 2, before any run; nothing written."""
+    out = os.path.join(scratch, "micro-usage")
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, "x.json")
+    cases = [
+        (["memlat", "--param", "bogus=1"], "memlat has no option --bogus for --param bogus"),
+        (["memlat", "--param", "size=3"], "invalid --param size=3: memlat: invalid --min-size '3'"),
+        (["call", "--param", "args=8"], "invalid --param args=8: call: invalid --max-args '8' (0 to 7)"),
+        (["fileread", "--param", "pattern=seq,cold"], "invalid --param pattern=cold: fileread: invalid --pattern"),
+        (["memlat", "--param", "hugepages=yes"], "--hugepages takes no value, so the axis is on,off"),
+        (["memlat", "--param", "size"], "invalid --param 'size' (NAME=V1,V2,..."),
+        (["memlat", "--param", "size=4K,,8K"], "an empty value"),
+        (["memlat", "--param", "size=4K", "--param", "size=8K"], "--param size is given twice"),
+        (["memlat", "--sizes", "4K"], "--sizes is for the stream workloads"),
+        (["tcp-onecopy", "--param", "size=4K"], "--param is for microbenchmarks"),
+        (["memlat,tcp-onecopy"], "memlat is a microbenchmark and tcp-onecopy is not"),
+    ]
+    for args, msg in cases:
+        p = sweep(*args, "-o", path, timeout=30)
+        assert p.returncode == 2, f"{args}: exit {p.returncode}: {p.stderr}"
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        assert len(lines) == 1 and msg in lines[0], f"{args}: {p.stderr!r}"
+    assert os.listdir(out) == [], os.listdir(out)
+
+
+def plot_micro_figures():
+    """tools/plot draws each microbenchmark figure from small real sweeps: valid PNG and SVG, and the
+    caption (under the plot, printed, in figures.json) tallies the kernel-checked assumptions."""
+    paths = []
+    for name in MICRO_SWEEPS:
+        p, path = micro_sweep(name)
+        assert p.returncode == 0, f"{name}: exit {p.returncode}: {p.stderr[-1500:]}"
+        paths.append(path)
+    outdir = os.path.join(scratch, "micro-figures")
+    plot = subprocess.run([os.path.join(ROOT, "tools", "plot"), *paths, "-o", outdir], capture_output=True,
+                          text=True, timeout=300)
+    assert plot.returncode == 0, plot.stdout + plot.stderr
+    listing = json.load(open(os.path.join(outdir, "figures.json")))
+    assert [f["figure"] for f in listing["figures"]] == [MICRO_FIGURES[n] for n in (
+        "memlat", "call", "fileread", "filecache", "contention", "timer")], listing
+    for fig in listing["figures"]:
+        name = fig["figure"]
+        assert png_size(os.path.join(outdir, name + ".png")) == FIGURE_PX, name
+        svg = open(os.path.join(outdir, name + ".svg")).read()
+        assert "<svg" in svg[:2000], name
+        tallies = [l for l in fig["caption"] if re.search(r": passed in (\d+) of \1 runs", l)]
+        assert tallies, f"{name}: {fig['caption']}"
+        assert tallies[0] in plot.stdout and "passed in" in svg, name
+    captions = {f["figure"]: "\n".join(f["caption"]) for f in listing["figures"]}
+    assert re.search(r"each sample missed the page cache and read in all N pages of the file.*: passed in 2 of 2 "
+                     r"runs, those with cache=cold", captions["fileread_vs_file_size"]), captions
+    assert "chase over N: no page fault (the buffer was pre-faulted): passed in 2 of 2 runs" in captions[
+        "memlat_staircase"], captions
+    assert "the vDSO served all" in captions["timer_histograms"], captions
+    # the staircase marks this machine's cache sizes
+    caches = [l for l in open("/sys/devices/system/cpu/cpu0/cache/index0/size")]
+    assert f"L1d {caches[0].strip()}" in open(os.path.join(outdir, "memlat_staircase.svg")).read(), caches
+
+
 # ---- installed as the tools beside it are: make install, the manual page, bash completion ----
 
 MAN_PAGE = os.path.join(ROOT, "docs", "zctrace.8")
@@ -1752,7 +1895,8 @@ def man_page_covers_the_cli():
 
 def installed_files(workloads, prefix="usr/local", unitdir="usr/local/lib/systemd/system"):
     return sorted([f"{prefix}/sbin/zctrace", f"{prefix}/bin/zctrace-plot", f"{prefix}/share/zctrace/plot",
-                   f"{prefix}/share/zctrace/findings.py", f"{prefix}/share/man/man8/zctrace.8",
+                   f"{prefix}/share/zctrace/findings.py", f"{prefix}/share/zctrace/microfigures.py",
+                   f"{prefix}/share/man/man8/zctrace.8",
                    f"{prefix}/share/bash-completion/completions/zctrace", f"{unitdir}/zctrace-export.service"]
                   + [f"{prefix}/libexec/zctrace/{w}" for w in workloads])
 
@@ -3643,7 +3787,8 @@ def main():
               sigint_stops_cleanly, live_view_on_a_terminal, live_view_to_a_pipe, usage_errors,
               failing_command_fails_run, check_can_fail,
               sweep_csv_reconciles, sweep_uring_workloads, sweep_json_rows, sweep_failed_run_recorded, sweep_usage_errors,
-              plot_writes_figures, plot_partial_file, findings_synthetic_crossovers, findings_from_a_real_sweep]
+              plot_writes_figures, plot_partial_file, findings_synthetic_crossovers, findings_from_a_real_sweep,
+              sweep_micro_grid_rows, sweep_micro_bad_param, plot_micro_figures]
     tests += [man_page_covers_the_cli, make_install_runs_from_destdir, bash_completion_offers_workloads_and_options,
               deb_build_depends_match_install_deps]
     tests += [make_netns_tcp_test(w, "64K", t) for w in EXPECT for t in (1, 2)]

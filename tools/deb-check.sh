@@ -45,7 +45,8 @@ lap "built $(basename "$deb"), $(du -k "$deb" | cut -f1) KiB"
 # what the package holds, read from the .deb itself (an image may keep dpkg from unpacking man pages)
 contents=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
 for f in ./usr/sbin/zctrace ./usr/bin/zctrace-plot ./usr/libexec/zctrace/tcp-onecopy \
-	./usr/share/zctrace/plot ./usr/share/zctrace/findings.py ./usr/share/man/man8/zctrace.8.gz \
+	./usr/share/zctrace/plot ./usr/share/zctrace/findings.py ./usr/share/zctrace/microfigures.py \
+	./usr/share/man/man8/zctrace.8.gz \
 	./usr/share/bash-completion/completions/zctrace ./lib/systemd/system/zctrace-export.service; do
 	grep -qx -- "$f" <<<"$contents" || fail "the package lacks $f"
 done

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo: show the chosen probe methods, trace the TCP and file workloads and print each ledger,
 # run three kernel-checked microbenchmarks, then sweep the three socket workloads over sizes and threads (with
-# membw's memcpy bandwidth), draw every figure into demo-out/ and print the findings table.
+# membw's memcpy bandwidth), draw every figure into demo-out/ and print the findings table; last, sweep six
+# microbenchmarks over their own parameters and draw their figures into demo-out/micro/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,4 +40,23 @@ mkdir -p demo-out
 ./zctrace sweep tcp-twocopy,tcp-onecopy,tcp-zerocopy --sizes 1K,4K,16K --threads 1,2 --reps 2 \
 	--duration 0.3 --membw 64M -o demo-out/sweep.json -- --peer process || rc=1
 tools/plot demo-out/sweep.json -o demo-out || rc=1
+
+echo
+# microbenchmarks over their own parameters (about 50 s): each figure's caption says which of the
+# runs' assumptions the kernel confirmed. The png files in demo-out/micro/:
+#   memlat_staircase       latency per dependent load against working set, the L1d/L2/L3 sizes marked
+#   call_cost_vs_args      procedure call cost against 0..7 integer arguments, the loop subtracted
+#   fileread_vs_file_size  time per read and MB/s against file size: sequential and random, cold and warm
+#   filecache_knee         re-read throughput against file size, and where the page cache stopped serving
+#   contention_vs_procs    time per cold file against 1..8 processes reading at once
+#   timer_histograms       the distribution of rdtsc, rdtscp and clock_gettime read twice
+mkdir -p demo-out/micro
+./zctrace sweep memlat --param size=4K,32K,256K,2M,16M,64M -o demo-out/micro/memlat.json || rc=1
+./zctrace sweep call --param max-args=7 --reps 2 -o demo-out/micro/call.json -- --iters 200000 --reps 30 || rc=1
+./zctrace sweep fileread --param file-size=1M,4M,16M --param cache=cold,warm -o demo-out/micro/fileread.json \
+	-- --reps 3 --reads 64 || rc=1
+./zctrace sweep filecache --param max-size=64M --reps 2 -o demo-out/micro/filecache.json -- --bytes 64M --reps 5 || rc=1
+./zctrace sweep contention --param procs=8 --reps 2 -o demo-out/micro/contention.json -- --file-size 1M --reps 5 || rc=1
+./zctrace sweep timer --reps 2 -o demo-out/micro/timer.json -- --reps 20000 || rc=1
+tools/plot demo-out/micro/*.json -o demo-out/micro || rc=1
 exit $rc

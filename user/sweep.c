@@ -1,6 +1,7 @@
 /*
- * zctrace sweep: traces a grid of runs (workloads x sizes x threads x repetitions), each one a
- * `zctrace run` of its own with a timeout, and writes one CSV or JSON row per run.
+ * zctrace sweep: traces a grid of runs (workloads x sizes x threads x repetitions, or a
+ * microbenchmark's own parameters: --param axes), each one a `zctrace run` of its own with a
+ * timeout, and writes one CSV or JSON row per run.
  */
 #include <argp.h>
 #include <errno.h>
@@ -28,6 +29,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "sweep.h"
+#include "sweep_axes.h"
 #include "sweep_table.h"
 #include "wl.h"
 #include "workloads.h"
@@ -36,7 +38,7 @@
 #define MAX_SIZE (1ULL << 30)		/* the workloads' own limit */
 #define MAX_REPS 100000
 #define TIMEOUT_BASE_S 60.0		/* per run, plus 3 x --duration */
-#define TIMEOUT_MESSAGES_S 120.0	/* per run with --messages, whose length is unknown */
+#define TIMEOUT_MESSAGES_S 120.0	/* per run with --messages or of a microbenchmark, whose length is unknown */
 #define STOP_GRACE_S 10.0		/* `zctrace run` takes up to 5 s to stop its workload, then reports */
 #define ERROR_LEN 300
 #define MEMBW_WORKLOAD "membw"		/* --membw's runs */
@@ -65,6 +67,10 @@ struct sweep_args {
 	char **extra;			/* after "--": appended to every workload's arguments */
 	int nextra;
 	uint64_t membw_size;		/* --membw: a memcpy bandwidth run of this size per repetition; 0: none */
+	bool micro;			/* microbenchmarks: --param axes instead of sizes and threads */
+	struct axis axes[MAX_AXES];	/* --param, in the order given: the last varies fastest */
+	int naxes;
+	struct axis_map *maps;		/* [workload * naxes + axis]: the options each value sets */
 };
 
 struct run_outcome {
@@ -72,6 +78,15 @@ struct run_outcome {
 	int exit_code;			/* -1 when the run was not reaped */
 	char error[ERROR_LEN];
 	json_object *ledger;		/* the run's JSON ledger, or NULL */
+};
+
+/* One point of the grid: a stream workload's size and threads, or a microbenchmark's axis values. */
+struct cell {
+	const char *workload;
+	int w;				/* index in the sweep's workloads; -1 for --membw's run */
+	uint64_t size, threads;		/* stream workloads */
+	const int *point;		/* microbenchmarks: the value index on each axis */
+	bool bandwidth;			/* --membw's run, which takes none of the grid's workload arguments */
 };
 
 #define usage_error(...) cli_usage_error("zctrace sweep", __VA_ARGS__)
@@ -123,17 +138,23 @@ static int parse_number_list(const char *list, uint64_t **vals, int *n, uint64_t
 }
 
 static const char sweep_doc[] =
-	"Trace a grid of runs (workloads x sizes x threads x repetitions) and write one row per run.\n"
+	"Trace a grid of runs (workloads x sizes x threads x repetitions, or a microbenchmark's "
+	"own options x repetitions) and write one row per run.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    zctrace sweep tcp-twocopy,tcp-onecopy,tcp-zerocopy --sizes 1K,4K,16K,64K \\\n"
 	"        --threads 1,2,4,8 --reps 3 --duration 2 -o results.csv\n"
 	"    zctrace sweep tcp-sendfile --sizes 64K,1M --messages 500 -o sendfile.json\n"
 	"    zctrace sweep tcp-onecopy -m tracepoint -- --port 5001\n"
+	"    zctrace sweep memlat --param size=4K,32K,256K,2M,16M,64M -o memlat.json\n"
+	"    zctrace sweep fileread --param file-size=1M,16M --param cache=cold,warm -o fileread.json\n"
 	"\n"
 	"Each run is 'zctrace run --no-hist --passes=traced --json FILE [-m M] WORKLOAD --size S --threads T "
 	"(--duration D | --messages N) [WORKLOAD ARGS]'. Repetitions are the outer loop. The output "
-	"format follows the extension of -o (.csv or .json); without -o, CSV goes to stdout.\n"
+	"format follows the extension of -o (.csv or .json); without -o, CSV goes to stdout. A "
+	"microbenchmark's run is 'zctrace run --no-hist --passes=traced --json FILE WORKLOAD [each "
+	"axis's option and value] [WORKLOAD ARGS]'; each value is checked by the workload's own "
+	"parser before the first run.\n"
 	"\n"
 	"Exit status: 0 when every run was ok, 1 when a run failed a check or failed, 2 on a usage "
 	"error, 128 + the signal when interrupted.";
@@ -146,6 +167,9 @@ static const struct argp_option sweep_options[] = {
 	{ "messages", 'n', "N", 0, "Messages per connection instead of --duration", 0 },
 	{ "method", 'm', "METHOD", 0, "Passed to every run: fentry, kprobe or tracepoint", 0 },
 	{ "output", 'o', "FILE", 0, "Write FILE.csv or FILE.json (default: CSV on stdout)", 0 },
+	{ "param", 'P', "NAME=LIST", 0,
+	  "Microbenchmarks: an axis of the grid, NAME an option of the workload (or size for memlat and "
+	  "filecache, procs for contention, args for call), LIST its values; repeat for a grid", 0 },
 	{ "membw", 'b', "SIZE", 0,
 	  "Also run 'membw --kind memcpy --size SIZE' once per repetition: the copy bandwidth the "
 	  "findings hold the copies against", 0 },
@@ -203,6 +227,13 @@ static error_t sweep_parse(int key, char *arg, struct argp_state *state)
 		if (wl_parse_size(arg, &a->membw_size) || a->membw_size < 4096 || a->membw_size % 8 ||
 		    a->membw_size > (4ULL << 30))
 			argp_failure(state, EXIT_USAGE, 0, "invalid --membw '%s' (4K to 4G, a multiple of 8)", arg);
+		break;
+	case 'P':
+		if (a->naxes == MAX_AXES)
+			argp_failure(state, EXIT_USAGE, 0, "more than %d --param axes", MAX_AXES);
+		if (axis_parse(arg, &a->axes[a->naxes]))
+			exit(EXIT_USAGE);	/* its one line is out */
+		a->naxes++;
 		break;
 	case 'T':
 		if (wl_parse_seconds(arg, 86400.0 * 30, &a->timeout_s))
@@ -348,16 +379,24 @@ static void classify(struct run_outcome *o, const char *out_log, const char *err
 		snprintf(o->error, sizeof(o->error), "exit status %d", o->exit_code);
 }
 
-/* The `zctrace run` command line of one cell of the grid; @num holds its numbers' text. */
-static const char **run_argv(const struct sweep_args *a, const char *workload, uint64_t size, uint64_t threads,
-			     bool bandwidth, const char *json_path, char num[3][24])
+/* The workload's own options of a microbenchmark's point: each axis's value. */
+static int point_argv(const struct sweep_args *a, const struct cell *c, const char **argv, int n)
 {
-	const char **argv = cli_xrealloc(NULL, (20 + a->nextra) * sizeof(*argv));
-	const struct workload_def *def = find_workload(workload);
+	for (int i = 0; i < a->naxes; i++)
+		n = axis_argv(&a->maps[c->w * a->naxes + i], a->axes[i].values[c->point[i]], argv, n);
+	return n;
+}
+
+/* The `zctrace run` command line of one cell of the grid; @num holds its numbers' text. */
+static const char **run_argv(const struct sweep_args *a, const struct cell *c, const char *json_path,
+			     char num[3][24])
+{
+	const char **argv = cli_xrealloc(NULL, (20 + 2 * MAX_AXIS_OPTIONS * a->naxes + a->nextra) * sizeof(*argv));
+	const struct workload_def *def = find_workload(c->workload);
 	int n = 0;
 
-	snprintf(num[0], 24, "%" PRIu64, size);
-	snprintf(num[1], 24, "%" PRIu64, threads);
+	snprintf(num[0], 24, "%" PRIu64, c->size);
+	snprintf(num[1], 24, "%" PRIu64, c->threads);
 	snprintf(num[2], 24, "%" PRIu64, a->messages);
 	argv[n++] = "zctrace";
 	argv[n++] = "run";
@@ -369,22 +408,26 @@ static const char **run_argv(const struct sweep_args *a, const char *workload, u
 		argv[n++] = "-m";
 		argv[n++] = a->method;
 	}
-	argv[n++] = workload;
-	argv[n++] = "--size";
-	argv[n++] = num[0];
-	if (!def->no_threads) {
+	argv[n++] = c->workload;
+	if (c->point)
+		n = point_argv(a, c, argv, n);
+	if (!a->micro) {
+		argv[n++] = "--size";
+		argv[n++] = num[0];
+	}
+	if (!a->micro && !def->no_threads) {
 		argv[n++] = "--threads";
 		argv[n++] = num[1];
 	}
-	if (!def->no_amount) {	/* the file workloads move their file, once */
+	if (!a->micro && !def->no_amount) {	/* the file workloads move their file, once */
 		argv[n++] = a->duration ? "--duration" : "--messages";
 		argv[n++] = a->duration ? a->duration : num[2];
 	}
-	if (bandwidth) {	/* the grid's workload arguments are not membw's */
+	if (c->bandwidth) {	/* the grid's workload arguments are not membw's */
 		argv[n++] = "--kind";
 		argv[n++] = "memcpy";
 	}
-	for (int i = 0; i < a->nextra && !bandwidth; i++)
+	for (int i = 0; i < a->nextra && !c->bandwidth; i++)
 		argv[n++] = a->extra[i];
 	argv[n] = NULL;
 	return argv;
@@ -452,14 +495,12 @@ static enum run_status wait_run(pid_t child, double timeout, int *wstatus, bool 
 	return stopping;
 }
 
-/* One run; @bandwidth: --membw's, which takes none of the grid's workload arguments. */
-static void run_one(const struct sweep_args *a, const char *dir, const char *workload, uint64_t size,
-		    uint64_t threads, bool bandwidth, struct run_outcome *o)
+static void run_one(const struct sweep_args *a, const char *dir, const struct cell *c, struct run_outcome *o)
 {
 	char json_path[PATH_MAX], out_log[PATH_MAX], err_log[PATH_MAX], num[3][24];
 	const char **argv;
 	double timeout = a->timeout_s ? a->timeout_s
-				      : a->duration ? TIMEOUT_BASE_S + 3 * a->duration_s : TIMEOUT_MESSAGES_S;
+				      : a->duration && !a->micro ? TIMEOUT_BASE_S + 3 * a->duration_s : TIMEOUT_MESSAGES_S;
 	enum run_status stopping;
 	int wstatus = 0, wait_err = 0;
 	bool reaped = false;
@@ -471,7 +512,7 @@ static void run_one(const struct sweep_args *a, const char *dir, const char *wor
 	snprintf(out_log, sizeof(out_log), "%s/stdout.log", dir);
 	snprintf(err_log, sizeof(err_log), "%s/stderr.log", dir);
 	unlink(json_path);
-	argv = run_argv(a, workload, size, threads, bandwidth, json_path, num);
+	argv = run_argv(a, c, json_path, num);
 	child = start_run(argv, out_log, err_log);
 	free(argv);
 	if (child < 0) {
@@ -531,33 +572,85 @@ static const char *duration_label(double s, char *buf, size_t n)
 	return buf;
 }
 
-static void progress(int k, int n, const char *workload, uint64_t size, uint64_t threads, long rep,
+/* "size=4K file-size=1M": a microbenchmark's point as its axes' values were given. */
+static const char *point_label(const struct sweep_args *a, const struct cell *c, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	for (int i = 0; i < a->naxes; i++)
+		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s=%s", i ? " " : "", a->axes[i].name,
+			 a->axes[i].values[c->point[i]]);
+	return buf;
+}
+
+/* A microbenchmark's run in brief: its first measurement and how many of its assumptions held. */
+static void progress_micro(const struct run_outcome *o)
+{
+	json_object *results = json_array(o->ledger, "workload.results"), *as = json_array(o->ledger, "assumptions");
+	json_object *first = json_object_array_get_idx(results, 0);
+	size_t held = 0;
+
+	if (first)
+		fprintf(stderr, " %s %.4g %s", json_str(first, "name", "?"), json_double(first, "median"),
+			json_str(first, "unit", ""));
+	if (json_array_len(results) > 1)
+		fprintf(stderr, " (+%zu more)", json_array_len(results) - 1);
+	for (size_t i = 0; i < json_array_len(as); i++)
+		held += json_object_get_boolean(json_at(json_object_array_get_idx(as, i), "holds"));
+	if (json_array_len(as))
+		fprintf(stderr, ", %zu of %zu assumptions hold", held, json_array_len(as));
+}
+
+static void progress(const struct sweep_args *a, int k, int n, const struct cell *c, long rep,
 		     const struct run_outcome *o, double elapsed)
 {
 	json_object *tput = json_at(o->ledger, "workload.throughput_gbit_s");
-	char sz[24], el[24], eta[24];
+	char label[256], sz[24], el[24], eta[24];
 
-	fprintf(stderr, "[%d/%d] %s size=%s threads=%" PRIu64 " rep=%ld: %s", k, n, workload,
-		size_label(size, sz, sizeof(sz)), threads, rep, status_names[o->status]);
+	if (c->point)
+		fprintf(stderr, "[%d/%d] %s %s%srep=%ld: %s", k, n, c->workload, point_label(a, c, label, sizeof(label)),
+			a->naxes ? " " : "", rep, status_names[o->status]);
+	else
+		fprintf(stderr, "[%d/%d] %s size=%s threads=%" PRIu64 " rep=%ld: %s", k, n, c->workload,
+			size_label(c->size, sz, sizeof(sz)), c->threads, rep, status_names[o->status]);
 	if (tput)
 		fprintf(stderr, " %.1f Gbit/s", json_object_get_double(tput));
+	if (c->point && o->ledger)
+		progress_micro(o);
 	if (o->status != RUN_OK)
 		fprintf(stderr, ": %.160s", o->error);
 	fprintf(stderr, " (elapsed %s, ETA %s)\n", duration_label(elapsed, el, sizeof(el)),
 		duration_label(elapsed / k * (n - k), eta, sizeof(eta)));
 }
 
-static json_object *make_row(const struct columns *c, int k, long rep, const char *workload, uint64_t size,
-			     uint64_t threads, const struct run_outcome *o, const struct utsname *u,
-			     const struct machine *m, bool json)
+/* A microbenchmark's point: each axis's value in its column, and the options they set. */
+static void put_point(json_object *row, const struct sweep_args *a, const struct cell *c)
 {
-	json_object *row = new_row(c);
+	const char *argv[2 * MAX_AXIS_OPTIONS * MAX_AXES];
+	char args[512] = "";
+	int n = point_argv(a, c, argv, 0);
+
+	for (int i = 0; i < a->naxes; i++)
+		row_put(row, a->axes[i].column, axis_cell(&a->maps[c->w * a->naxes + i], a->axes[i].values[c->point[i]]));
+	for (int i = 0; i < n; i++)
+		snprintf(args + strlen(args), sizeof(args) - strlen(args), "%s%s", i ? " " : "", argv[i]);
+	row_put(row, "workload_args", json_object_new_string(args));
+}
+
+static json_object *make_row(const struct sweep_args *a, const struct columns *cols, int k, long rep,
+			     const struct cell *c, const struct run_outcome *o, const struct utsname *u,
+			     const struct machine *m)
+{
+	json_object *row = new_row(cols);
 
 	row_put(row, "run", json_object_new_int(k));
 	row_put(row, "rep", json_object_new_int64(rep));
-	row_put(row, "workload", json_object_new_string(workload));
-	row_put(row, "size", json_object_new_uint64(size));
-	row_put(row, "threads", json_object_new_uint64(threads));
+	row_put(row, "workload", json_object_new_string(c->workload));
+	if (c->point) {
+		put_point(row, a, c);
+	} else {
+		row_put(row, "size", json_object_new_uint64(c->size));
+		row_put(row, "threads", json_object_new_uint64(c->threads));
+	}
 	row_put(row, "status", json_object_new_string(status_names[o->status]));
 	if (o->exit_code >= 0)
 		row_put(row, "exit_code", json_object_new_int(o->exit_code));
@@ -568,8 +661,10 @@ static json_object *make_row(const struct columns *c, int k, long rep, const cha
 	row_put(row, "machine", json_object_new_string(m->line));
 	/* an interrupted or timed-out run keeps the figures of the partial ledger it wrote */
 	if (o->ledger)
-		fill_from_ledger(row, o->ledger, c);
-	if (json)
+		fill_from_ledger(row, o->ledger, cols);
+	if (a->micro)
+		fill_micro(row, o->ledger, a->json);
+	if (a->json)
 		json_object_object_add(row, "checks", json_object_get(json_at(o->ledger, "checks")));
 	return row;
 }
@@ -587,39 +682,116 @@ struct sweep_run {
 	double start;
 };
 
-static void run_point(struct sweep_run *sr, long rep, const char *workload, uint64_t size, uint64_t threads,
-		      bool bandwidth)
+static void run_point(struct sweep_run *sr, long rep, const struct cell *c)
 {
 	struct run_outcome o;
 
-	run_one(sr->a, sr->dir, workload, size, threads, bandwidth, &o);
+	run_one(sr->a, sr->dir, c, &o);
 	sr->k++;
 	sr->counts[o.status]++;
-	output_row(sr->out, sr->cols, make_row(sr->cols, sr->k, rep, workload, size, threads, &o, sr->u, sr->m,
-					       sr->a->json));
-	progress(sr->k, sr->nruns, workload, size, threads, rep, &o, now_s() - sr->start);
+	output_row(sr->out, sr->cols, make_row(sr->a, sr->cols, sr->k, rep, c, &o, sr->u, sr->m));
+	progress(sr->a, sr->k, sr->nruns, c, rep, &o, now_s() - sr->start);
 	json_object_put(o.ledger);
+}
+
+/* Every point of a microbenchmark's axes, the last axis fastest, like nested loops in --param order. */
+static void run_axes(struct sweep_run *sr, long rep, int w)
+{
+	const struct sweep_args *a = sr->a;
+	int point[MAX_AXES] = {};
+	struct cell c = { .workload = a->workloads[w], .w = w, .point = point };
+
+	while (keep_going(sr->out)) {
+		int i = a->naxes - 1;
+
+		run_point(sr, rep, &c);
+		/* the odometer: bounded by the product of the axes' lengths */
+		for (; i >= 0 && ++point[i] == a->axes[i].nvalues; i--)
+			point[i] = 0;
+		if (i < 0)
+			break;
+	}
 }
 
 /* Every run of the grid, a row each, the --membw run first in each repetition; how many ran. */
 static int run_grid(struct sweep_run *sr)
 {
 	const struct sweep_args *a = sr->a;
+	struct cell membw = { .workload = MEMBW_WORKLOAD, .w = -1, .size = a->membw_size, .threads = 1,
+			      .bandwidth = true };
 
 	/* repetitions outermost: slow drift of the machine spreads over every point */
 	for (long rep = 1; rep <= a->reps && keep_going(sr->out); rep++) {
 		if (a->membw_size)
-			run_point(sr, rep, MEMBW_WORKLOAD, a->membw_size, 1, true);
-		for (int w = 0; w < a->nworkloads && keep_going(sr->out); w++)
+			run_point(sr, rep, &membw);
+		for (int w = 0; w < a->nworkloads && keep_going(sr->out); w++) {
+			if (a->micro) {
+				run_axes(sr, rep, w);
+				continue;
+			}
 			for (int s = 0; s < a->nsizes && keep_going(sr->out); s++)
 				for (int t = 0; t < a->nthreads && keep_going(sr->out); t++)
-					run_point(sr, rep, a->workloads[w], a->sizes[s], a->threads[t], false);
+					run_point(sr, rep, &(struct cell){ .workload = a->workloads[w], .w = w,
+									   .size = a->sizes[s],
+									   .threads = a->threads[t] });
+		}
 	}
 	return sr->k;
 }
 
+/* The stream grid's option given to a microbenchmark sweep, or NULL. */
+static const char *stream_option(const struct sweep_args *a)
+{
+	return a->sizes ? "--sizes" : a->threads ? "--threads" : a->duration ? "--duration"
+	       : a->messages ? "--messages" : a->membw_size ? "--membw" : NULL;
+}
+
+/* Microbenchmarks and stream workloads are swept apart: their grids have different axes. */
+static int check_kind(struct sweep_args *a)
+{
+	const struct workload_def *first = find_workload(a->workloads[0]);
+
+	for (int i = 1; i < a->nworkloads; i++)
+		if (find_workload(a->workloads[i])->micro != first->micro)
+			return usage_error("%s is a microbenchmark and %s is not: sweep them apart",
+					   first->micro ? first->name : a->workloads[i],
+					   first->micro ? a->workloads[i] : first->name);
+	a->micro = first->micro;
+	if (!a->micro && a->naxes)
+		return usage_error("--param is for microbenchmarks: %s takes --sizes and --threads, and its own "
+				   "options after --", first->name);
+	return 0;
+}
+
+/* A microbenchmark sweep: every axis mapped onto each workload's options, every value checked. */
+static int check_micro(struct sweep_args *a)
+{
+	const char *stream = stream_option(a);
+	long long runs = (long long)a->nworkloads * a->reps;
+	int err;
+
+	if (stream)
+		return usage_error("%s is for the stream workloads: a microbenchmark sweeps its own options with "
+				   "--param NAME=LIST (e.g. 'zctrace sweep memlat --param size=4K,64K')", stream);
+	for (int i = 0; i < a->naxes; i++) {
+		for (int j = 0; j < i; j++)
+			if (!strcmp(a->axes[i].column, a->axes[j].column))
+				return usage_error("--param %s is given twice: one axis per name", a->axes[i].name);
+		runs *= a->axes[i].nvalues;
+	}
+	if (runs > 1000000)
+		return usage_error("more than 1000000 runs: make the grid smaller");
+	a->maps = cli_xrealloc(NULL, (a->nworkloads * a->naxes + 1) * sizeof(*a->maps));
+	for (int w = 0; w < a->nworkloads; w++)
+		for (int i = 0; i < a->naxes; i++)
+			if ((err = axis_resolve(find_workload(a->workloads[w]), &a->axes[i],
+						&a->maps[w * a->naxes + i])))
+				return err;
+	return 0;
+}
+
 /* The options that only make sense together: a usage error (one line) or 0. */
-static int check_args(struct sweep_args *a)
+static int check_stream(struct sweep_args *a)
 {
 	if (a->duration && a->messages)
 		return usage_error("give either --duration or --messages, not both");
@@ -641,6 +813,15 @@ static int check_args(struct sweep_args *a)
 				return usage_error("%s takes --size up to %lu: sweep it with smaller --sizes (the "
 						   "default is 64K)", a->workloads[i], def->max_size);
 	}
+	if ((long long)a->nworkloads * a->nsizes * a->nthreads * a->reps > 1000000)
+		return usage_error("more than 1000000 runs: make the grid smaller");
+	return 0;
+}
+
+static int check_args(struct sweep_args *a)
+{
+	int err;
+
 	if (a->out_path && strcmp(a->out_path, "-")) {
 		const char *ext = strrchr(a->out_path, '.');
 
@@ -650,9 +831,9 @@ static int check_args(struct sweep_args *a)
 			return usage_error("cannot tell the format of '%s' from its extension (use .csv or .json)",
 					   a->out_path);
 	}
-	if ((long long)a->nworkloads * a->nsizes * a->nthreads * a->reps > 1000000)
-		return usage_error("more than 1000000 runs: make the grid smaller");
-	return 0;
+	if ((err = check_kind(a)))
+		return err;
+	return a->micro ? check_micro(a) : check_stream(a);
 }
 
 /* The sweep's last line: how many runs ran and how they ended. Returns the exit status. */
@@ -686,6 +867,39 @@ static int report_end(const struct sweep_output *out, const int counts[NR_RUN_ST
 	return ret;
 }
 
+static int axis_points(const struct sweep_args *a)
+{
+	int n = 1;
+
+	for (int i = 0; i < a->naxes; i++)
+		n *= a->axes[i].nvalues;
+	return n;
+}
+
+/* The sweep's first line: how many runs, over what, and where the rows go. */
+static void announce(const struct sweep_args *a, int nruns, const struct sweep_output *out)
+{
+	const char *to = out->path ? out->path : "CSV to stdout";
+	char length[48];
+
+	if (a->micro) {
+		fprintf(stderr, "zctrace sweep: %d run%s (%d microbenchmark%s", nruns, nruns > 1 ? "s" : "",
+			a->nworkloads, a->nworkloads > 1 ? "s" : "");
+		for (int i = 0; i < a->naxes; i++)
+			fprintf(stderr, " x %s (%d)", a->axes[i].name, a->axes[i].nvalues);
+		fprintf(stderr, " x %ld rep%s); writing %s\n", a->reps, a->reps > 1 ? "s" : "", to);
+		return;
+	}
+	if (a->duration)
+		snprintf(length, sizeof(length), "%s s", a->duration);
+	else
+		snprintf(length, sizeof(length), "%" PRIu64 " messages per connection", a->messages);
+	fprintf(stderr, "zctrace sweep: %d run%s (%d workload%s x %d size%s x %d thread count%s%s x %ld rep%s), "
+		"%s each; writing %s\n", nruns, nruns > 1 ? "s" : "", a->nworkloads, a->nworkloads > 1 ? "s" : "",
+		a->nsizes, a->nsizes > 1 ? "s" : "", a->nthreads, a->nthreads > 1 ? "s" : "",
+		a->membw_size ? ", + 1 membw" : "", a->reps, a->reps > 1 ? "s" : "", length, to);
+}
+
 int cmd_sweep(int argc, char **argv)
 {
 	static const struct argp argp = { sweep_options, sweep_parse,
@@ -697,7 +911,7 @@ int cmd_sweep(int argc, char **argv)
 	struct utsname u;
 	struct machine mach;
 	struct sweep_run sr;
-	char dir[PATH_MAX] = "", length[48], **meta_argv;
+	char dir[PATH_MAX] = "", **meta_argv;
 	int nruns = 0, k = 0, counts[NR_RUN_STATUS] = {}, ret = 1;
 	double start;
 
@@ -714,11 +928,12 @@ int cmd_sweep(int argc, char **argv)
 	if ((ret = check_args(&a)))
 		goto cleanup;
 	ret = 1;
-	nruns = (a.nworkloads * a.nsizes * a.nthreads + (a.membw_size ? 1 : 0)) * a.reps;
+	nruns = a.micro ? a.nworkloads * axis_points(&a) * a.reps
+			: (a.nworkloads * a.nsizes * a.nthreads + (a.membw_size ? 1 : 0)) * a.reps;
 
 	uname(&u);
 	machine_describe(&mach);
-	build_columns(&cols);
+	build_columns(&cols, a.micro, a.axes, a.naxes);
 	if (output_open(&out, a.out_path, a.json, &cols, meta_json(argc, meta_argv, &u, &mach)))
 		goto cleanup;
 	snprintf(dir, sizeof(dir), "%s/zctrace-sweep.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -732,14 +947,7 @@ int cmd_sweep(int argc, char **argv)
 	sigaction(SIGPIPE, &ign, NULL);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
-	if (a.duration)
-		snprintf(length, sizeof(length), "%s s", a.duration);
-	else
-		snprintf(length, sizeof(length), "%" PRIu64 " messages per connection", a.messages);
-	fprintf(stderr, "zctrace sweep: %d run%s (%d workload%s x %d size%s x %d thread count%s%s x %ld rep%s), "
-		"%s each; writing %s\n", nruns, nruns > 1 ? "s" : "", a.nworkloads, a.nworkloads > 1 ? "s" : "", a.nsizes,
-		a.nsizes > 1 ? "s" : "", a.nthreads, a.nthreads > 1 ? "s" : "", a.membw_size ? ", + 1 membw" : "",
-		a.reps, a.reps > 1 ? "s" : "", length, out.path ? out.path : "CSV to stdout");
+	announce(&a, nruns, &out);
 
 	start = now_s();
 	sr = (struct sweep_run){ .a = &a, .dir = dir, .out = &out, .cols = &cols, .u = &u, .m = &mach,
@@ -757,6 +965,9 @@ cleanup:
 	free(a.sizes);
 	free(a.threads);
 	free_list(a.workloads);
+	for (int i = 0; i < a.naxes; i++)
+		axis_free(&a.axes[i]);
+	free(a.maps);
 	free(meta_argv);
 	return ret;
 }

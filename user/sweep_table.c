@@ -1,6 +1,6 @@
 /*
- * The sweep's table: its columns, fixed before the first run; a row from one run's JSON ledger;
- * the rows written as CSV (one line each, flushed) or as one JSON document (rewritten whole after
+ * The sweep's table: its columns, fixed before the first run; a row from one run's JSON ledger
+ * (a microbenchmark's: its measurements and its assumptions' verdicts too); the rows written as CSV (one line each, flushed) or as one JSON document (rewritten whole after
  * every run, so it is always complete).
  */
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include "output.h"
 #include "perfroles.h"
 #include "sites.h"
+#include "sweep_axes.h"
 #include "sweep_table.h"
 
 static void add_column(struct columns *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -45,7 +46,35 @@ static void perf_column(char *buf, size_t n, const char *counter)
 			*p = '_';
 }
 
-void build_columns(struct columns *c)
+/* A microbenchmark's columns: each measurement's figures and the assumptions' verdicts (below). */
+static const char *const micro_columns[] = {
+	"m_name", "m_unit", "m_samples", "m_min", "m_median", "m_mean", "m_p99", "m_max",
+	"assumptions_held", "assumptions_failed", "assumption_verdicts",
+};
+#define NR_MICRO_COLUMNS (sizeof(micro_columns) / sizeof(micro_columns[0]))
+/* ... m_* from these keys of each of the workload's results, in the same order */
+static const char *const micro_keys[] = { "name", "unit", "samples", "min", "median", "mean", "p99", "max" };
+
+/* The head of a microbenchmark's row: its point instead of sizes and threads, no stream figures. */
+static void micro_head(struct columns *c, const struct axis *axes, int naxes)
+{
+	static const char *const after[] = {
+		"workload_args", "status", "exit_code", "error", "host", "kernel", "machine", "methods",
+		"elapsed_s", "bytes",
+	};
+
+	add_column(c, "run");
+	add_column(c, "rep");
+	add_column(c, "workload");
+	for (int i = 0; i < naxes; i++)
+		add_column(c, "%s", axes[i].column);
+	for (unsigned i = 0; i < sizeof(after) / sizeof(after[0]); i++)
+		add_column(c, "%s", after[i]);
+	for (unsigned i = 0; i < NR_MICRO_COLUMNS; i++)
+		add_column(c, "%s", micro_columns[i]);
+}
+
+void build_columns(struct columns *c, bool micro, const struct axis *axes, int naxes)
 {
 	static const char *const head[] = {
 		"run", "rep", "workload", "size", "threads", "status", "exit_code", "error", "host",
@@ -58,7 +87,9 @@ void build_columns(struct columns *c)
 		"unattributed_bytes",
 	};
 
-	for (unsigned i = 0; i < sizeof(head) / sizeof(head[0]); i++)
+	if (micro)
+		micro_head(c, axes, naxes);
+	for (unsigned i = 0; i < sizeof(head) / sizeof(head[0]) && !micro; i++)
 		add_column(c, "%s", head[i]);
 	for (int s = 0; s < NR_SITES; s++) {
 		add_column(c, "%s_copies", site_name(s));
@@ -94,10 +125,16 @@ void free_columns(struct columns *c)
 	free(c->name);
 }
 
-/* Sets a column; a NULL value leaves the cell empty (not measured). */
+/*
+ * Sets a column; a NULL value leaves the cell empty (not measured). A column this sweep's table
+ * does not have stays out: a microbenchmark's row has no throughput, whatever its ledger holds.
+ */
 void row_put(json_object *row, const char *col, json_object *v)
 {
-	json_object_object_add(row, col, v);
+	if (json_object_object_get_ex(row, col, NULL))
+		json_object_object_add(row, col, v);
+	else
+		json_object_put(v);
 }
 
 static void put_copy(json_object *row, const char *col, json_object *v)
@@ -270,6 +307,129 @@ void fill_from_ledger(json_object *row, json_object *led, const struct columns *
 	put_counters(row, json_at(led, "counters"));
 	put_memcpy(row, json_array(led, "workload.results"));
 	put_checks(row, json_at(led, "checks"));
+}
+
+/* ---- a microbenchmark's figures ---- */
+
+/*
+ * An assumption's verdict in the words of the run's own report: "holds (0 seen, page_faults)",
+ * "FAILS (255 of 256, page_cache_pages)", "NOT CHECKED (why)".
+ */
+static void verdict_words(json_object *as, char *buf, size_t n)
+{
+	json_object *measured = json_at(as, "measured");
+	const char *word = json_object_get_boolean(json_at(as, "holds")) ? "holds" : "FAILS";
+	const char *measure = json_str(as, "measure", "?");
+	__u64 m = json_u64(as, "measured", NULL), e = json_u64(as, "expected", NULL);
+	__u64 lo = json_u64(as, "min", NULL), hi = json_u64(as, "max", NULL);
+
+	if (!measured)
+		snprintf(buf, n, "NOT CHECKED (%s)", json_str(as, "why", "not measured"));
+	else if (e == 0 && lo == hi)
+		snprintf(buf, n, "%s (%llu seen, %s)", word, (unsigned long long)m, measure);
+	else if (lo == hi)
+		snprintf(buf, n, "%s (%llu of %llu, %s)", word, (unsigned long long)m, (unsigned long long)e, measure);
+	else
+		snprintf(buf, n, "%s (%llu of %llu, %s, allowed %llu..%llu)", word, (unsigned long long)m,
+			 (unsigned long long)e, measure, (unsigned long long)lo, (unsigned long long)hi);
+}
+
+/* Appends @item to the ';'-joined list in @f; an item's own ';' becomes ',' so the list splits back. */
+static void list_add(FILE *f, bool first, const char *item)
+{
+	if (!first)
+		fputc(';', f);
+	for (; *item; item++)
+		fputc(*item == ';' ? ',' : *item, f);
+}
+
+static void put_list(json_object *row, const char *col, char **text, size_t *len, FILE *f)
+{
+	fclose(f);
+	row_put(row, col, json_object_new_string(*text ? *text : ""));
+	free(*text);
+	*text = NULL;
+	*len = 0;
+}
+
+/* m_name, m_unit, ...: one entry per measurement, in the workload's order, joined by ';'. */
+static void put_measurements(json_object *row, json_object *results)
+{
+	size_t nres = json_array_len(results);
+
+	for (unsigned k = 0; k < sizeof(micro_keys) / sizeof(micro_keys[0]); k++) {
+		char *text = NULL, num[32];
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		if (!f)
+			cli_out_of_memory();
+		for (size_t i = 0; i < nres; i++) {
+			json_object *v = json_at(json_object_array_get_idx(results, i), micro_keys[k]);
+
+			if (json_object_is_type(v, json_type_string))
+				list_add(f, !i, json_object_get_string(v));
+			else {
+				snprintf(num, sizeof(num), v ? "%.6g" : "", json_object_get_double(v));
+				list_add(f, !i, num);
+			}
+		}
+		put_list(row, micro_columns[k], &text, &len, f);
+	}
+}
+
+/* How many assumptions held and failed, and each one's claim and verdict; the JSON form's list. */
+static json_object *put_assumptions(json_object *row, json_object *assumptions)
+{
+	json_object *out = json_object_new_array();
+	char *text = NULL, verdict[256];
+	size_t len = 0, held = 0, n = json_array_len(assumptions);
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		cli_out_of_memory();
+	for (size_t i = 0; i < n; i++) {
+		json_object *as = json_object_array_get_idx(assumptions, i), *copy = NULL;
+		char *item;
+
+		verdict_words(as, verdict, sizeof(verdict));
+		held += json_object_get_boolean(json_at(as, "holds"));
+		if (asprintf(&item, "%s: %s", json_str(as, "claim", "?"), verdict) < 0)
+			cli_out_of_memory();
+		list_add(f, !i, item);
+		free(item);
+		if (json_object_deep_copy(as, &copy, NULL))
+			cli_out_of_memory();
+		json_object_object_add(copy, "verdict", json_object_new_string(verdict));
+		json_object_array_add(out, copy);
+	}
+	put_list(row, "assumption_verdicts", &text, &len, f);
+	row_put(row, "assumptions_held", json_object_new_uint64(held));
+	row_put(row, "assumptions_failed", json_object_new_uint64(n - held));
+	return out;
+}
+
+void fill_micro(json_object *row, json_object *led, bool json)
+{
+	json_object *results = json_array(led, "workload.results"), *assumptions = json_array(led, "assumptions");
+	json_object *verdicts;
+
+	if (!led) {
+		if (json) {
+			json_object_object_add(row, "measurements", NULL);
+			json_object_object_add(row, "assumptions", NULL);
+		}
+		return;
+	}
+	put_measurements(row, results);
+	verdicts = put_assumptions(row, assumptions);
+	if (!json) {
+		json_object_put(verdicts);
+		return;
+	}
+	/* the distributions whole (histograms too), and each assumption with its verdict */
+	json_object_object_add(row, "measurements", results ? json_object_get(results) : json_object_new_array());
+	json_object_object_add(row, "assumptions", verdicts);
 }
 
 /* ---- output ---- */

@@ -9,6 +9,7 @@
 
 struct utsname;
 struct machine;
+struct axis;
 
 /* The columns of a row, in order. Fixed before the first run, so the header never depends on it. */
 struct columns {
@@ -26,13 +27,19 @@ struct sweep_output {
 	bool failed;
 };
 
-void build_columns(struct columns *c);
+/* A stream sweep's columns, or (@micro) a microbenchmark sweep's, with a column per axis. */
+void build_columns(struct columns *c, bool micro, const struct axis *axes, int naxes);
 void free_columns(struct columns *c);
 /* A row with every column; a NULL value leaves a cell empty (not measured). */
 json_object *new_row(const struct columns *c);
 void row_put(json_object *row, const char *col, json_object *v);
 /* The row's figures from a run's JSON ledger @led. */
 void fill_from_ledger(json_object *row, json_object *led, const struct columns *c);
+/*
+ * A microbenchmark's measurements (m_* lists) and assumptions (counts, verdicts) from @led, which
+ * may be NULL; with @json also the "measurements" and "assumptions" arrays, verdicts included.
+ */
+void fill_micro(json_object *row, json_object *led, bool json);
 /* The JSON document's "meta": host, kernel, start time, command line, the machine. */
 json_object *meta_json(int argc, char **argv, const struct utsname *u, const struct machine *m);
 /* To @path (NULL or "-": stdout), as CSV or (@json) JSON; takes @meta. 0 or -errno. */
