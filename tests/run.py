@@ -1785,6 +1785,160 @@ def findings_from_a_real_sweep():
             assert png_size(os.path.join(outdir, name + ".png")) == FIGURE_PX
 
 
+# ---- installed as the tools beside it are: make install, the manual page, bash completion ----
+
+MAN_PAGE = os.path.join(ROOT, "docs", "zctrace.8")
+COMPLETION = os.path.join(ROOT, "tools", "zctrace.bash-completion")
+
+
+def help_options(text):
+    """The long options an option list prints: argp's lines ("  -x, --name=ARG", "      --name")
+    and the workloads' and probes' ("  --name ARG")."""
+    return set(re.findall(r"^  (?:-[^-], |    )?(--[a-z][a-z0-9-]*)", text, re.M))
+
+
+def workload_names():
+    p = zctrace("list", "--names")
+    assert p.returncode == 0 and p.stdout.strip(), (p.returncode, p.stderr)
+    return p.stdout.split()
+
+
+def man_page_covers_the_cli():
+    """docs/zctrace.8 cannot fall behind the CLI: every command 'zctrace --help' names, every long
+    option 'zctrace CMD --help' and 'zctrace run WORKLOAD --help' print, and every workload of
+    'zctrace list --names' is in it; man renders it without a warning."""
+    src = open(MAN_PAGE).read()
+    # the text as read: troff's escaped hyphens and font changes undone
+    text = re.sub(r"\\f[BIRP]|\\&|\\c", "", src.replace("\\-", "-"))
+    missing = []
+
+    def need(word, where):
+        if not re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text):
+            missing.append(f"{word} ({where})")
+
+    top = zctrace("--help")
+    assert top.returncode == 0, top.stderr
+    commands = sorted(set(re.findall(r"^(?:usage:)? +zctrace ([a-z]+)\b", top.stdout, re.M)))
+    assert {"run", "sweep", "probes", "list"} <= set(commands), commands
+    for cmd in commands:
+        if not re.search(rf'^\.SS "?{cmd}\b', src, re.M):
+            missing.append(f"a section for {cmd}")
+        p = zctrace(cmd, "--help")
+        assert p.returncode == 0, f"zctrace {cmd} --help: exit {p.returncode}: {p.stderr.strip()}"
+        for opt in help_options(p.stdout):
+            need(opt, f"zctrace {cmd} --help")
+    names = workload_names()
+    for name in names:
+        need(name, "zctrace list --names")
+        p = zctrace("run", name, "--help")
+        assert p.returncode == 0, f"zctrace run {name} --help: exit {p.returncode}: {p.stderr.strip()}"
+        for opt in help_options(p.stdout):
+            need(opt, f"zctrace run {name} --help")
+    assert not missing, f"docs/zctrace.8 lacks {', '.join(sorted(set(missing)))}"
+    p = subprocess.run(["man", "--warnings", "-l", MAN_PAGE], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, MANWIDTH="80"))
+    assert p.returncode == 0 and p.stderr == "", (p.returncode, p.stderr)
+    assert "zctrace run" in p.stdout and "EXIT STATUS" in p.stdout, p.stdout[:500]
+
+
+def installed_files(workloads, prefix="usr/local", unitdir="usr/local/lib/systemd/system"):
+    return sorted([f"{prefix}/sbin/zctrace", f"{prefix}/bin/zctrace-plot", f"{prefix}/share/zctrace/plot",
+                   f"{prefix}/share/zctrace/findings.py", f"{prefix}/share/man/man8/zctrace.8",
+                   f"{prefix}/share/bash-completion/completions/zctrace", f"{unitdir}/zctrace-export.service"]
+                  + [f"{prefix}/libexec/zctrace/{w}" for w in workloads])
+
+
+def tree_files(root):
+    return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+
+
+def make_install_runs_from_destdir():
+    """make install DESTDIR=... lays out zctrace, its workloads, the manual page, completion, the plot
+    tool and the exporter's unit, and nothing else; the installed zctrace finds its workloads
+    there (no ZCTRACE_WORKLOADS, the tree out of sight) and a traced run balances; zctrace-plot runs
+    from there; make uninstall takes every file away."""
+    dest = tempfile.mkdtemp(prefix="install.", dir=scratch)
+    p = subprocess.run(["make", "-s", "install", f"DESTDIR={dest}"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stdout[-1000:] + p.stderr[-1000:]
+    names = workload_names()
+    assert_eq("installed files", tree_files(dest), installed_files(names))
+    prefix = os.path.join(dest, "usr", "local")
+    zct = os.path.join(prefix, "sbin", "zctrace")
+    env = {k: v for k, v in os.environ.items() if k != "ZCTRACE_WORKLOADS"}
+    run = lambda *a, **kw: subprocess.run([zct, *a], capture_output=True, text=True, cwd="/",  # noqa: E731
+                                          env=env, timeout=TIMEOUT, **kw)
+    p = run("probes")
+    assert p.returncode == 0 and re.search(r"^send_copy\s+\S+", p.stdout, re.M), (p.returncode, p.stderr)
+    p = run("list", "--names")
+    assert p.returncode == 0 and p.stdout.split() == names, (p.returncode, p.stdout, p.stderr)
+    p = run("list")
+    assert p.returncode == 0 and "tcp-onecopy" in p.stdout, p.stderr
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        p = run("run", "--no-hist", "--passes", "traced", "--json", f.name, "tcp-onecopy", "--size", "4K",
+                "--messages", "500")
+        assert p.returncode == 0, (p.returncode, p.stderr[-500:], p.stdout[-800:])
+        led = json.load(open(f.name))
+    assert_eq("send_copy (installed)", site_bytes(led, "send_copy"), led["workload"]["bytes"])
+    assert_eq("bytes sent (installed)", led["workload"]["bytes"], 500 * 4096)
+    unit = open(os.path.join(prefix, "lib", "systemd", "system", "zctrace-export.service")).read()
+    assert "ExecStart=/usr/local/sbin/zctrace export --listen 127.0.0.1:9435\n" in unit, unit
+    p = subprocess.run([os.path.join(prefix, "bin", "zctrace-plot"), "--help"], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0 and "SWEEP_FILE" in p.stdout, (p.returncode, p.stderr)
+    assert not os.path.exists(os.path.join(prefix, "share", "zctrace", "__pycache__")), "bytecode left installed"
+    p = subprocess.run(["make", "-s", "uninstall", f"DESTDIR={dest}"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0 and tree_files(dest) == [], (p.stderr, tree_files(dest))
+
+
+def deb_build_depends_match_install_deps():
+    """debian/control's Build-Depends and tools/install-deps.sh agree: every library the build
+    links or includes (a -dev package there), clang, bpftool and pkg-config is a build dependency,
+    and every build dependency is one install-deps installs (CI builds the .deb with what it put)."""
+    deps = re.findall(r'^\s*"([a-z0-9.+-]+):', open(os.path.join(ROOT, "tools", "install-deps.sh")).read(), re.M)
+    control = open(os.path.join(ROOT, "debian", "control")).read()
+    field = re.search(r"^Build-Depends:(.*?)^\S", control, re.M | re.S).group(1)
+    build_deps = {re.match(r"\s*([a-z0-9.+-]+)", d).group(1) for d in field.split(",") if d.strip()}
+    build_deps.discard("debhelper-compat")  # debhelper's own way of naming its version
+    # the sanitizer and libFuzzer runtimes serve make sanitize and make fuzz, not the package, and
+    # dpkg-dev is what builds it (build-essential)
+    wanted = {d for d in deps if d.endswith("-dev") and not d.startswith(("libclang-rt", "dpkg-dev"))}
+    wanted |= {"clang", "bpftool", "pkg-config"}
+    assert wanted <= build_deps, f"debian/control's Build-Depends lack {sorted(wanted - build_deps)}"
+    assert build_deps <= set(deps), f"tools/install-deps.sh does not install {sorted(build_deps - set(deps))}"
+
+
+def complete(*words):
+    """What the completion script offers for the command line @words (the last one being typed)."""
+    script = (f"source {COMPLETION}\n"
+              "COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1))\n"
+              "_zctrace\n"
+              "printf '%s\\n' \"${COMPREPLY[@]}\"\n")
+    p = subprocess.run(["bash", "-c", script, "bash", ZCTRACE, *words], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr == "", (words, p.returncode, p.stderr)
+    return p.stdout.split()
+
+
+def bash_completion_offers_workloads_and_options():
+    """The completion script parses, and a real call of its function offers the commands, the
+    workload names, run's and a workload's options and an option's values, all asked of zctrace."""
+    p = subprocess.run(["bash", "-n", COMPLETION], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert {"run", "sweep", "probes", "list"} <= set(complete("")), complete("")
+    assert complete("run", "tcp-one") == ["tcp-onecopy"], complete("run", "tcp-one")
+    assert set(complete("run", "")) == set(workload_names()), complete("run", "")
+    assert "--json=" in complete("run", "--j"), complete("run", "--j")
+    assert "--prog-stats" in complete("run", "--"), complete("run", "--")
+    assert "--messages" in complete("run", "-j", "x.json", "tcp-onecopy", "--size", "4K", "--"), "workload options"
+    assert complete("run", "--passes", "") == ["both", "traced"], complete("run", "--passes", "")
+    assert complete("probes", "--method", "=", "tr") == ["tracepoint"], complete("probes", "--method", "=", "tr")
+    assert complete("sweep", "tcp-twocopy,udp-z") == ["tcp-twocopy,udp-zerocopy"], complete("sweep", "tcp-twocopy,udp-z")
+    assert complete("list", "--") == ["--names"], complete("list", "--")
+    assert "--max-keys=" in complete("top", "--"), complete("top", "--")
+    assert complete("top", "-j", "") == [], "top's -j takes no argument"
+
+
 # ---- two hosts: network namespaces joined by veth ----
 
 NS_PREFIX, DEV_PREFIX = "zctrace-", "zct-"
@@ -3366,6 +3520,177 @@ def robust_full_map_is_reported():
     assert led["processes"] == 8192, led["processes"]
 
 
+# A process named argv[1] moving N messages of SIZE bytes through a Unix socket pair and a pipe,
+# each read back whole; with argv[4], it first moves itself into that cgroup (its cgroup.procs).
+TOP_PROGRAM = r"""
+import ctypes, os, socket, sys
+n, size = int(sys.argv[2]), int(sys.argv[3])
+if len(sys.argv) > 4:
+    open(sys.argv[4], "w").write(str(os.getpid()))
+ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0)
+a, b = socket.socketpair()
+r, w = os.pipe()
+buf = b"x" * size
+for _ in range(n):
+    a.sendall(buf)
+    got = 0
+    while got < size:
+        got += len(b.recv(size - got))
+    os.write(w, buf)
+    got = 0
+    while got < size:
+        got += len(os.read(r, size - got))
+"""
+
+
+def top_start(*args):
+    """Starts `zctrace top --json` and waits for its first table: from then on it counts."""
+    p = subprocess.Popen([ZCTRACE, "top", "--json", "-i", "0.5", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    first = p.stdout.readline()
+    if not first:
+        p.kill()
+        raise AssertionError(f"zctrace top printed nothing: {p.stderr.read()[-500:]}")
+    return p
+
+
+def top_stop(p, after=1.5):
+    """Lets @p see @after more seconds, stops it with SIGINT; its tables after the first."""
+    time.sleep(after)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 0, (p.returncode, err[-500:])
+    assert err == "", err
+    return [json.loads(l) for l in out.splitlines()]
+
+
+def top_sum(tables, match):
+    """The rows @match picks out of every table, summed: bytes by site and the other figures."""
+    sites, figs, rows = {}, {}, []
+    for t in tables:
+        for r in t["rows"]:
+            if not match(r):
+                continue
+            rows.append(r)
+            for site, v in r["sites"].items():
+                sites[site] = sites.get(site, 0) + v["bytes"]
+            for k in ("moved_bytes", "cpu_copy_bytes", "unattributed_bytes", "pinned_bytes",
+                      "copied_later_bytes"):
+                figs[k] = figs.get(k, 0) + r[k]
+    return sites, figs, rows
+
+
+def top_counts_a_process_exactly():
+    """`zctrace top` counts a process it did not start, among the machine's: its Unix socket and
+    pipe sites hold exactly the bytes it moved, summed over the intervals it spanned; its moved
+    bytes are at least the payload; its last row says it exited; and zctrace's own process is
+    never in a table. With the best methods and with kprobes at most."""
+    n, size = 2000, 4000
+    for extra in ((), ("--method", "kprobe")):
+        top = top_start(*extra)
+        try:
+            prog = subprocess.Popen(["/usr/bin/python3", "-c", TOP_PROGRAM, "zct-top-probe", str(n), str(size)])
+            assert prog.wait(timeout=60) == 0, prog.returncode
+        finally:
+            tables = top_stop(top)
+        sites, figs, rows = top_sum(tables, lambda r: r["pid"] == prog.pid)
+        assert rows, f"{extra}: no row for the program in {len(tables)} tables"
+        assert rows[-1]["comm"] == "zct-top-probe", rows[-1]["comm"]
+        for site in ("unix_send_copy", "unix_recv_copy", "pipe_write_copy", "pipe_read_copy"):
+            assert_eq(f"{site} {extra}", sites.get(site, 0), n * size)
+        for site in ("send_copy", "recv_copy", "zc_pin", "deferred_copy", "udp_send_copy"):
+            assert_eq(f"{site} {extra}", sites.get(site, 0), 0)
+        assert rows[-1]["exited"], rows[-1]
+        assert sum(1 for r in rows if r["exited"]) == 1, "an exited process shown twice"
+        assert all(r["pid"] != top.pid for t in tables for r in t["rows"]), "zctrace counted itself"
+        assert all(t["evicted"] == 0 and t["dropped"] == 0 for t in tables), tables[-1]
+        assert tables[-1]["methods"]["unix_send_copy"], tables[-1]["methods"]
+        assert figs["moved_bytes"] >= 2 * n * size, figs
+
+
+def top_by_cgroup_and_comm():
+    """--by cgroup and --by comm, side by side: a program that moved itself into a cgroup made
+    here is one row under that cgroup's path and one under its name, each with exactly its bytes;
+    the text table shows the same cgroup."""
+    roots = [l.split()[1] for l in open("/proc/self/mounts") if l.split()[2] == "cgroup2"]
+    if not roots:
+        raise Skip("no cgroup v2 hierarchy mounted")
+    n, size = 1000, 4000
+    name = f"zct-top-{os.getpid()}"
+    cg = f"{roots[0]}/{name}"
+    os.mkdir(cg)
+    try:
+        by_cg, by_comm = top_start("--by", "cgroup"), top_start("--by", "comm")
+        text = subprocess.Popen([ZCTRACE, "top", "-i", "4", "-n", "1", "-C", "--by", "cgroup"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(1.5)  # the text top attached
+            prog = subprocess.run(["/usr/bin/python3", "-c", TOP_PROGRAM, name, str(n), str(size),
+                                   cg + "/cgroup.procs"], capture_output=True, text=True, timeout=60)
+            assert prog.returncode == 0, prog.stderr
+        finally:
+            tc, tn = top_stop(by_cg), top_stop(by_comm, 0)
+            out, err = text.communicate(timeout=30)
+        for tables, match in ((tc, lambda r: r.get("cgroup") == "/" + name),
+                              (tn, lambda r: r.get("comm") == name)):
+            sites, _, rows = top_sum(tables, match)
+            assert rows, (tables[-1]["by"], name, [(r.get("comm"), r.get("cgroup"), r["sites"].get("unix_send_copy")) for t in tables for r in t["rows"]])
+            assert all(r["processes"] == 1 for r in rows), rows
+            for site in ("unix_send_copy", "unix_recv_copy", "pipe_write_copy", "pipe_read_copy"):
+                assert_eq(f"{site} by {tables[-1]['by']}", sites.get(site, 0), n * size)
+        assert text.returncode == 0, err
+        assert re.search(rf"^/{name}\s+1\s", out, re.M), out
+        assert "CGROUP" in out and "COPIES/B" in out, out
+    finally:
+        os.rmdir(cg)
+
+
+# 120 children, each writes one byte into a pipe and waits, alive, until the parent lets them go
+MANY_KEYS_PROGRAM = r"""
+import os, sys, time
+n = int(sys.argv[1])
+go_r, go_w = os.pipe()
+kids = []
+for _ in range(n):
+    pid = os.fork()
+    if pid == 0:
+        os.close(go_w)
+        r, w = os.pipe()
+        os.write(w, b"k")
+        os.read(go_r, 1)
+        os._exit(0)
+    kids.append(pid)
+time.sleep(float(sys.argv[2]))
+os.close(go_w)
+for k in kids:
+    os.waitpid(k, 0)
+"""
+
+
+def top_evictions_counted():
+    """The kernel keeps at most --max-keys (process, site) keys: 120 live processes that each made
+    one, against 64 keys, leave at most 64 and at least 56 counted as evicted; nothing is dropped."""
+    top = top_start("--max-keys", "64")
+    try:
+        prog = subprocess.run(["/usr/bin/python3", "-c", MANY_KEYS_PROGRAM, "120", "1.5"],
+                              capture_output=True, text=True, timeout=60)
+        assert prog.returncode == 0, prog.stderr
+    finally:
+        tables = top_stop(top, 1)
+    assert all(t["keys"] <= 64 and t["max_keys"] == 64 for t in tables), [t["keys"] for t in tables]
+    assert tables[-1]["evicted"] >= 120 - 64, [t["evicted"] for t in tables]
+    assert all(b["evicted"] >= a["evicted"] for a, b in zip(tables, tables[1:])), "evictions went back"
+
+
+def top_usage_errors():
+    """Bad options of `zctrace top`: one line naming the problem, exit 2, nothing attached."""
+    for args, word in ((["--by", "pid"], "--by"), (["-i", "0"], "--interval"), (["-n", "x"], "--count"),
+                       (["--max-keys", "5"], "--max-keys"), (["extra"], "extra"), (["-m", "ebpf"], "ebpf")):
+        p = zctrace("top", *args, timeout=30)
+        lines = [l for l in p.stderr.splitlines() if l.strip() and not l.startswith("Try")]
+        assert p.returncode == 2 and len(lines) == 1 and word in lines[0], (args, p.returncode, p.stderr)
+
+
 def main():
     if os.geteuid() != 0:
         print("tests need root (BPF, perf counters)", file=sys.stderr)
@@ -3385,6 +3710,8 @@ def main():
               failing_command_fails_run, check_can_fail,
               sweep_csv_reconciles, sweep_uring_workloads, sweep_json_rows, sweep_failed_run_recorded, sweep_usage_errors,
               plot_writes_figures, plot_partial_file, findings_synthetic_crossovers, findings_from_a_real_sweep]
+    tests += [man_page_covers_the_cli, make_install_runs_from_destdir, bash_completion_offers_workloads_and_options,
+              deb_build_depends_match_install_deps]
     tests += [make_netns_tcp_test(w, "64K", t) for w in EXPECT for t in (1, 2)]
     tests += [make_peer_process_test(w) for w in ("tcp-zerocopy", "tcp-sendfile", "uring-sendzc")]
     tests += [make_netns_zerocopy_path_test(w) for w in ("tcp-zerocopy", "uring-sendzc")]
@@ -3412,7 +3739,8 @@ def main():
               traced_python_mixed_paths, udp_zerocopy_pins_exact, robust_refused_program_falls_back,
               two_passes_figures_and_ledger, untraced_pass_attaches_nothing,
               raw_tp_flavours_count_the_same, robust_no_btf,
-              robust_one_byte_messages_60s, robust_full_map_is_reported]
+              robust_one_byte_messages_60s, robust_full_map_is_reported,
+              top_counts_a_process_exactly, top_by_cgroup_and_comm, top_evictions_counted, top_usage_errors]
     # NAME runs the tests whose names hold NAME; NAME$ runs the one test so named
     only = sys.argv[1:]
     for t in tests:

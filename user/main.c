@@ -31,6 +31,7 @@
 #include "report_text.h"
 #include "sweep.h"
 #include "target.h"
+#include "top.h"
 #include "wl.h"
 #include "workloads.h"
 #include "zctrace.skel.h"
@@ -223,36 +224,6 @@ static void scan_micro_peer(int argc, char **argv, struct wl_opts *o)
 	}
 }
 
-/*
- * The capability a run lacks, said in one line, or NULL. Loading programs and making maps needs
- * CAP_BPF; tracing programs, uprobes and perf counters need CAP_PERFMON; CAP_SYS_ADMIN covers
- * both (and is what kernels before 5.8 ask for).
- */
-static const char *missing_capability(void)
-{
-	unsigned long long eff = 0;
-	bool found = false, admin;
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return NULL;	/* cannot tell: let the kernel answer */
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			found = true;
-	fclose(f);
-	if (!found)
-		return NULL;
-	admin = eff & (1ULL << CAP_SYS_ADMIN);
-	if (!admin && !(eff & (1ULL << CAP_BPF)))
-		return "loading BPF programs and maps needs CAP_BPF (or CAP_SYS_ADMIN), which this process "
-		       "does not have (run as root)";
-	if (!admin && !(eff & (1ULL << CAP_PERFMON)))
-		return "attaching tracing programs and opening perf counters needs CAP_PERFMON (or "
-		       "CAP_SYS_ADMIN), which this process does not have (run as root)";
-	return NULL;
-}
-
 /* Everything one run holds, so that each of its steps is a function of its own. */
 struct run {
 	struct run_args a;
@@ -351,7 +322,7 @@ static int run_preflight(struct run *r)
 	if (r->wo.peer == WL_PEER_NETNS && (missing = netns_missing_rights())) {
 		fprintf(stderr, "zctrace: --netns makes network namespaces and a veth pair: it needs "
 			"CAP_SYS_ADMIN and CAP_NET_ADMIN, and %s is missing (run as root)\n", missing);
-	} else if ((missing = missing_capability())) {
+	} else if ((missing = cli_missing_capability())) {
 		fprintf(stderr, "zctrace: %s\n", missing);
 	} else if (probes_check_btf(why, sizeof(why))) {
 		/* the programs are CO-RE: without the kernel's BTF nothing can be relocated, so nothing runs */
@@ -567,8 +538,29 @@ static int cmd_run(int argc, char **argv)
 	return ret;
 }
 
-static int cmd_list(void)
+static const char list_usage[] =
+	"usage: zctrace list [--names]\n"
+	"The built-in workloads: what each does, its expected ledger and its options.\n"
+	"  --names          the workload names alone, one a line (for scripts and shell completion)\n";
+
+/* --names: nothing but the names, so that scripts need not parse the table */
+static int cmd_list_names(void)
 {
+	for (int i = 0; i < nr_workload_defs; i++)
+		printf("%s\n", workload_defs[i].name);
+	return 0;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--names"))
+		return cmd_list_names();
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(list_usage, stdout);
+		return 0;
+	}
+	if (argc > 1)
+		return usage_error("list: unknown argument '%s' (only --names)", argv[1]);
 	printf("%-16s %s\n", "WORKLOAD", "WHAT IT DOES / EXPECTED LEDGER");
 	for (int i = 0; i < nr_workload_defs; i++) {
 		const struct workload_def *d = &workload_defs[i];
@@ -605,6 +597,13 @@ static int cmd_list(void)
 	return 0;
 }
 
+static const char probes_usage[] =
+	"usage: zctrace probes [--method=METHOD] [-v]\n"
+	"Load and attach every probe site's candidates, best first, and print the method chosen for each\n"
+	"site and why each better candidate was refused.\n"
+	"  --method=METHOD  use no method better than METHOD: fentry, kprobe or tracepoint\n"
+	"  -v               show libbpf's log\n";
+
 static int cmd_probes(int argc, char **argv)
 {
 	static struct probe_choice choice[NR_PROBES];
@@ -614,6 +613,9 @@ static int cmd_probes(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-v")) {
 			verbose = true;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(probes_usage, stdout);
+			return 0;
 		} else if (!strncmp(argv[i], "--method=", 9)) {
 			if (parse_method(argv[i] + 9, &cap))
 				return usage_error("unknown method '%s' (fentry, kprobe or tracepoint)", argv[i] + 9);
@@ -621,7 +623,7 @@ static int cmd_probes(int argc, char **argv)
 			return usage_error("probes: unknown argument '%s'", argv[i]);
 		}
 	}
-	if ((missing = missing_capability())) {
+	if ((missing = cli_missing_capability())) {
 		fprintf(stderr, "zctrace: %s\n", missing);
 		return 1;
 	}
@@ -655,7 +657,9 @@ static void usage(FILE *f)
 		"       zctrace sweep WORKLOAD[,WORKLOAD...] [--sizes LIST] [--threads LIST] [--reps N]\n"
 		"                          [--duration SECS | --messages N] [-o FILE.csv|FILE.json] [-- ARGS]\n"
 		"                          a grid of runs, one CSV or JSON row each\n"
-		"       zctrace run --help, zctrace sweep --help\n");
+		"       zctrace top [-i SECS] [-n COUNT] [--by process|cgroup|comm] [--json]\n"
+		"                          every process's copies on the machine, live\n"
+		"       zctrace run --help, zctrace sweep --help, zctrace top --help\n");
 }
 
 int main(int argc, char **argv)
@@ -668,11 +672,13 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list"))
-		return argc == 2 ? cmd_list() : usage_error("list takes no arguments");
+		return cmd_list(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "probes"))
 		return cmd_probes(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "sweep"))
 		return cmd_sweep(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "top"))
+		return cmd_top(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;

@@ -5,6 +5,7 @@
  * again, the way libbpf-tools falls back from fentry to kprobes, but decided by the kernel itself.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 #include <bpf/libbpf.h>
 #include "tracer.h"
 #include "zctrace.skel.h"
+
+#define MAX_GONE_PROGS 128
 
 /* What the last load said about the program it refused. */
 static struct {
@@ -79,6 +82,37 @@ static void skip_zc_path(struct probe_choice *choice)
 
 	ch->skip = true;
 	snprintf(ch->why_not[0], sizeof(ch->why_not[0]), "not attached: this workload makes no zerocopy send");
+}
+
+/* Leaves out the probe sites the run does not want. */
+static void skip_probes(struct probe_choice *choice, unsigned long long skip, const char *why)
+{
+	for (int s = 0; s < NR_PROBES; s++) {
+		if (!(skip & 1ULL << s))
+			continue;
+		choice[s].skip = true;
+		snprintf(choice[s].why_not[0], sizeof(choice[s].why_not[0]), "not attached: %s", why);
+	}
+}
+
+/*
+ * The census counts every process but zctrace: its per-process maps become LRU maps of a fixed
+ * size, so a machine with many short processes costs bounded kernel memory, and the oldest keys
+ * go first (the census counts them: misc.sites_made against the keys it finds).
+ */
+static int set_machine_wide(struct zctrace_bpf *obj, unsigned max_keys)
+{
+	int err;
+
+	obj->rodata->trace_all = 1;
+	obj->rodata->self_tgid = getpid();
+	if ((err = bpf_map__set_type(obj->maps.sites, BPF_MAP_TYPE_LRU_HASH)) ||
+	    (err = bpf_map__set_max_entries(obj->maps.sites, max_keys)) ||
+	    (err = bpf_map__set_max_entries(obj->maps.idents, max_keys)) ||
+	    (err = bpf_map__set_type(obj->maps.account, BPF_MAP_TYPE_LRU_HASH)) ||
+	    (err = bpf_map__set_max_entries(obj->maps.account, max_keys)))
+		fprintf(stderr, "zctrace: cannot size the census maps: %s\n", strerror(-err));
+	return err;
 }
 
 /* Sets aside every chosen candidate that holds program @prog; how many were. */
@@ -168,6 +202,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 
 	if (o->skip_zc_path)
 		skip_zc_path(choice);
+	if (o->skip)
+		skip_probes(choice, o->skip, o->skip_why ? o->skip_why : "not wanted");
 	next_print = libbpf_set_print(capture_print);
 	/* each pass sets at least one candidate aside, so there are at most as many as candidates */
 	for (int tries = 0; tries < NR_PROBES * MAX_CANDIDATES; tries++) {
@@ -183,6 +219,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		if ((err = choose_probes(obj, choice, o->cap)))
 			break;
 		obj->rodata->gate_on_phase = o->gate_on_phase;
+		if (o->machine_wide && (err = set_machine_wide(obj, o->max_keys)))
+			break;
 		refuse_loads_by_env(obj);
 		refusal.prog[0] = refusal.why[0] = '\0';
 		err = zctrace_bpf__load(obj);
@@ -210,12 +248,53 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 	return err;
 }
 
-void tracer_stop(struct zctrace_bpf *obj)
+static void *destroy_link(void *link)
 {
-	zctrace_bpf__destroy(obj);
+	bpf_link__destroy(link);
+	return NULL;
 }
 
-#define MAX_GONE_PROGS 128
+void tracer_destroy_links(struct bpf_link **links, int n)
+{
+	pthread_t th[n > 0 ? n : 1];
+	bool started[n > 0 ? n : 1];
+
+	for (int i = 0; i < n; i++)
+		started[i] = links[i] && !pthread_create(&th[i], NULL, destroy_link, links[i]);
+	for (int i = 0; i < n; i++) {
+		if (started[i])
+			pthread_join(th[i], NULL);
+		else
+			bpf_link__destroy(links[i]);	/* no thread: here, in turn */
+		links[i] = NULL;
+	}
+}
+
+/* Detaches every program at once: an fentry's detach waits for a grace period of its own. */
+static void detach_all(struct zctrace_bpf *obj)
+{
+	struct bpf_object_skeleton *sk = obj ? obj->skeleton : NULL;
+	struct bpf_link *links[MAX_GONE_PROGS];
+	int n = 0;
+
+	for (int i = 0; sk && i < sk->prog_cnt; i++) {
+		struct bpf_link **link = sk->progs[i].link;
+
+		if (!*link)
+			continue;
+		if (n == MAX_GONE_PROGS)
+			break;	/* the rest go with the object */
+		links[n++] = *link;
+		*link = NULL;
+	}
+	tracer_destroy_links(links, n);
+}
+
+void tracer_stop(struct zctrace_bpf *obj)
+{
+	detach_all(obj);
+	zctrace_bpf__destroy(obj);
+}
 
 /* Whether the program with id @id is still in the kernel. */
 static bool prog_alive(__u32 id)
@@ -246,7 +325,7 @@ int tracer_stop_wait(struct zctrace_bpf *obj, int max_ms)
 		    !bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
 			ids[n++] = info.id;
 	}
-	zctrace_bpf__destroy(obj);
+	tracer_stop(obj);
 	for (int waited = 0; waited <= max_ms; waited += 10) {
 		int alive = 0;
 
