@@ -21,6 +21,7 @@ exec python3 tests/run.py \
 	'remote_fileread_seq_thread_warm$' \
 	'command_and_children_traced$' 'attach_to_running_pid$' \
 	'micro_syscall_counts_exact$' 'micro_fileread_pages_exact$' 'micro_pagefault_counts_exact$' \
+	'micro_tcp_rtt_peer_netns$' 'micro_tcp_bw_peer_netns$' 'micro_tcp_connect_peer_netns$' \
 	'netns_zerocopy_path$' 'unattributed_where_a_site_is_refused$' 'boundary_mmsg_calls_exact$' 'traced_python_mixed_paths$' 'udp_zerocopy_pins_exact$' 'robust_refused_program_falls_back$' \
 	'raw_tp_flavours_count_the_same$' \
 	'ledger_uring-send_64K_1thr$' 'ledger_uring-sendzc_64K_1thr$' 'ledger_uring-sendzc_64K_4thr$' \

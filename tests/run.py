@@ -1266,10 +1266,10 @@ def assumption(led, measure, claim_part=""):
     return found[0]
 
 
-def micro_tcp_rtt_exact():
+def micro_tcp_rtt_exact(peer=()):
     """Every round trip is one sendto and one whole recvfrom per side; the copy sites see exactly
     the bytes both sides counted, 2 x size x round trips each way."""
-    led = check_micro("tcp-rtt", ["--size", "100", "--iters", "100", "--reps", "10", "--warmup", "2"])
+    led = check_micro("tcp-rtt", ["--size", "100", "--iters", "100", "--reps", "10", "--warmup", "2", *peer])
     wl, n = led["workload"], 12 * 100
     assert_eq("round trips", wl["round_trips"], n)
     assert_eq("step sendto", assumption(led, "syscall:sendto")["measured"], 2 * n)
@@ -1280,6 +1280,9 @@ def micro_tcp_rtt_exact():
     assert_eq("workload bytes received", wl["bytes_received"], 2 * n * 100)
     assert_eq("send_copy", site_bytes(led, "send_copy"), 2 * n * 100)
     assert_eq("recv_copy", site_bytes(led, "recv_copy"), 2 * n * 100)
+    if not peer:
+        check_micro_server(led, "thread")
+    return led
 
 
 def micro_tcp_rtt_short_reads_fail():
@@ -1301,10 +1304,10 @@ def micro_tcp_rtt_short_reads_fail():
         p.stdout[-1500:]
 
 
-def micro_tcp_bw_exact():
+def micro_tcp_bw_exact(peer=()):
     """Each write is one sendto, each counted read one recvfrom; the bytes per sample round up to
     whole writes, and the copy sites see exactly the bytes moved."""
-    led = check_micro("tcp-bw", ["--size", "16K", "--bytes", "1000K", "--reps", "4", "--warmup", "1"])
+    led = check_micro("tcp-bw", ["--size", "16K", "--bytes", "1000K", "--reps", "4", "--warmup", "1", *peer])
     wl = led["workload"]
     per_sample = 63 * 16384  # 1000K rounded up to whole 16K writes
     assert_eq("bytes per sample", wl["bytes_per_sample"], per_sample)
@@ -1316,13 +1319,16 @@ def micro_tcp_bw_exact():
     assert_eq("bytes received", wl["bytes_received"], 5 * per_sample)
     assert_eq("send_copy", site_bytes(led, "send_copy"), 5 * per_sample)
     assert_eq("recv_copy", site_bytes(led, "recv_copy"), 5 * per_sample)
+    return led
 
 
-def micro_tcp_connect_exact():
+def micro_tcp_connect_exact(peer=()):
     """N connections are N socket, connect, accept4 and end-of-stream reads, 2N closes, no copies;
     with a FIN close and with SO_LINGER 0 (RST). Too many connections for one run are refused."""
+    leds = []
     for how in ("fin", "rst"):
-        led = check_micro("tcp-connect", ["--iters", "25", "--reps", "3", "--warmup", "1", "--close", how])
+        led = check_micro("tcp-connect", ["--iters", "25", "--reps", "3", "--warmup", "1", "--close", how, *peer])
+        leds.append(led)
         n = 4 * 25
         assert_eq(f"{how}: connections", led["workload"]["connections"], n)
         for call, want in (("socket", n), ("connect", n), ("accept4", n), ("recvfrom", n), ("close", 2 * n)):
@@ -1334,6 +1340,89 @@ def micro_tcp_connect_exact():
                           "--warmup", "0"], capture_output=True, text=True, timeout=10)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "40000 connections" in bad.stderr, \
         f"{bad.returncode} {bad.stderr!r}"
+    return leds
+
+
+def check_micro_server(led, where):
+    """The client and the server of a network microbenchmark, each where --peer put it: the report
+    and the ledger name the peer and the path, and each side's own copies are its own calls'."""
+    wl, net = led["workload"], led["network"]
+    assert wl["peer"] == net["peer"] == where, (wl["peer"], net)
+    assert wl["path"] == net["path"] == ("veth" if where == "netns" else "loopback"), (wl["path"], net)
+    roles = {p["role"]: p for p in led["by_process"]}
+    if where == "thread":
+        assert wl["client_pid"] == wl["server_pid"], wl
+        return
+    assert wl["client_pid"] != wl["server_pid"], wl
+    if wl.get("bytes"):
+        assert "client" in roles and "server" in roles, list(roles)
+        assert_eq("client pid", roles["client"]["pid"], wl["client_pid"])
+        assert_eq("server pid", roles["server"]["pid"], wl["server_pid"])
+    for p in roles.values():
+        assert p["netns"] == (net["namespaces"]["sender" if p["role"] == "client" else "receiver"]
+                              if where == "netns" else "host"), p
+    return roles
+
+
+def micro_tcp_rtt_peer(where):
+    """The same exact round trips to a server process, on loopback or across veth; each side
+    sent and received half the bytes, under its own pid, in its own namespace."""
+    led = micro_tcp_rtt_exact(("--peer", where))
+    roles, half = check_micro_server(led, where), 1200 * 100
+    for role in ("client", "server"):
+        for site in ("send_copy", "recv_copy"):
+            assert_eq(f"{role} {site}", roles[role]["sites"][site]["bytes"], half)
+    return [led]
+
+
+def micro_tcp_bw_peer(where):
+    """The same exact transfer from a server process, on loopback or across veth: the server's
+    send_copy is every byte it wrote, the client's recv_copy every byte it read, nothing the other way."""
+    led = micro_tcp_bw_exact(("--peer", where))
+    roles, wl = check_micro_server(led, where), led["workload"]
+    assert_eq("server send_copy", roles["server"]["sites"]["send_copy"]["bytes"], wl["bytes"])
+    assert_eq("client recv_copy", roles["client"]["sites"]["recv_copy"]["bytes"], wl["bytes_received"])
+    assert_eq("server recv_copy", roles["server"]["sites"]["recv_copy"]["bytes"], 0)
+    assert_eq("client send_copy", roles["client"]["sites"]["send_copy"]["bytes"], 0)
+    return [led]
+
+
+def micro_tcp_connect_peer(where):
+    """The same exact connections to a server process, on loopback or across veth."""
+    leds = micro_tcp_connect_exact(("--peer", where))
+    for led in leds:
+        check_micro_server(led, where)
+        name = "connect() over veth" if where == "netns" else "connect() over loopback"
+        assert [r["name"] for r in led["workload"]["results"]][0] == name, led["workload"]["results"]
+    return leds
+
+
+def make_micro_peer_test(check, where):
+    """@check with the server in a process (@where: process or netns); with netns, the namespaces,
+    the veth pair and every process in them are gone once zctrace is."""
+    def t():
+        before = our_net_objects()
+        for led in check(where):
+            for ino in (led["network"]["namespaces"] or {}).values():
+                if isinstance(ino, int):
+                    assert not netns_holders(ino), f"net:[{ino}] still held by {netns_holders(ino)}"
+        assert_eq("namespaces and links left", our_net_objects(), before)
+    t.__name__ = f"{check.__name__}_{where}"
+    return t
+
+
+def micro_tcp_peer_bad():
+    """A --peer that is not thread, process or netns is one line and exit 2, from zctrace as from
+    the workload; --peer netns outside zctrace too, since only zctrace makes the namespaces."""
+    for w in ("tcp-rtt", "tcp-bw", "tcp-connect"):
+        for cmd in ([ZCTRACE, "run", "--no-hist", w, "--peer", "bogus"], [os.path.join(WORKLOADS, w), "--peer", "bogus"],
+                    [ZCTRACE, "run", "--no-hist", w, "--peer=remote"]):
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+            assert p.returncode == 2 and p.stderr.count("\n") == 1, f"{cmd}: {p.returncode} {p.stderr!r}"
+            assert "invalid --peer" in p.stderr and "thread|process|netns" in p.stderr, p.stderr
+        p = subprocess.run([os.path.join(WORKLOADS, w), "--peer", "netns"], capture_output=True, text=True, timeout=10)
+        assert p.returncode == 2 and p.stderr.count("\n") == 1 and "zctrace run" in p.stderr, \
+            f"{p.returncode} {p.stderr!r}"
 
 
 # Tests beyond the small run, by group.
@@ -1349,6 +1438,8 @@ MICRO_TESTS += [micro_proc_create_counts_exact, micro_thread_create_counts_exact
 
 # network
 MICRO_TESTS += [micro_tcp_rtt_exact, micro_tcp_rtt_short_reads_fail, micro_tcp_bw_exact, micro_tcp_connect_exact]
+MICRO_TESTS += [make_micro_peer_test(check, where) for check in (micro_tcp_rtt_peer, micro_tcp_bw_peer, micro_tcp_connect_peer)
+                for where in ("process", "netns")] + [micro_tcp_peer_bad]
 
 # files
 MICRO_TESTS += [micro_fileread_pages_exact, micro_fileread_warm_and_direct_add_no_page,

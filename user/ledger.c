@@ -28,6 +28,21 @@ bool ledger_has(const struct ledger *l, int id)
 	return probe_attached(l->choice, id);
 }
 
+/* A microbenchmark's client and server, where the payload has no one direction (an echo). */
+static const char *client_server_role(const struct ledger *l, __u32 tgid)
+{
+	bool fc = l->rep.client_pid.found, fs = l->rep.server_pid.found;
+	__u64 cli = l->rep.client_pid.v, srv = l->rep.server_pid.v;
+
+	if (fc && fs && cli == srv && tgid == cli)
+		return "client+server";
+	if (fc && tgid == cli)
+		return "client";
+	if (fs && tgid == srv)
+		return "server";
+	return "other";
+}
+
 /* The role of a traced process, from the pids the workload reported. */
 const char *proc_role(const struct ledger *l, __u32 tgid)
 {
@@ -40,7 +55,7 @@ const char *proc_role(const struct ledger *l, __u32 tgid)
 		return "sender";
 	if (fr && tgid == rcv)
 		return "receiver";
-	return "other";
+	return client_server_role(l, tgid);
 }
 
 /* Sender and receiver are separate processes: each has its own ledger. */
@@ -57,12 +72,15 @@ bool on_veth(const struct ledger *l)
 	return l->net && l->net->sender_ino;
 }
 
-/* The namespace a role ran in: the sender's and receiver's with --netns, else the host's. */
+/*
+ * The namespace a role ran in: the sender's and receiver's with --netns, else the host's. A
+ * microbenchmark's client runs as the workload, in the sender's; its server in the receiver's.
+ */
 const char *role_netns(const struct ledger *l, const char *role)
 {
-	if (on_veth(l) && !strcmp(role, "sender"))
+	if (on_veth(l) && (!strcmp(role, "sender") || !strcmp(role, "client")))
 		return l->net->sender;
-	if (on_veth(l) && !strcmp(role, "receiver"))
+	if (on_veth(l) && (!strcmp(role, "receiver") || !strcmp(role, "server")))
 		return l->net->receiver;
 	return strcmp(role, "other") ? "host" : "?";
 }

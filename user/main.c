@@ -204,6 +204,26 @@ static int scan_peer_options(int argc, char **argv, const struct workload_def *d
 	return err;
 }
 
+/*
+ * A network microbenchmark parses its own options; zctrace needs only where its server runs, to
+ * make the namespaces for --peer netns. A value it does not know is the workload's to refuse.
+ */
+static void scan_micro_peer(int argc, char **argv, struct wl_opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *word = NULL;
+
+		if (!strcmp(argv[i], "--peer") && i + 1 < argc)
+			word = argv[++i];
+		else if (!strncmp(argv[i], "--peer=", 7))
+			word = argv[i] + 7;
+		else if (!strcmp(argv[i], "--"))
+			break;
+		if (word && wl_parse_peer(word, &o->peer))
+			o->peer = WL_PEER_THREAD;
+	}
+}
+
 /* Everything one run holds, so that each of its steps is a function of its own. */
 struct run {
 	struct run_args a;
@@ -247,6 +267,8 @@ static int resolve_workload(struct run *r)
 	}
 	if (a->def->opt_groups && scan_peer_options(a->ncmd, a->cmd, a->def, &r->wo))
 		return EXIT_USAGE;
+	if (a->def->micro && a->def->net)
+		scan_micro_peer(a->ncmd, a->cmd, &r->wo);
 	return 0;
 }
 

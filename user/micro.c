@@ -284,9 +284,13 @@ void micro_print(FILE *f, const struct micro *m, const struct ledger *l, bool hi
 
 	fprintf(f, "workload: %s microbenchmark, ", l->rep.workload ?: "?");
 	if (cpu >= 0)
-		fprintf(f, "pinned to CPU %d\n", cpu);
+		fprintf(f, "pinned to CPU %d", cpu);
 	else
-		fprintf(f, "not pinned\n");
+		fprintf(f, "not pinned");
+	/* a network microbenchmark's server: where it ran, and the way to it */
+	if (l->rep.peer)
+		fprintf(f, "; peer: %s, over %s", l->rep.peer, l->rep.path ?: "?");
+	fprintf(f, "\n");
 	print_results(f, l, histograms);
 	print_steps(f, m, l);
 	print_assumptions(f, m);

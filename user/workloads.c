@@ -209,29 +209,31 @@ const struct workload_def workload_defs[] = {
 
 	/* microbenchmarks: network */
 	{ "tcp-rtt",
-	  "round trip of a --size message (default 32 bytes) echoed over loopback TCP, TCP_NODELAY",
+	  "round trip of a --size message (default 32 bytes) echoed over TCP, TCP_NODELAY, to a "
+	  "server thread or process over loopback, or across veth (--peer netns: the remote case)",
 	  "sendto = recvfrom = 2 x round trips (one send and one whole recv per side); "
 	  "send_copy = recv_copy = bytes both sides moved",
 	  .site = { [SITE_SEND_COPY] = EXP_SENT, [SITE_RECV_COPY] = EXP_RECEIVED },
-	  .micro = true, .no_threads = true, .no_amount = true,
-	  .options = "--size BYTES, --iters N, --reps N, --warmup N, --cpu CPU, --server-cpu CPU" },
+	  .micro = true, .no_threads = true, .no_amount = true, .net = true,
+	  .options = "--size BYTES, --iters N, --reps N, --warmup N, --cpu CPU, --server-cpu CPU, "
+		     "--peer thread|process|netns" },
 	{ "tcp-bw",
-	  "bulk transfer over loopback TCP: a server thread writes --size (64K), the client reads "
-	  "and times --bytes (32M) per sample",
+	  "bulk transfer over TCP: a server (thread or process over loopback, or across veth with "
+	  "--peer netns) writes --size (64K), the client reads and times --bytes (32M) per sample",
 	  "sendto = writes made (each accepted whole); recvfrom = reads the client counted; "
 	  "send_copy = recv_copy = bytes moved",
 	  .site = { [SITE_SEND_COPY] = EXP_SENT, [SITE_RECV_COPY] = EXP_RECEIVED },
-	  .micro = true, .no_threads = true, .no_amount = true,
+	  .micro = true, .no_threads = true, .no_amount = true, .net = true,
 	  .options = "--size BYTES, --bytes BYTES, --reps N, --warmup N, --sockbuf BYTES, "
-		     "--cpu CPU, --server-cpu CPU" },
+		     "--cpu CPU, --server-cpu CPU, --peer thread|process|netns" },
 	{ "tcp-connect",
-	  "connect() and close() of loopback TCP connections timed apart; a server thread "
-	  "accepts each",
+	  "connect() and close() of TCP connections timed apart; a server (thread or process over "
+	  "loopback, or across veth with --peer netns) accepts each",
 	  "socket = connect = accept4 = connections, recvfrom = connections (the client's close "
 	  "reached the server), close = 2 x connections; no payload, no copies",
-	  .micro = true, .no_threads = true, .no_amount = true,
+	  .micro = true, .no_threads = true, .no_amount = true, .net = true,
 	  .options = "--iters N, --reps N, --warmup N, --close fin|rst, --cpu CPU, "
-		     "--server-cpu CPU" },
+		     "--server-cpu CPU, --peer thread|process|netns" },
 
 	/* microbenchmarks: files */
 	{ "contention",

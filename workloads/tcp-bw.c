@@ -1,9 +1,10 @@
 /*
- * tcp-bw: bulk transfer bandwidth over loopback TCP (lmbench bw_tcp: a server writes 64K at a
- * time, the client reads and times a fixed amount; the 2013 report sent 32 MB). The sending server
- * is a thread of the workload, so the kernel counts both sides: each write must have been accepted
- * whole, the kernel must have seen exactly the reads the client counted, and the copy sites exactly
- * the bytes moved.
+ * tcp-bw: bulk transfer bandwidth over TCP (lmbench bw_tcp: a server writes 64K at a time, the
+ * client reads and times a fixed amount; the 2013 report sent 32 MB, to a remote host too). The
+ * sending server runs where --peer says: a thread or a child process over loopback, or a child
+ * process in its own network namespace across the veth pair. The kernel counts both sides: each
+ * write must have been accepted whole, the kernel must have seen exactly the reads the client
+ * counted, and the copy sites exactly the bytes moved.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,9 +17,11 @@
 #include "mbpeer.h"
 
 struct bw {
-	int recv_fd, send_fd;
+	int recv_fd;
+	int send_fd;			/* the peer's: made where it runs */
 	char *recv_buf, *send_buf;
 	size_t size;
+	uint64_t sockbuf;		/* SO_SNDBUF/SO_RCVBUF, 0: autotuned */
 	struct tcp_io io;		/* the client's (receiver's) calls */
 	struct mb_samples s;		/* the client's samples, MB/s */
 };
@@ -26,7 +29,34 @@ struct bw {
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "tcp-bw: %s: %s\n", what, strerror(-err));
-	exit(1);	/* the kernel closes the sockets; the server thread ends with the process */
+	exit(1);	/* the kernel closes the sockets; the peer ends with the process */
+}
+
+static int set_sockbuf(int fd, int opt, uint64_t bytes)
+{
+	int v = (int)bytes;
+
+	return setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v)) ? -errno : 0;
+}
+
+/*
+ * The server's setup: listens, accepts the client, closes the listener. Its send buffer may be
+ * sized after the handshake: only the receive buffer's size goes into the window scale.
+ */
+static int accept_client(struct mb_peer *p)
+{
+	struct bw *b = p->state;
+	int lfd = mb_peer_listen(p, 1), err = 0;
+
+	if (lfd < 0)
+		return lfd;
+	b->send_fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (b->send_fd < 0)
+		err = mb_peer_fail(p, "accept", errno == EAGAIN ? -ETIMEDOUT : -errno);
+	close(lfd);
+	if (!err && b->sockbuf && (err = set_sockbuf(b->send_fd, SO_SNDBUF, b->sockbuf)))
+		mb_peer_fail(p, "SO_SNDBUF", err);
+	return err;
 }
 
 /* The server: sends @bytes in --size writes. */
@@ -36,12 +66,19 @@ static int source(struct mb_peer *p, uint64_t bytes)
 	int err;
 
 	for (uint64_t left = bytes; left; left -= b->size) {
-		if ((err = tcp_send_all(b->send_fd, b->send_buf, b->size, &p->io))) {
-			p->err_what = "server send";
-			return err;
-		}
+		if ((err = tcp_send_all(b->send_fd, b->send_buf, b->size, p->io)))
+			return mb_peer_fail(p, "send", err);
 	}
 	return 0;
+}
+
+static void close_server(struct mb_peer *p)
+{
+	struct bw *b = p->state;
+
+	if (b->send_fd >= 0)
+		close(b->send_fd);
+	b->send_fd = -1;
 }
 
 /* Receives exactly @bytes in reads of at most --size, so no read takes the next sample's bytes. */
@@ -61,42 +98,29 @@ static void sink(struct bw *b, uint64_t bytes)
 	}
 }
 
-static int set_sockbuf(int fd, int opt, uint64_t bytes)
+/* Connects the client to the server at @addr. */
+static void connect_client(struct bw *b, const struct sockaddr_in *addr)
 {
-	int v = (int)bytes;
+	int err;
 
-	return setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v)) ? -errno : 0;
-}
-
-static void connect_pair(struct bw *b, uint64_t sockbuf)
-{
-	struct sockaddr_in addr;
-	int lfd = mb_peer_listen(&addr, 1), err;
-
-	if (lfd < 0)
-		die("listen on 127.0.0.1", lfd);
 	b->recv_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (b->recv_fd < 0)
 		die("socket", -errno);
 	/* set before connect(): the window scale is agreed in the handshake */
-	if (sockbuf && ((err = set_sockbuf(b->recv_fd, SO_RCVBUF, sockbuf)) ||
-			(err = set_sockbuf(lfd, SO_SNDBUF, sockbuf))))
+	if (b->sockbuf && (err = set_sockbuf(b->recv_fd, SO_RCVBUF, b->sockbuf)))
 		die("socket buffer size", err);
 	if ((err = wl_socket_timeouts(b->recv_fd, MB_NET_TIMEOUT_S)))
 		die("timeouts", err);
-	if (connect(b->recv_fd, (struct sockaddr *)&addr, sizeof(addr)))
+	if (connect(b->recv_fd, (const struct sockaddr *)addr, sizeof(*addr)))
 		die("connect", -errno);
-	b->send_fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (b->send_fd < 0)
-		die("accept", -errno);
-	close(lfd);
 }
 
 static struct tcp_bw_cfg {
 	uint64_t size, bytes, reps, warmup, sockbuf;
 	int cpu, server_cpu;
+	const char *peer;
 } cfg = {
-	.size = 64 << 10, .bytes = 32 << 20, .reps = 50, .warmup = 5,
+	.size = 64 << 10, .bytes = 32 << 20, .reps = 50, .warmup = 5, .peer = "thread",
 };
 
 static const struct mb_opt opts[] = {
@@ -113,7 +137,8 @@ static const struct mb_opt opts[] = {
 	{ "cpu", MB_CPU, &cfg.cpu,
 	  "pin the receiving client to this CPU, -1 for none (default 0)" },
 	{ "server-cpu", MB_CPU, &cfg.server_cpu,
-	  "pin the sending server thread to this CPU, -1 for none (default 0)" },
+	  "pin the sending server to this CPU, -1 for none (default 0)" },
+	MB_PEER_OPT(&cfg.peer),
 	{},
 };
 
@@ -158,7 +183,8 @@ static int time_transfer(struct mb *m, struct bw *b, struct mb_peer *peer, uint6
 }
 
 /* What the kernel must have counted in @step: whole writes, and the client's reads; a note. */
-static void claim_transfer(struct mb *m, int step, uint64_t quota, uint64_t recvs)
+static void claim_transfer(struct mb *m, const struct mb_peer *peer, int step, uint64_t quota,
+			   uint64_t recvs)
 {
 	uint64_t writes = quota / cfg.size;
 	char claim[200];
@@ -170,9 +196,9 @@ static void claim_transfer(struct mb *m, int step, uint64_t quota, uint64_t recv
 		 PRIu64 ")", recvs);
 	mb_assume_exact(m, step, claim, "syscall:recvfrom", recvs);
 	mb_note(m, "%" PRIu64 " bytes per sample; %" PRIu64 " reads for %" PRIu64 " writes (%.0f "
-		"bytes per read); client on CPU %d, server thread on CPU %d (-1: not pinned); "
-		"socket buffers %s",
-		cfg.bytes, recvs, writes, recvs ? (double)quota / recvs : 0, cfg.cpu, cfg.server_cpu,
+		"bytes per read); client on CPU %d, %s on CPU %d (-1: not pinned), %s; socket "
+		"buffers %s", cfg.bytes, recvs, writes, recvs ? (double)quota / recvs : 0, cfg.cpu,
+		mb_peer_what(peer), cfg.server_cpu, mb_peer_path(peer),
 		cfg.sockbuf ? "set" : "autotuned");
 }
 
@@ -185,38 +211,48 @@ static json_object *report_extras(const struct bw *b, const struct mb_peer *peer
 	json_object_object_add(extra, "bytes_per_sample", json_object_new_uint64(cfg.bytes));
 	json_object_object_add(extra, "sockbuf", json_object_new_uint64(cfg.sockbuf));
 	json_object_object_add(extra, "server_cpu", json_object_new_int(cfg.server_cpu));
-	json_object_object_add(extra, "send_calls", json_object_new_uint64(peer->io.send_calls));
+	json_object_object_add(extra, "send_calls", json_object_new_uint64(peer->io->send_calls));
 	json_object_object_add(extra, "recv_calls", json_object_new_uint64(b->io.recv_calls));
 	/* what the copy sites must have seen in the measured phase */
-	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(peer->io.sent));
+	json_object_object_add(extra, WL_KEY_BYTES, json_object_new_uint64(peer->io->sent));
 	json_object_object_add(extra, WL_KEY_BYTES_RECEIVED, json_object_new_uint64(b->io.received));
+	mb_peer_report(extra, peer);
 	return extra;
 }
 
 int main(int argc, char **argv)
 {
-	struct bw b = {};
-	struct mb_peer peer = { .work = source, .state = &b };
+	struct bw b = { .recv_fd = -1, .send_fd = -1 };
+	struct mb_peer peer = { .setup = accept_client, .work = source, .leave = close_server,
+				.state = &b };
 	uint64_t recvs, quota;
+	json_object *extra;
 	struct mb m;
 	int step, err;
 
-	if (mb_parse(argc, argv, "tcp-bw", "Times a bulk transfer over loopback TCP; the kernel "
-		     "counts the writes, the reads and the bytes copied.", opts))
+	if (mb_parse(argc, argv, "tcp-bw", "Times a bulk transfer over TCP from a server on this "
+		     "host or, with --peer netns, across a veth pair; the kernel counts the writes, "
+		     "the reads and the bytes copied.", opts) ||
+	    mb_peer_mode(&peer, "tcp-bw", cfg.peer))
 		return 2;
 	if (cfg.bytes % cfg.size)	/* as bw_tcp does: whole writes only */
 		cfg.bytes += cfg.size - cfg.bytes % cfg.size;
 	alloc_buffers(&b);
-	connect_pair(&b, cfg.sockbuf);
-	if (mb_peer_begin(&m, &peer, "tcp-bw", cfg.cpu, cfg.server_cpu))
+	b.sockbuf = cfg.sockbuf;
+	peer.cpu = cfg.server_cpu;
+	if (mb_peer_start(&peer, "tcp-bw"))
+		return 1;
+	connect_client(&b, mb_peer_addr(&peer));
+	if (mb_peer_begin(&m, &peer, "tcp-bw", cfg.cpu))
 		return 1;
 	quota = (cfg.warmup + cfg.reps) * cfg.bytes;
 	step = time_transfer(&m, &b, &peer, quota, &recvs);
-	claim_transfer(&m, step, quota, recvs);
+	claim_transfer(&m, &peer, step, quota, recvs);
+	extra = report_extras(&b, &peer);
+	mb_end(&m);
 	mb_peer_stop(&peer);
-	err = mb_finish(&m, report_extras(&b, &peer));
+	err = mb_finish(&m, extra);
 	close(b.recv_fd);
-	close(b.send_fd);
 	free(b.recv_buf);
 	free(b.send_buf);
 	return err;

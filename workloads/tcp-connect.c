@@ -1,9 +1,10 @@
 /*
- * tcp-connect: the cost of setting up and tearing down a loopback TCP connection (lmbench
- * lat_connect; the 2013 report's setup 0.04 ms and teardown 0.01 ms). connect() and close() are
- * timed apart; a server thread accepts each connection, reads until the client's close reaches it,
- * and closes its end, as lat_connect's server does. The kernel counts both sides: one connect() and
- * one accept() per connection, one close() on each side.
+ * tcp-connect: the cost of setting up and tearing down a TCP connection (lmbench lat_connect; the
+ * 2013 report's setup 0.04 ms and teardown 0.01 ms). connect() and close() are timed apart; a
+ * server accepts each connection, reads until the client's close reaches it, and closes its end,
+ * as lat_connect's server does. The server runs where --peer says: a thread or a child process
+ * over loopback, or a child process in its own network namespace across the veth pair. The kernel
+ * counts both sides: one connect() and one accept() per connection, one close() on each side.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,8 +23,8 @@
 #define MAX_CONNECTIONS 20000
 
 struct conn_bench {
-	int lfd;
-	struct sockaddr_in addr;
+	int lfd;			/* the peer's listener: made where it runs */
+	struct sockaddr_in addr;	/* where it listens */
 	bool reset;			/* close with SO_LINGER {1, 0}: RST, no TIME_WAIT */
 	struct mb_samples conn_s, close_s;	/* the client's samples, us per call */
 };
@@ -31,7 +32,25 @@ struct conn_bench {
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "tcp-connect: %s: %s\n", what, strerror(-err));
-	exit(1);	/* the kernel closes the sockets; the server thread ends with the process */
+	exit(1);	/* the kernel closes the sockets; the peer ends with the process */
+}
+
+/* The server's setup: a backlog deep enough that no SYN is dropped while it catches up. */
+static int listen_for_clients(struct mb_peer *p)
+{
+	struct conn_bench *cb = p->state;
+
+	cb->lfd = mb_peer_listen(p, 4096);
+	return cb->lfd < 0 ? cb->lfd : 0;
+}
+
+static void close_listener(struct mb_peer *p)
+{
+	struct conn_bench *cb = p->state;
+
+	if (cb->lfd >= 0)
+		close(cb->lfd);
+	cb->lfd = -1;
 }
 
 /* The server: accepts each connection, waits for the client's FIN (or RST), closes its end. */
@@ -43,17 +62,13 @@ static int serve(struct mb_peer *p, uint64_t connections)
 	for (uint64_t i = 0; i < connections; i++) {
 		int fd = accept4(cb->lfd, NULL, NULL, SOCK_CLOEXEC), err;
 
-		if (fd < 0) {
-			p->err_what = "server accept";
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
-		}
+		if (fd < 0)
+			return mb_peer_fail(p, "accept", errno == EAGAIN ? -ETIMEDOUT : -errno);
 		/* the accepted socket inherits the listener's receive timeout */
-		err = tcp_recv_all(fd, &c, 1, &p->io);
+		err = tcp_recv_all(fd, &c, 1, p->io);
 		close(fd);
-		if (err != -ENODATA && !(cb->reset && err == -ECONNRESET)) {
-			p->err_what = "server read of the client's close";
-			return err ? err : -EPROTO;
-		}
+		if (err != -ENODATA && !(cb->reset && err == -ECONNRESET))
+			return mb_peer_fail(p, "read of the client's close", err ? err : -EPROTO);
 	}
 	return 0;
 }
@@ -94,10 +109,10 @@ static void sample(struct conn_bench *cb, uint64_t iters, struct mb_samples *con
 
 static struct tcp_connect_cfg {
 	uint64_t iters, reps, warmup;
-	const char *close_how;
+	const char *close_how, *peer;
 	int cpu, server_cpu;
 } cfg = {
-	.iters = 50, .reps = 38, .warmup = 2, .close_how = "fin",
+	.iters = 50, .reps = 38, .warmup = 2, .close_how = "fin", .peer = "thread",
 };
 
 static const struct mb_opt opts[] = {
@@ -111,18 +126,20 @@ static const struct mb_opt opts[] = {
 	  "TIME_WAIT); default fin", .choices = "fin|rst" },
 	{ "cpu", MB_CPU, &cfg.cpu, "pin the client to this CPU, -1 for none (default 0)" },
 	{ "server-cpu", MB_CPU, &cfg.server_cpu,
-	  "pin the server thread to this CPU, -1 for none (default 0)" },
+	  "pin the server to this CPU, -1 for none (default 0)" },
+	MB_PEER_OPT(&cfg.peer),
 	{},
 };
 
 /* The options and their checks; 0, or -1 having said why. */
-static int parse_options(int argc, char **argv)
+static int parse_options(int argc, char **argv, struct mb_peer *peer)
 {
 	uint64_t n;
 
-	if (mb_parse(argc, argv, "tcp-connect", "Times connect() and close() of loopback TCP "
-		     "connections; the kernel counts the connects, accepts and closes of both "
-		     "sides.", opts))
+	if (mb_parse(argc, argv, "tcp-connect", "Times connect() and close() of TCP connections "
+		     "to a server on this host or, with --peer netns, across a veth pair; the kernel "
+		     "counts the connects, accepts and closes of both sides.", opts) ||
+	    mb_peer_mode(peer, "tcp-connect", cfg.peer))
 		return -1;
 	n = (cfg.warmup + cfg.reps) * cfg.iters;
 	if (n > MAX_CONNECTIONS) {
@@ -149,7 +166,8 @@ static int time_connections(struct mb *m, struct conn_bench *cb, struct mb_peer 
 	int step = mb_peer_step(m, peer, "connect() then close()", n, connect_sample, cb,
 				cfg.warmup + cfg.reps);
 
-	mb_result(m, "connect() over loopback", "us", &cb->conn_s, cfg.iters, cfg.warmup);
+	mb_result(m, peer->mode == WL_PEER_NETNS ? "connect() over veth" : "connect() over loopback",
+		  "us", &cb->conn_s, cfg.iters, cfg.warmup);
 	mb_result(m, cb->reset ? "close() with SO_LINGER 0 (RST)" : "close() (FIN)", "us", &cb->close_s,
 		  cfg.iters, cfg.warmup);
 	mb_samples_free(&cb->conn_s);
@@ -158,7 +176,8 @@ static int time_connections(struct mb *m, struct conn_bench *cb, struct mb_peer 
 }
 
 /* What the kernel must have counted in @step: each side's calls, once per connection; a note. */
-static void claim_connections(struct mb *m, int step, const struct conn_bench *cb, uint64_t n)
+static void claim_connections(struct mb *m, const struct mb_peer *peer, int step,
+			      const struct conn_bench *cb, uint64_t n)
 {
 	char claim[200];
 
@@ -173,39 +192,40 @@ static void claim_connections(struct mb *m, int step, const struct conn_bench *c
 	mb_assume_exact(m, step, claim, "syscall:recvfrom", n);
 	mb_assume_exact(m, step, "each connection was closed once on each side", "syscall:close",
 			2 * n);
-	mb_note(m, "%" PRIu64 " connections; client on CPU %d, server thread on CPU %d (-1: not "
-		"pinned); the client closes first (%s)", n, cfg.cpu, cfg.server_cpu,
-		cb->reset ? "RST: no TIME_WAIT" : "FIN: its end keeps TIME_WAIT");
+	mb_note(m, "%" PRIu64 " connections; client on CPU %d, %s on CPU %d (-1: not pinned), %s; "
+		"the client closes first (%s)", n, cfg.cpu, mb_peer_what(peer), cfg.server_cpu,
+		mb_peer_path(peer), cb->reset ? "RST: no TIME_WAIT" : "FIN: its end keeps TIME_WAIT");
 }
 
 int main(int argc, char **argv)
 {
-	struct conn_bench cb = {};
-	struct mb_peer peer = { .work = serve, .state = &cb };
+	struct conn_bench cb = { .lfd = -1 };
+	struct mb_peer peer = { .setup = listen_for_clients, .work = serve, .leave = close_listener,
+				.state = &cb };
 	json_object *extra;
 	struct mb m;
-	int step, err;
+	int step;
 	uint64_t n;
 
-	if (parse_options(argc, argv))
+	if (parse_options(argc, argv, &peer))
 		return 2;
 	n = (cfg.warmup + cfg.reps) * cfg.iters;
 	cb.reset = !strcmp(cfg.close_how, "rst");
-	/* a backlog deep enough that no SYN is ever dropped while the server catches up */
-	cb.lfd = mb_peer_listen(&cb.addr, 4096);
-	if (cb.lfd < 0)
-		die("listen on 127.0.0.1", cb.lfd);
-	if (mb_peer_begin(&m, &peer, "tcp-connect", cfg.cpu, cfg.server_cpu))
+	peer.cpu = cfg.server_cpu;
+	if (mb_peer_start(&peer, "tcp-connect"))
+		return 1;
+	cb.addr = *mb_peer_addr(&peer);
+	if (mb_peer_begin(&m, &peer, "tcp-connect", cfg.cpu))
 		return 1;
 	step = time_connections(&m, &cb, &peer, n);
-	claim_connections(&m, step, &cb, n);
-	mb_peer_stop(&peer);
+	claim_connections(&m, &peer, step, &cb, n);
 
 	extra = json_object_new_object();
 	json_object_object_add(extra, "connections", json_object_new_uint64(n));
 	json_object_object_add(extra, "close", json_object_new_string(cfg.close_how));
 	json_object_object_add(extra, "server_cpu", json_object_new_int(cfg.server_cpu));
-	err = mb_finish(&m, extra);
-	close(cb.lfd);
-	return err;
+	mb_peer_report(extra, &peer);
+	mb_end(&m);
+	mb_peer_stop(&peer);
+	return mb_finish(&m, extra);
 }

@@ -383,12 +383,19 @@ void mb_note(struct mb *m, const char *fmt, ...)
 	json_object_array_add(m->notes, json_object_new_string(buf));
 }
 
+void mb_end(struct mb *m)
+{
+	if (!m->ended)
+		WL_PHASE_END();
+	m->ended = true;
+}
+
 int mb_finish(struct mb *m, json_object *extra)
 {
 	json_object *out = json_object_new_object();
 	int err;
 
-	WL_PHASE_END();
+	mb_end(m);
 	json_object_object_add(out, WL_KEY_WORKLOAD, json_object_new_string(m->name));
 	json_object_object_add(out, "micro", json_object_new_boolean(1));
 	json_object_object_add(out, WL_KEY_CPU, json_object_new_int(m->cpu));

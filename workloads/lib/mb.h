@@ -105,6 +105,7 @@ struct mb {
 	int cpu;			/* pinned CPU, -1 if none */
 	int steps;			/* steps begun so far */
 	uint64_t start_ns;
+	bool ended;			/* the measured phase is over */
 	json_object *results, *assumptions, *step_names, *notes;
 };
 
@@ -134,7 +135,9 @@ static inline void mb_assume_exact(struct mb *m, int step, const char *claim, co
 json_object *mb_result(struct mb *m, const char *name, const char *unit, struct mb_samples *s,
 		       uint64_t iters_per_sample, uint64_t warmup);
 void mb_note(struct mb *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Ends the measured phase and writes the figures (plus @extra's fields, if any). */
+/* Ends the measured phase, before what must not be in it (a peer's end); mb_finish() does too. */
+void mb_end(struct mb *m);
+/* Ends the measured phase, if not yet, and writes the figures (plus @extra's fields, if any). */
 int mb_finish(struct mb *m, json_object *extra);
 
 /*

@@ -1,55 +1,71 @@
 /*
- * The peer of the network microbenchmarks: the other side of their loopback connections, serving
- * the client one step at a time, so that every call either side makes falls inside the step the
- * kernel counts it in. It runs as a peer_run thread, started, pinned and joined by peer.c.
+ * The peer of the network microbenchmarks: the server at the other end of their TCP connections,
+ * serving the client one step at a time, so that every call either side makes falls inside the
+ * step the kernel counts it in. It runs where --peer says (peer.c): a thread, a child process over
+ * loopback, or a child process in the receiver's network namespace, across the veth pair.
  */
 #ifndef MBPEER_H
 #define MBPEER_H
 
 #include <netinet/in.h>
-#include <semaphore.h>
-#include <stdbool.h>
 #include <stdint.h>
+#include <json-c/json.h>
 #include "peer.h"
 #include "tcpio.h"
 
 /* No socket call, and no wait for the peer or for the client, blocks longer than this. */
 #define MB_NET_TIMEOUT_S 10
 
-/* Listens on 127.0.0.1 at a port the kernel chooses (written to @addr); accept() times out. */
-int mb_peer_listen(struct sockaddr_in *addr, int backlog);
+/* The --peer option of a network microbenchmark, into a const char * at @dst. */
+#define MB_PEER_OPT(dst)								\
+	{ "peer", MB_CHOICE, (dst), "where the server runs: a thread or a child process over "	\
+	  "loopback, or a child process in its own network namespace over veth (under zctrace "	\
+	  "run); default thread", .choices = "thread|process|netns" }
+
+struct mb_peer_shared;
 
 /*
- * The peer waits for the client to start a step, does @work for the step's quota, then reports
- * done. The client posts "go" after the step's marker and waits for "done" before ending the
- * step, so no call of the peer's straddles a step boundary.
+ * The server's side, run where the peer runs: @setup makes its sockets before the run (its
+ * listener with mb_peer_listen(), which tells the client where to connect), @work serves a step's
+ * quota, @leave closes what @setup made. Each returns 0 or -errno (mb_peer_fail() says which call).
+ * In a child process the peer has its own copy of @state: what @setup writes there is its own.
  */
 struct mb_peer {
-	int (*work)(struct mb_peer *p, uint64_t quota);	/* returns 0 or -errno */
+	int (*setup)(struct mb_peer *p);
+	int (*work)(struct mb_peer *p, uint64_t quota);
+	void (*leave)(struct mb_peer *p);
 	void *state;
+	enum wl_peer mode;
 	int cpu;			/* pinned CPU, -1 for none */
-	struct tcp_io io;		/* the peer's own calls; read after mb_peer_wait() */
-	const char *err_what;		/* the call that failed */
+	struct tcp_io *io;		/* the peer's own calls, in shared memory; read after a step */
 	/* private */
 	struct peer_run run;
-	sem_t go, done;
-	uint64_t quota;
-	bool quit;
-	int err;
+	struct mb_peer_shared *sh;
 };
 
-/* Starts the peer (pinned to p->cpu, if any). Returns 0, or -errno having said why. */
+/* --peer's word into p->mode; --peer netns outside zctrace is refused. 0, or -1 having said why. */
+int mb_peer_mode(struct mb_peer *p, const char *name, const char *word);
+/*
+ * On the peer's side: listens at 127.0.0.1, or at the receiver's veth address in its namespace,
+ * on a port the kernel chooses, and tells the client. Returns the socket (accept() times out) or
+ * -errno.
+ */
+int mb_peer_listen(struct mb_peer *p, int backlog);
+/* On the peer's side: notes that @what failed with @err; returns @err. */
+int mb_peer_fail(struct mb_peer *p, const char *what, int err);
+/*
+ * Starts the peer pinned to p->cpu and waits until it listens. 0, or 1 having said why (the
+ * client then exits: the peer ends with it).
+ */
 int mb_peer_start(struct mb_peer *p, const char *name);
-/* Lets the peer do @quota units of its work. */
-void mb_peer_go(struct mb_peer *p, uint64_t quota);
-/* Waits until the peer has done its quota. Returns 0, the peer's -errno, or -ETIMEDOUT. */
-int mb_peer_wait(struct mb_peer *p);
+/* Where the peer listens: valid after mb_peer_start(). */
+const struct sockaddr_in *mb_peer_addr(const struct mb_peer *p);
 struct mb;
 /*
- * Starts the peer pinned to @server_cpu, pins the client (the caller) to @cpu, and begins the
- * microbenchmark @m. 0, or 1 having said why.
+ * Waits until the peer's setup is done (the client has connected by then, if it connects once),
+ * pins the client (the caller) to @cpu and begins the microbenchmark @m. 0, or 1 having said why.
  */
-int mb_peer_begin(struct mb *m, struct mb_peer *p, const char *name, int cpu, int server_cpu);
+int mb_peer_begin(struct mb *m, struct mb_peer *p, const char *name, int cpu);
 /*
  * Step @name of the client: the peer, let go after the step's marker, does @quota units of its work
  * while @sample(@state, i) runs for i = 0 .. @samples - 1; the step ends once the peer is done, so
@@ -57,7 +73,16 @@ int mb_peer_begin(struct mb *m, struct mb_peer *p, const char *name, int cpu, in
  */
 int mb_peer_step(struct mb *m, struct mb_peer *p, const char *name, uint64_t quota,
 		 void (*sample)(void *state, uint64_t i), void *state, uint64_t samples);
-/* Tells the peer to leave and joins it. */
+/*
+ * Tells the peer to leave (it closes its sockets) and joins it: after mb_end(), so that neither
+ * its closes nor the join are in the measured phase. p->io is gone with it: report it first.
+ */
 void mb_peer_stop(struct mb_peer *p);
+/* "peer", "path", "client_pid" and "server_pid" of the report. */
+void mb_peer_report(json_object *extra, const struct mb_peer *p);
+/* "the server thread", "the server process", "the server process in its namespace". */
+const char *mb_peer_what(const struct mb_peer *p);
+/* The way between client and server, in words: over loopback, or across the veth pair. */
+const char *mb_peer_path(const struct mb_peer *p);
 
 #endif

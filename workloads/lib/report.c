@@ -81,7 +81,8 @@ struct count_field {
 static const struct count_field report_counts[] = {
 	COUNT(WL_KEY_BYTES, bytes), COUNT(WL_KEY_BYTES_RECEIVED, bytes_received),
 	COUNT(WL_KEY_REQUEST_BYTES, request_bytes), COUNT(WL_KEY_SENDER_PID, sender_pid),
-	COUNT(WL_KEY_RECEIVER_PID, receiver_pid), COUNT(WL_KEY_MESSAGES, messages), COUNT(WL_KEY_SIZE, size),
+	COUNT(WL_KEY_RECEIVER_PID, receiver_pid), COUNT(WL_KEY_CLIENT_PID, client_pid),
+	COUNT(WL_KEY_SERVER_PID, server_pid), COUNT(WL_KEY_MESSAGES, messages), COUNT(WL_KEY_SIZE, size),
 	COUNT(WL_KEY_THREADS, threads), COUNT(WL_KEY_FILE_SIZE, file_size), COUNT(WL_KEY_CHUNKS, chunks),
 }, latency_counts[] = {
 	COUNT("p50", p50), COUNT("p90", p90), COUNT("p99", p99), COUNT("max", max),

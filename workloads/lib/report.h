@@ -54,6 +54,8 @@ enum wl_kind {
 #define WL_KEY_REQUEST_BYTES	"request_bytes"	/* what the receiver sent back for the payload */
 #define WL_KEY_SENDER_PID	"sender_pid"
 #define WL_KEY_RECEIVER_PID	"receiver_pid"
+#define WL_KEY_CLIENT_PID	"client_pid"	/* a microbenchmark's two ends, whichever sends */
+#define WL_KEY_SERVER_PID	"server_pid"
 #define WL_KEY_MESSAGES		"messages"
 #define WL_KEY_SIZE		"size"
 #define WL_KEY_THREADS		"threads"
@@ -105,6 +107,7 @@ struct wl_report {
 	enum wl_kind kind;
 	const char *workload;
 	struct wl_count bytes, bytes_received, request_bytes, sender_pid, receiver_pid;
+	struct wl_count client_pid, server_pid;
 	struct wl_count messages, size, threads, file_size, chunks;
 	double elapsed_s;			/* 0 if not reported */
 	struct wl_count p50, p90, p99, max;	/* latency_ns */
