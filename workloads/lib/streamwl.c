@@ -240,28 +240,15 @@ static int write_report(uint64_t ns, const struct peer_run *peer, int peer_err)
 	bool verified;
 	int ret = 0;
 
-	for (int i = 0; i < opts.threads; i++) {
-		const char *what = chans[i].err ? chans[i].err_what : results[i].err_what;
-		int err = chans[i].err ? chans[i].err : results[i].err;
-
-		if (err) {
-			fprintf(stderr, "%s: channel %d: %s: %s\n", workload->name, i, what, strerror(err));
-			ret = 1;
-		}
-	}
+	for (int i = 0; i < opts.threads; i++)
+		ret |= chans[i].err ? wl_unit_failed(workload->name, "channel", i, chans[i].err_what, chans[i].err) :
+				      wl_unit_failed(workload->name, "channel", i, results[i].err_what, results[i].err);
 	if (peer_err) {
 		fprintf(stderr, "%s: the readers: %s\n", workload->name, strerror(-peer_err));
 		ret = 1;
 	}
 	r = result_json(ns, peer, &verified);
-	if (!verified)
-		ret = 1;
-	if (ret)
-		json_object_object_add(r, "error", json_object_new_string("a channel failed"));
-	if (wl_emit(WL_KIND_STREAM, r))
-		ret = 1;
-	json_object_put(r);
-	return ret;
+	return wl_stream_report(r, WL_KIND_STREAM, ret, verified, "a channel failed");
 }
 
 /* The writer threads, waiting at the start line; exits if one cannot start: the line cannot be met. */

@@ -352,22 +352,12 @@ static int write_report(const struct tcp_workload *w, const struct wl_opts *o, s
 	json_object *result, *verified;
 	int ret = 0;
 
-	for (int i = 0; i < o->threads; i++) {
-		if (conns[i].err) {
-			fprintf(stderr, "%s: connection %d: %s: %s\n", w->name, i, conns[i].err_what,
-				strerror(conns[i].err));
-			ret = 1;
-		}
-	}
+	for (int i = 0; i < o->threads; i++)
+		ret |= wl_unit_failed(w->name, "connection", i, conns[i].err_what, conns[i].err);
 	result = result_json(w, o, conns, ns, peer);
-	if (json_object_object_get_ex(result, WL_KEY_VERIFIED, &verified) && !json_object_get_boolean(verified))
-		ret = 1;
-	if (ret && !json_object_object_get_ex(result, "error", NULL))
-		json_object_object_add(result, "error", json_object_new_string("a connection failed"));
-	if (wl_emit(w->kind ? w->kind : WL_KIND_STREAM, result))
-		ret = 1;
-	json_object_put(result);
-	return ret;
+	return wl_stream_report(result, w->kind ? w->kind : WL_KIND_STREAM, ret,
+				!json_object_object_get_ex(result, WL_KEY_VERIFIED, &verified) ||
+				json_object_get_boolean(verified), "a connection failed");
 }
 
 static void close_all(const struct tcp_workload *w, struct tcp_conn *conns, int n)

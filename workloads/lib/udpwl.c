@@ -471,15 +471,9 @@ static int write_report(uint64_t ns, const struct peer_run *peer, int peer_err)
 	bool verified;
 	int ret = 0;
 
-	for (int i = 0; i < opts.threads; i++) {
-		const char *what = pairs[i].err ? pairs[i].err_what : results[i].err_what;
-		int err = pairs[i].err ? pairs[i].err : results[i].err;
-
-		if (err) {
-			fprintf(stderr, "%s: socket pair %d: %s: %s\n", workload->name, i, what, strerror(err));
-			ret = 1;
-		}
-	}
+	for (int i = 0; i < opts.threads; i++)
+		ret |= pairs[i].err ? wl_unit_failed(workload->name, "socket pair", i, pairs[i].err_what, pairs[i].err) :
+				      wl_unit_failed(workload->name, "socket pair", i, results[i].err_what, results[i].err);
 	if (peer_err) {
 		fprintf(stderr, "%s: the receivers: %s\n", workload->name, strerror(-peer_err));
 		ret = 1;
@@ -487,14 +481,7 @@ static int write_report(uint64_t ns, const struct peer_run *peer, int peer_err)
 	r = result_json(ns, peer, &verified);
 	if (!verified && !ret)
 		fprintf(stderr, "%s: datagrams lost: the receivers did not get every byte sent\n", workload->name);
-	if (!verified)
-		ret = 1;
-	if (ret)
-		json_object_object_add(r, "error", json_object_new_string("a socket pair failed"));
-	if (wl_emit(WL_KIND_STREAM, r))
-		ret = 1;
-	json_object_put(r);
-	return ret;
+	return wl_stream_report(r, WL_KIND_STREAM, ret, verified, "a socket pair failed");
 }
 
 /* The shared state and every sending socket. 0, or -errno having said what failed. */

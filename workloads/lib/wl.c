@@ -631,3 +631,23 @@ void wl_stream_figures(json_object *r, const char *name, const struct wl_opts *o
 	if (s->lat)
 		json_object_object_add(r, WL_KEY_LATENCY_NS, lat_json(s->lat));
 }
+
+int wl_unit_failed(const char *name, const char *unit, int i, const char *what, int err)
+{
+	if (!err)
+		return 0;
+	fprintf(stderr, "%s: %s %d: %s: %s\n", name, unit, i, what, strerror(err));
+	return 1;
+}
+
+int wl_stream_report(json_object *r, enum wl_kind kind, int ret, bool verified, const char *error)
+{
+	if (!verified)
+		ret = 1;
+	if (ret && !json_object_object_get_ex(r, "error", NULL))
+		json_object_object_add(r, "error", json_object_new_string(error));
+	if (wl_emit(kind, r))
+		ret = 1;
+	json_object_put(r);
+	return ret;
+}

@@ -121,5 +121,14 @@ struct wl_stream_sum {
 void wl_stream_figures(json_object *r, const char *name, const struct wl_opts *o, const struct wl_stream_sum *s,
 		       uint64_t ns);
 
+/* "NAME: UNIT I: WHAT: ERROR" on stderr when @err (a positive errno) says unit @i failed; 1 then, else 0. */
+int wl_unit_failed(const char *name, const char *unit, int i, const char *what, int err);
+/*
+ * Ends a stream workload's report @r: a failure so far (@ret) or a run whose receivers did not get
+ * every byte (!@verified) adds "error" (@error, unless the report has one) and makes the exit code 1;
+ * then writes @r as @kind and drops it. Returns the exit code.
+ */
+int wl_stream_report(json_object *r, enum wl_kind kind, int ret, bool verified, const char *error);
+
 
 #endif
