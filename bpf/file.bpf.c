@@ -105,13 +105,16 @@ static __always_inline bool sock_call_zc(struct pt_regs *regs, __u32 nr, __u32 k
  * What a socket call's arguments say (its descriptor's type, its mmsghdr vector, its flags), read
  * at its entry or at its exit: the syscall's registers keep its arguments until it returns.
  */
-static __always_inline void sock_call_at(struct pt_regs *regs, __u32 nr, __u32 kind, struct io_call *call)
+static __always_inline struct file *sock_call_at(struct pt_regs *regs, __u32 nr, __u32 kind, struct io_call *call)
 {
+	struct file *f = fd_file(PT_REGS_PARM1_CORE_SYSCALL(regs));
+
 	call->kind = kind;
 	call->nr = nr;
-	fd_class_type(PT_REGS_PARM1_CORE_SYSCALL(regs), &call->type);
+	file_class_type(f, &call->type);
 	call->vec = PT_REGS_PARM2_CORE_SYSCALL(regs);
 	call->flags = sock_call_flags(regs, nr, kind);
+	return f;	/* its open file: the descriptor is looked up once */
 }
 
 /* Remembers an I/O syscall's descriptors until its exit, for the file and pipe sites and the account. */
@@ -120,6 +123,7 @@ static __always_inline void enter_io(struct pt_regs *regs, __u32 nr, __u32 kind)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct io_call call = { .kind = kind, .nr = nr };
 	long a0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	struct file *f;
 
 	switch (kind) {
 	case IO_READ:
@@ -148,9 +152,9 @@ static __always_inline void enter_io(struct pt_regs *regs, __u32 nr, __u32 kind)
 		/* only a zerocopy send has work during the call (UDP's pins): the others wait for the exit */
 		if (!sock_call_zc(regs, nr, kind))
 			return;
-		sock_call_at(regs, nr, kind, &call);
+		f = sock_call_at(regs, nr, kind, &call);
 		if (call.type == FT_UDP)
-			udp_zc_enter(fd_file(a0), &call);
+			udp_zc_enter(f, &call);
 		break;
 	}
 	if (bpf_map_update_elem(&io_calls, &tid, &call, BPF_ANY))
