@@ -3579,6 +3579,7 @@ def udp_zerocopy_pins_exact():
         assert_eq(f"send_copy {extra}", site_bytes(led, "send_copy"), 0)
         groups = {g["group"]: g for g in led["boundary"]["groups"]}
         assert_eq(f"send unattributed {extra}", groups["TCP/UDP send"]["unattributed"], 0)
+        assert_eq(f"pins seen late {extra}", led["zerocopy_notices"]["udp_pins_late_bytes"], 0)
         assert not [c for c in led["checks"] if not c["ok"]], (extra, led["checks"])
 
 

@@ -290,6 +290,8 @@ static json_object *notices_json(const struct ledger *l)
 	add(zc, "calls_completed", u64(m->zc_calls_completed));
 	add(zc, "calls_unmatched", u64(m->zc_calls_unmatched));
 	add(zc, "bytes_copied_notice", u64(m->zc_bytes_copied_notice));
+	/* pins the ledger could not take off their send's udp_send_copy (the check says so too) */
+	add(zc, "udp_pins_late_bytes", u64(m->udp_pins_late));
 	return zc;
 }
 
