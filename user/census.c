@@ -30,6 +30,8 @@ struct cproc {
 	uint32_t tgid;
 	bool seen;				/* found in this read's maps */
 	bool named;				/* comm and cgroup known (the last known, once gone) */
+	bool dead;				/* found gone at a read: forgotten at the next */
+	bool gone;				/* forgotten: freed at the next read */
 	struct site_stats raw[NR_SITES];	/* the kernel's counters at the last read */
 	uint64_t raw_acct[16];			/* its account by boundary group at the last read */
 	uint64_t now_acct[16];			/* ... at this read */
@@ -200,17 +202,21 @@ static void cgroup_path(uint64_t id, char *out, size_t n)
 	snprintf(cgroup_cache[slot].path, sizeof(cgroup_cache[slot].path), "%s", out);
 }
 
-/* A line of /proc/TGID/@file, without its newline; false if the process is gone. */
-static bool proc_line(uint32_t tgid, const char *file, char *out, size_t n)
+/*
+ * The first line of /proc/TGID/@file that starts with @prefix (any line for ""), without its
+ * newline; false if there is none or the process is gone.
+ */
+static bool proc_line(uint32_t tgid, const char *file, const char *prefix, char *out, size_t n)
 {
 	char path[64];
+	bool ok = false;
 	FILE *f;
-	bool ok;
 
 	snprintf(path, sizeof(path), "/proc/%u/%s", tgid, file);
 	if (!(f = fopen(path, "r")))
 		return false;
-	ok = fgets(out, n, f) != NULL;
+	while (!ok && fgets(out, n, f))
+		ok = !strncmp(out, prefix, strlen(prefix));
 	fclose(f);
 	if (ok)
 		out[strcspn(out, "\n")] = 0;
@@ -226,11 +232,12 @@ static void name_proc(struct census *c, struct cproc *p)
 	struct proc_ident id;
 	char line[CENSUS_CGROUP_LEN + 8];
 
-	if (proc_line(p->tgid, "comm", line, sizeof(line))) {
+	if (proc_line(p->tgid, "comm", "", line, sizeof(line))) {
 		snprintf(p->out.comm, sizeof(p->out.comm), "%.15s", line);
 		p->out.cgroup_id = 0;
 		snprintf(p->out.cgroup, sizeof(p->out.cgroup), "?");
-		if (proc_line(p->tgid, "cgroup", line, sizeof(line)) && !strncmp(line, "0::", 3)) {
+		/* the v2 hierarchy's line; beside v1 hierarchies it comes last */
+		if (proc_line(p->tgid, "cgroup", "0::", line, sizeof(line))) {
 			char dir[CENSUS_CGROUP_LEN + sizeof(cgroup_root)];
 			struct stat st;
 
@@ -398,7 +405,7 @@ static bool any(const struct census_figs *f)
 	return f->from_user || f->to_user;
 }
 
-/* Frees the processes that left at the last read. */
+/* Frees the processes forgotten at the last read. */
 static void drop_exited(struct census *c)
 {
 	int n = 0;
@@ -406,7 +413,7 @@ static void drop_exited(struct census *c)
 	for (int i = 0; i < c->nlist; i++) {
 		struct cproc *p = c->list[i];
 
-		if (p->out.exited) {
+		if (p->gone) {
 			tdelete(p, &c->procs, cmp_tgid);
 			free(p);
 		} else {
@@ -443,9 +450,16 @@ int census_read(struct census *c, struct census_snap *snap)
 
 		settle(c, p);
 		name_proc(c, p);
-		if (!p->seen || !alive(p->tgid)) {
-			p->out.exited = true;
+		/*
+		 * Gone at the last read, whatever it did between that read of the maps and its exit is in
+		 * this one: only now are its keys removed.
+		 */
+		if (!p->seen || p->dead) {
+			p->out.exited = p->dead || !alive(p->tgid);
 			forget(c, p->tgid);
+			p->gone = true;
+		} else if (!alive(p->tgid)) {
+			p->dead = p->out.exited = true;
 		}
 		if (any(&p->out.total))
 			c->snap[n++] = p->out;
