@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "checks.h"
 #include "effect.h"
+#include "export.h"
 #include "ledger.h"
 #include "live.h"
 #include "micro.h"
@@ -633,7 +634,9 @@ static void usage(FILE *f)
 		"       zctrace sweep WORKLOAD[,WORKLOAD...] [--sizes LIST] [--threads LIST] [--reps N]\n"
 		"                          [--duration SECS | --messages N] [-o FILE.csv|FILE.json] [-- ARGS]\n"
 		"                          a grid of runs, one CSV or JSON row each\n"
-		"       zctrace run --help, zctrace sweep --help\n");
+		"       zctrace export [--listen ADDR:PORT] [--max-series N]\n"
+		"                          every process's copies as Prometheus metrics, at /metrics\n"
+		"       zctrace run --help, zctrace sweep --help, zctrace export --help\n");
 }
 
 int main(int argc, char **argv)
@@ -651,6 +654,8 @@ int main(int argc, char **argv)
 		return cmd_probes(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "sweep"))
 		return cmd_sweep(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "export"))
+		return cmd_export(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;
