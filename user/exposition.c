@@ -227,10 +227,25 @@ static void admit(struct expo *e, struct row_label *rows, int n)
 	}
 }
 
+/* Room for one more newcomer row: 0, or -ENOMEM. Grown as they come, since most reads have none. */
+static int grow_rows(struct row_label **rows, int n, int *cap)
+{
+	struct row_label *r;
+
+	if (n < *cap)
+		return 0;
+	r = realloc(*rows, (*cap ? *cap * 2 : 16) * sizeof(**rows));
+	if (!r)
+		return -ENOMEM;
+	*rows = r;
+	*cap = *cap ? *cap * 2 : 16;
+	return 0;
+}
+
 void expo_add(struct expo *e, const struct census_snap *snap)
 {
-	struct row_label *rows = snap->nprocs ? calloc(snap->nprocs, sizeof(*rows)) : NULL;
-	int nnew = 0, slot;
+	struct row_label *rows = NULL;
+	int nnew = 0, cap = 0, slot;
 
 	for (int i = 0; i < snap->nprocs; i++) {
 		const struct census_proc *p = &snap->procs[i];
@@ -244,7 +259,7 @@ void expo_add(struct expo *e, const struct census_snap *snap)
 		s = find_series(e, r.comm, r.cgroup, r.hash, &slot);
 		if (s >= 0)
 			add_to_series(&e->series[s], &p->delta);
-		else if (rows)
+		else if (!grow_rows(&rows, nnew, &cap))
 			rows[nnew++] = r;
 		else	/* no memory to rank the newcomers: their figures still count, in "other" */
 			add_to_series(&e->series[e->max_series], &p->delta);
