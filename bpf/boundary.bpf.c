@@ -98,7 +98,7 @@ static __always_inline void call_bytes(const struct io_call *call, long ret, str
 static __always_inline void account_add(__u32 call, __u8 type, __u64 bytes, bool unsized)
 {
 	static const struct account_stats zero;
-	struct account_key key = { .call = call, .fd_type = type };
+	struct account_key key = { .call = call, .fd_type = type, .tgid = trace_all ? current_tgid() : 0 };
 	struct account_stats *st;
 
 	if (!counting() || (!bytes && !unsized))

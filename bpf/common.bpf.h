@@ -24,6 +24,8 @@ const volatile __u32 o_direct_flag = 0;	/* O_DIRECT of this architecture */
 const volatile __u32 execve_nr = ~0U;	/* execve's number on this architecture */
 const volatile __u32 recvfrom_nr = ~0U;	/* recvfrom's: its flags are its fourth argument */
 const volatile __u32 sendto_nr = ~0U;	/* sendto's: the same */
+const volatile __u8 trace_all = 0;	/* the machine-wide census: every process but self_tgid */
+const volatile __u32 self_tgid = 0;	/* ... zctrace itself */
 
 /* Set by user space: the process zctrace started, whose exec starts the perf counters. */
 __u32 root_tgid = 0;
@@ -49,6 +51,14 @@ struct {
 	__type(key, struct site_key);
 	__type(value, struct site_stats);
 } sites SEC(".maps");
+
+/* The census's processes: who a (process, site) key belongs to, noted when the key is made. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);		/* the census sizes it */
+	__type(key, __u32);	/* tgid */
+	__type(value, struct proc_ident);
+} idents SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -179,6 +189,8 @@ static __always_inline __u32 current_tgid(void)
 
 static __always_inline bool is_target(__u32 tgid)
 {
+	if (trace_all)
+		return tgid && tgid != self_tgid;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
@@ -189,6 +201,8 @@ static __always_inline bool is_target_memo(__u32 tgid)
 	__u64 *memo = bpf_map_lookup_elem(&target_memo, &zero), m;
 	bool verdict;
 
+	if (trace_all)
+		return tgid && tgid != self_tgid;
 	if (memo) {
 		m = *memo;
 		if ((__u32)(m >> 32) == tgid && ((__u32)m & ~1U) == gen)
@@ -239,6 +253,23 @@ static __always_inline bool counting(void)
 }
 
 /*
+ * The census notes who a process is when it makes its first key, if it is the one running (not a
+ * softirq's), and again as it exits (@flags BPF_EXIST): what a short process last called itself.
+ */
+static __always_inline void note_ident(__u32 tgid, __u64 flags)
+{
+	struct proc_ident id = {};
+	struct task_struct *task;
+
+	if (!trace_all || current_tgid() != tgid)
+		return;
+	task = bpf_get_current_task_btf();
+	BPF_CORE_READ_STR_INTO(&id.comm, task, group_leader, comm);
+	id.cgroup = bpf_get_current_cgroup_id();
+	bpf_map_update_elem(&idents, &tgid, &id, flags);
+}
+
+/*
  * Adds @ncopies copies of @bytes in all to a site; the histogram gets the mean copy size. A global
  * function: the verifier checks it once, not again on every path of every program that counts.
  */
@@ -253,7 +284,10 @@ __noinline int record_n(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies)
 		return 0;
 	st = bpf_map_lookup_elem(&sites, &key);
 	if (!st) {
-		bpf_map_update_elem(&sites, &key, &zero, BPF_NOEXIST);
+		if (!bpf_map_update_elem(&sites, &key, &zero, BPF_NOEXIST)) {
+			__sync_fetch_and_add(&misc.sites_made, 1);
+			note_ident(tgid, BPF_ANY);
+		}
 		st = bpf_map_lookup_elem(&sites, &key);
 		if (!st) {
 			__sync_fetch_and_add(&misc.sites_dropped, 1);

@@ -14,7 +14,8 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 	struct seg_stats *seg;
 	__u8 one = 1;
 
-	if (!is_target(ptgid))
+	/* the census needs no list: every process is one */
+	if (trace_all || !is_target(ptgid))
 		return;
 
 	if (bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY))
@@ -50,6 +51,8 @@ static __always_inline void on_exit(struct task_struct *task)
 	/* send call slots live as long as their thread */
 	tid = BPF_CORE_READ(task, pid);
 	bpf_map_delete_elem(&send_calls, &tid);
+	if (trace_all && tid == BPF_CORE_READ(task, tgid))
+		note_ident(tid, BPF_EXIST);
 	__sync_fetch_and_add(&misc.exits, 1);
 	seg = cur_seg();
 	if (seg)

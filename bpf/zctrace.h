@@ -106,6 +106,7 @@ enum fd_type {
 struct account_key {
 	__u32 call;
 	__u32 fd_type;	/* enum fd_type */
+	__u32 tgid;	/* the census's process; 0 for a run's targets, summed */
 };
 
 struct account_stats {
@@ -139,6 +140,12 @@ enum method {
 struct site_key {
 	__u32 tgid;
 	__u32 site;
+};
+
+/* A census process: its leader's name and cgroup, noted with its first key. */
+struct proc_ident {
+	char comm[16];
+	__u64 cgroup;		/* cgroup v2 id: the inode number of its directory */
 };
 
 struct site_stats {
@@ -218,6 +225,7 @@ struct misc_stats {
 	 */
 	__u64 targets_dropped;		/* forked processes not followed */
 	__u64 sites_dropped;		/* copies of a (process, site) with no entry */
+	__u64 sites_made;		/* (process, site) entries made: the census counts evictions by them */
 	__u64 sched_dropped;		/* context switches of a process with no entry */
 	__u64 offcpu_dropped;		/* switch-outs whose off-CPU time was not timed */
 	__u64 io_calls_dropped;		/* file syscalls not followed to their exit */

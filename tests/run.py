@@ -3712,6 +3712,177 @@ EXPORT_TESTS = [export_exposition_format, export_usage_errors, export_prometheus
                 export_soak_short_processes]
 
 
+# A process named argv[1] moving N messages of SIZE bytes through a Unix socket pair and a pipe,
+# each read back whole; with argv[4], it first moves itself into that cgroup (its cgroup.procs).
+TOP_PROGRAM = r"""
+import ctypes, os, socket, sys
+n, size = int(sys.argv[2]), int(sys.argv[3])
+if len(sys.argv) > 4:
+    open(sys.argv[4], "w").write(str(os.getpid()))
+ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0)
+a, b = socket.socketpair()
+r, w = os.pipe()
+buf = b"x" * size
+for _ in range(n):
+    a.sendall(buf)
+    got = 0
+    while got < size:
+        got += len(b.recv(size - got))
+    os.write(w, buf)
+    got = 0
+    while got < size:
+        got += len(os.read(r, size - got))
+"""
+
+
+def top_start(*args):
+    """Starts `zctrace top --json` and waits for its first table: from then on it counts."""
+    p = subprocess.Popen([ZCTRACE, "top", "--json", "-i", "0.5", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    first = p.stdout.readline()
+    if not first:
+        p.kill()
+        raise AssertionError(f"zctrace top printed nothing: {p.stderr.read()[-500:]}")
+    return p
+
+
+def top_stop(p, after=1.5):
+    """Lets @p see @after more seconds, stops it with SIGINT; its tables after the first."""
+    time.sleep(after)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 0, (p.returncode, err[-500:])
+    assert err == "", err
+    return [json.loads(l) for l in out.splitlines()]
+
+
+def top_sum(tables, match):
+    """The rows @match picks out of every table, summed: bytes by site and the other figures."""
+    sites, figs, rows = {}, {}, []
+    for t in tables:
+        for r in t["rows"]:
+            if not match(r):
+                continue
+            rows.append(r)
+            for site, v in r["sites"].items():
+                sites[site] = sites.get(site, 0) + v["bytes"]
+            for k in ("moved_bytes", "cpu_copy_bytes", "unattributed_bytes", "pinned_bytes",
+                      "copied_later_bytes"):
+                figs[k] = figs.get(k, 0) + r[k]
+    return sites, figs, rows
+
+
+def top_counts_a_process_exactly():
+    """`zctrace top` counts a process it did not start, among the machine's: its Unix socket and
+    pipe sites hold exactly the bytes it moved, summed over the intervals it spanned; its moved
+    bytes are at least the payload; its last row says it exited; and zctrace's own process is
+    never in a table. With the best methods and with kprobes at most."""
+    n, size = 2000, 4000
+    for extra in ((), ("--method", "kprobe")):
+        top = top_start(*extra)
+        try:
+            prog = subprocess.Popen(["/usr/bin/python3", "-c", TOP_PROGRAM, "zct-top-probe", str(n), str(size)])
+            assert prog.wait(timeout=60) == 0, prog.returncode
+        finally:
+            tables = top_stop(top)
+        sites, figs, rows = top_sum(tables, lambda r: r["pid"] == prog.pid)
+        assert rows, f"{extra}: no row for the program in {len(tables)} tables"
+        assert rows[-1]["comm"] == "zct-top-probe", rows[-1]["comm"]
+        for site in ("unix_send_copy", "unix_recv_copy", "pipe_write_copy", "pipe_read_copy"):
+            assert_eq(f"{site} {extra}", sites.get(site, 0), n * size)
+        for site in ("send_copy", "recv_copy", "zc_pin", "deferred_copy", "udp_send_copy"):
+            assert_eq(f"{site} {extra}", sites.get(site, 0), 0)
+        assert rows[-1]["exited"], rows[-1]
+        assert sum(1 for r in rows if r["exited"]) == 1, "an exited process shown twice"
+        assert all(r["pid"] != top.pid for t in tables for r in t["rows"]), "zctrace counted itself"
+        assert all(t["evicted"] == 0 and t["dropped"] == 0 for t in tables), tables[-1]
+        assert tables[-1]["methods"]["unix_send_copy"], tables[-1]["methods"]
+        assert figs["moved_bytes"] >= 2 * n * size, figs
+
+
+def top_by_cgroup_and_comm():
+    """--by cgroup and --by comm, side by side: a program that moved itself into a cgroup made
+    here is one row under that cgroup's path and one under its name, each with exactly its bytes;
+    the text table shows the same cgroup."""
+    roots = [l.split()[1] for l in open("/proc/self/mounts") if l.split()[2] == "cgroup2"]
+    if not roots:
+        raise Skip("no cgroup v2 hierarchy mounted")
+    n, size = 1000, 4000
+    name = f"zct-top-{os.getpid()}"
+    cg = f"{roots[0]}/{name}"
+    os.mkdir(cg)
+    try:
+        by_cg, by_comm = top_start("--by", "cgroup"), top_start("--by", "comm")
+        text = subprocess.Popen([ZCTRACE, "top", "-i", "4", "-n", "1", "-C", "--by", "cgroup"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(1.5)  # the text top attached
+            prog = subprocess.run(["/usr/bin/python3", "-c", TOP_PROGRAM, name, str(n), str(size),
+                                   cg + "/cgroup.procs"], capture_output=True, text=True, timeout=60)
+            assert prog.returncode == 0, prog.stderr
+        finally:
+            tc, tn = top_stop(by_cg), top_stop(by_comm, 0)
+            out, err = text.communicate(timeout=30)
+        for tables, match in ((tc, lambda r: r.get("cgroup") == "/" + name),
+                              (tn, lambda r: r.get("comm") == name)):
+            sites, _, rows = top_sum(tables, match)
+            assert rows, (tables[-1]["by"], name, [(r.get("comm"), r.get("cgroup"), r["sites"].get("unix_send_copy")) for t in tables for r in t["rows"]])
+            assert all(r["processes"] == 1 for r in rows), rows
+            for site in ("unix_send_copy", "unix_recv_copy", "pipe_write_copy", "pipe_read_copy"):
+                assert_eq(f"{site} by {tables[-1]['by']}", sites.get(site, 0), n * size)
+        assert text.returncode == 0, err
+        assert re.search(rf"^/{name}\s+1\s", out, re.M), out
+        assert "CGROUP" in out and "COPIES/B" in out, out
+    finally:
+        os.rmdir(cg)
+
+
+# 120 children, each writes one byte into a pipe and waits, alive, until the parent lets them go
+MANY_KEYS_PROGRAM = r"""
+import os, sys, time
+n = int(sys.argv[1])
+go_r, go_w = os.pipe()
+kids = []
+for _ in range(n):
+    pid = os.fork()
+    if pid == 0:
+        os.close(go_w)
+        r, w = os.pipe()
+        os.write(w, b"k")
+        os.read(go_r, 1)
+        os._exit(0)
+    kids.append(pid)
+time.sleep(float(sys.argv[2]))
+os.close(go_w)
+for k in kids:
+    os.waitpid(k, 0)
+"""
+
+
+def top_evictions_counted():
+    """The kernel keeps at most --max-keys (process, site) keys: 120 live processes that each made
+    one, against 64 keys, leave at most 64 and at least 56 counted as evicted; nothing is dropped."""
+    top = top_start("--max-keys", "64")
+    try:
+        prog = subprocess.run(["/usr/bin/python3", "-c", MANY_KEYS_PROGRAM, "120", "1.5"],
+                              capture_output=True, text=True, timeout=60)
+        assert prog.returncode == 0, prog.stderr
+    finally:
+        tables = top_stop(top, 1)
+    assert all(t["keys"] <= 64 and t["max_keys"] == 64 for t in tables), [t["keys"] for t in tables]
+    assert tables[-1]["evicted"] >= 120 - 64, [t["evicted"] for t in tables]
+    assert all(b["evicted"] >= a["evicted"] for a, b in zip(tables, tables[1:])), "evictions went back"
+
+
+def top_usage_errors():
+    """Bad options of `zctrace top`: one line naming the problem, exit 2, nothing attached."""
+    for args, word in ((["--by", "pid"], "--by"), (["-i", "0"], "--interval"), (["-n", "x"], "--count"),
+                       (["--max-keys", "5"], "--max-keys"), (["extra"], "extra"), (["-m", "ebpf"], "ebpf")):
+        p = zctrace("top", *args, timeout=30)
+        lines = [l for l in p.stderr.splitlines() if l.strip() and not l.startswith("Try")]
+        assert p.returncode == 2 and len(lines) == 1 and word in lines[0], (args, p.returncode, p.stderr)
+
+
 def main():
     if os.geteuid() != 0:
         print("tests need root (BPF, perf counters)", file=sys.stderr)
@@ -3758,7 +3929,8 @@ def main():
               traced_python_mixed_paths, udp_zerocopy_pins_exact, robust_refused_program_falls_back,
               two_passes_figures_and_ledger, untraced_pass_attaches_nothing,
               raw_tp_flavours_count_the_same, robust_no_btf,
-              robust_one_byte_messages_60s, robust_full_map_is_reported]
+              robust_one_byte_messages_60s, robust_full_map_is_reported,
+              top_counts_a_process_exactly, top_by_cgroup_and_comm, top_evictions_counted, top_usage_errors]
     tests += EXPORT_TESTS
     # NAME runs the tests whose names hold NAME; NAME$ runs the one test so named
     only = sys.argv[1:]

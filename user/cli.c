@@ -1,5 +1,7 @@
 /* Small pieces shared by the CLI's subcommands: usage errors, parsing, the workload's result. */
 #include <stdarg.h>
+#include <stdbool.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -67,4 +69,34 @@ json_object *cli_read_result(int fd)
 
 	free(r.text);
 	return o;
+}
+
+/*
+ * The capability a run lacks, said in one line, or NULL. Loading programs and making maps needs
+ * CAP_BPF; tracing programs, uprobes and perf counters need CAP_PERFMON; CAP_SYS_ADMIN covers
+ * both (and is what kernels before 5.8 ask for).
+ */
+const char *cli_missing_capability(void)
+{
+	unsigned long long eff = 0;
+	bool found = false, admin;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return NULL;	/* cannot tell: let the kernel answer */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			found = true;
+	fclose(f);
+	if (!found)
+		return NULL;
+	admin = eff & (1ULL << CAP_SYS_ADMIN);
+	if (!admin && !(eff & (1ULL << CAP_BPF)))
+		return "loading BPF programs and maps needs CAP_BPF (or CAP_SYS_ADMIN), which this process "
+		       "does not have (run as root)";
+	if (!admin && !(eff & (1ULL << CAP_PERFMON)))
+		return "attaching tracing programs and opening perf counters needs CAP_PERFMON (or "
+		       "CAP_SYS_ADMIN), which this process does not have (run as root)";
+	return NULL;
 }

@@ -7,6 +7,9 @@
 
 #define EXIT_USAGE 2
 
+/* Why this process cannot load and attach BPF programs (a missing capability), or NULL. */
+const char *cli_missing_capability(void);
+
 /* Prints "PROG: message" on one line to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

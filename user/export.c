@@ -236,8 +236,13 @@ static int start_census(struct exporter *x)
 {
 	struct census_opts o = { .cap = x->a.cap, .max_keys = x->a.max_keys };
 	const struct probe_choice *choice;
+	const char *missing;
 	int err;
 
+	if ((missing = cli_missing_capability())) {
+		fprintf(stderr, "zctrace: %s\n", missing);
+		return 1;
+	}
 	if (!x->a.verbose)
 		libbpf_set_print(silent_libbpf);
 	/* on before load: every invocation of the census's programs is counted */

@@ -144,7 +144,6 @@ static void add_figs(struct census_figs *to, const struct census_figs *from)
 	to->from_user += from->from_user;
 	to->to_user += from->to_user;
 	to->unattributed += from->unattributed;
-	to->zc_copied += from->zc_copied;
 }
 
 static void add_to_series(struct expo_series *s, const struct census_figs *f)
@@ -350,11 +349,6 @@ static uint64_t unattributed_of(const struct census_figs *fg)
 	return fg->unattributed;
 }
 
-static uint64_t zc_copied_of(const struct census_figs *fg)
-{
-	return fg->zc_copied;
-}
-
 /* One histogram per counted site over every process: log2 slots as cumulative buckets. */
 static void write_histograms(FILE *f, const struct expo *e, enum expo_format fmt)
 {
@@ -444,8 +438,6 @@ int expo_write(FILE *f, const struct expo *e, enum expo_format fmt)
 			    census_payload);
 	write_label_counter(f, e, fmt, "zctrace_unattributed_bytes",
 			    "Bytes that crossed to or from user memory that no copy site explains", unattributed_of);
-	write_label_counter(f, e, fmt, "zctrace_zerocopy_copied_bytes",
-			    "MSG_ZEROCOPY bytes whose completion said the kernel copied them", zc_copied_of);
 	write_histograms(f, e, fmt);
 	write_sites(f, e, fmt);
 	write_costs(f, e, fmt);

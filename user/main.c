@@ -32,6 +32,7 @@
 #include "report_text.h"
 #include "sweep.h"
 #include "target.h"
+#include "top.h"
 #include "wl.h"
 #include "workloads.h"
 #include "zctrace.skel.h"
@@ -204,36 +205,6 @@ static int scan_peer_options(int argc, char **argv, const struct workload_def *d
 	return err;
 }
 
-/*
- * The capability a run lacks, said in one line, or NULL. Loading programs and making maps needs
- * CAP_BPF; tracing programs, uprobes and perf counters need CAP_PERFMON; CAP_SYS_ADMIN covers
- * both (and is what kernels before 5.8 ask for).
- */
-static const char *missing_capability(void)
-{
-	unsigned long long eff = 0;
-	bool found = false, admin;
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return NULL;	/* cannot tell: let the kernel answer */
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			found = true;
-	fclose(f);
-	if (!found)
-		return NULL;
-	admin = eff & (1ULL << CAP_SYS_ADMIN);
-	if (!admin && !(eff & (1ULL << CAP_BPF)))
-		return "loading BPF programs and maps needs CAP_BPF (or CAP_SYS_ADMIN), which this process "
-		       "does not have (run as root)";
-	if (!admin && !(eff & (1ULL << CAP_PERFMON)))
-		return "attaching tracing programs and opening perf counters needs CAP_PERFMON (or "
-		       "CAP_SYS_ADMIN), which this process does not have (run as root)";
-	return NULL;
-}
-
 /* Everything one run holds, so that each of its steps is a function of its own. */
 struct run {
 	struct run_args a;
@@ -330,7 +301,7 @@ static int run_preflight(struct run *r)
 	if (r->wo.peer == WL_PEER_NETNS && (missing = netns_missing_rights())) {
 		fprintf(stderr, "zctrace: --netns makes network namespaces and a veth pair: it needs "
 			"CAP_SYS_ADMIN and CAP_NET_ADMIN, and %s is missing (run as root)\n", missing);
-	} else if ((missing = missing_capability())) {
+	} else if ((missing = cli_missing_capability())) {
 		fprintf(stderr, "zctrace: %s\n", missing);
 	} else if (probes_check_btf(why, sizeof(why))) {
 		/* the programs are CO-RE: without the kernel's BTF nothing can be relocated, so nothing runs */
@@ -600,7 +571,7 @@ static int cmd_probes(int argc, char **argv)
 			return usage_error("probes: unknown argument '%s'", argv[i]);
 		}
 	}
-	if ((missing = missing_capability())) {
+	if ((missing = cli_missing_capability())) {
 		fprintf(stderr, "zctrace: %s\n", missing);
 		return 1;
 	}
@@ -634,9 +605,11 @@ static void usage(FILE *f)
 		"       zctrace sweep WORKLOAD[,WORKLOAD...] [--sizes LIST] [--threads LIST] [--reps N]\n"
 		"                          [--duration SECS | --messages N] [-o FILE.csv|FILE.json] [-- ARGS]\n"
 		"                          a grid of runs, one CSV or JSON row each\n"
+		"       zctrace top [-i SECS] [-n COUNT] [--by process|cgroup|comm] [--json]\n"
+		"                          every process's copies on the machine, live\n"
 		"       zctrace export [--listen ADDR:PORT] [--max-series N]\n"
 		"                          every process's copies as Prometheus metrics, at /metrics\n"
-		"       zctrace run --help, zctrace sweep --help, zctrace export --help\n");
+		"       zctrace run --help, zctrace sweep --help, zctrace top --help, zctrace export --help\n");
 }
 
 int main(int argc, char **argv)
@@ -654,6 +627,8 @@ int main(int argc, char **argv)
 		return cmd_probes(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "sweep"))
 		return cmd_sweep(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "top"))
+		return cmd_top(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "export"))
 		return cmd_export(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {

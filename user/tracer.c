@@ -81,6 +81,37 @@ static void skip_zc_path(struct probe_choice *choice)
 	snprintf(ch->why_not[0], sizeof(ch->why_not[0]), "not attached: this workload makes no zerocopy send");
 }
 
+/* Leaves out the probe sites the run does not want. */
+static void skip_probes(struct probe_choice *choice, unsigned long long skip, const char *why)
+{
+	for (int s = 0; s < NR_PROBES; s++) {
+		if (!(skip & 1ULL << s))
+			continue;
+		choice[s].skip = true;
+		snprintf(choice[s].why_not[0], sizeof(choice[s].why_not[0]), "not attached: %s", why);
+	}
+}
+
+/*
+ * The census counts every process but zctrace: its per-process maps become LRU maps of a fixed
+ * size, so a machine with many short processes costs bounded kernel memory, and the oldest keys
+ * go first (the census counts them: misc.sites_made against the keys it finds).
+ */
+static int set_machine_wide(struct zctrace_bpf *obj, unsigned max_keys)
+{
+	int err;
+
+	obj->rodata->trace_all = 1;
+	obj->rodata->self_tgid = getpid();
+	if ((err = bpf_map__set_type(obj->maps.sites, BPF_MAP_TYPE_LRU_HASH)) ||
+	    (err = bpf_map__set_max_entries(obj->maps.sites, max_keys)) ||
+	    (err = bpf_map__set_max_entries(obj->maps.idents, max_keys)) ||
+	    (err = bpf_map__set_type(obj->maps.account, BPF_MAP_TYPE_LRU_HASH)) ||
+	    (err = bpf_map__set_max_entries(obj->maps.account, max_keys)))
+		fprintf(stderr, "zctrace: cannot size the census maps: %s\n", strerror(-err));
+	return err;
+}
+
 /* Sets aside every chosen candidate that holds program @prog; how many were. */
 static int refuse_holders(struct probe_choice *choice, const char *prog, const char *why)
 {
@@ -168,6 +199,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 
 	if (o->skip_zc_path)
 		skip_zc_path(choice);
+	if (o->skip)
+		skip_probes(choice, o->skip, o->skip_why ? o->skip_why : "not wanted");
 	next_print = libbpf_set_print(capture_print);
 	/* each pass sets at least one candidate aside, so there are at most as many as candidates */
 	for (int tries = 0; tries < NR_PROBES * MAX_CANDIDATES; tries++) {
@@ -183,6 +216,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		if ((err = choose_probes(obj, choice, o->cap)))
 			break;
 		obj->rodata->gate_on_phase = o->gate_on_phase;
+		if (o->machine_wide && (err = set_machine_wide(obj, o->max_keys)))
+			break;
 		refuse_loads_by_env(obj);
 		refusal.prog[0] = refusal.why[0] = '\0';
 		err = zctrace_bpf__load(obj);

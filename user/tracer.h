@@ -11,6 +11,10 @@ struct tracer_opts {
 	enum method cap;	/* --method: nothing better than this; METHOD_NONE = the best there is */
 	bool skip_zc_path;	/* the run makes no MSG_ZEROCOPY send: leave the per-packet path out */
 	bool gate_on_phase;	/* count sites only inside the workload's measured phase */
+	unsigned long long skip;	/* probe sites (1 << enum probe_id) the run does not want */
+	const char *skip_why;		/* ... and why, for `probes` and the reports */
+	bool machine_wide;	/* the census: every process but this one, in bounded LRU maps */
+	unsigned max_keys;	/* ... of this many (process, site) keys */
 };
 
 /*

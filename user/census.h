@@ -1,0 +1,70 @@
+/*
+ * The machine-wide census: every process's copy sites at once, for `zctrace top` and `zctrace
+ * export`. The BPF side counts by (process, site) in a bounded LRU map; each read turns what it
+ * holds into per-process deltas since the last read, so totals only grow even when the kernel
+ * evicts a key or a process exits and its keys are removed.
+ */
+#ifndef CENSUS_H
+#define CENSUS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "probes.h"
+#include "zctrace.h"
+
+#define CENSUS_COMM_LEN 16
+#define CENSUS_CGROUP_LEN 256
+
+struct census;
+
+struct census_opts {
+	enum method cap;	/* --method: nothing better than this; METHOD_NONE = the best there is */
+	uint32_t max_keys;	/* (process, site) keys the kernel keeps; 0 = the default */
+};
+
+/* One process's figures: over one interval (deltas) or since it was first seen (totals). */
+struct census_figs {
+	struct site_stats site[NR_SITES];	/* copies, bytes and log2 size histogram per site */
+	uint64_t from_user;	/* bytes its I/O calls moved out of user memory (write, send, ...) */
+	uint64_t to_user;	/* ... and into user memory (read, recv, ...) */
+	uint64_t unattributed;	/* boundary bytes no site explains */
+};
+
+struct census_proc {
+	uint32_t tgid;
+	bool exited;		/* gone since the last read: this is its last row */
+	char comm[CENSUS_COMM_LEN];
+	uint64_t cgroup_id;	/* its cgroup v2 id (0 if unknown) */
+	char cgroup[CENSUS_CGROUP_LEN];	/* its path under the cgroup v2 root, "/system.slice/x.service" */
+	struct census_figs delta;	/* since the previous read */
+	struct census_figs total;	/* since the census first saw it */
+};
+
+/* What one read saw: the processes with any figure, and the census's own bookkeeping. */
+struct census_snap {
+	struct census_proc *procs;
+	int nprocs;
+	uint64_t evicted;	/* (process, site) keys the kernel evicted since the start: counts lost */
+	uint64_t dropped;	/* updates the kernel could not store (no room), since the start */
+	uint64_t keys;		/* keys held now */
+	uint64_t max_keys;
+	double interval_s;	/* time since the previous read */
+};
+
+/* Opens, chooses the probes, loads and attaches for every process but this one. 0 or -errno. */
+int census_open(struct census **cp, const struct census_opts *o);
+/* Reads every map; @snap stays valid until the next read or census_close(). 0 or -errno. */
+int census_read(struct census *c, struct census_snap *snap);
+/* The probe choice, for the sites' methods (site_method_of()). */
+const struct probe_choice *census_choice(const struct census *c);
+/* The tracer's object, for its programs' costs (progstats). */
+struct zctrace_bpf *census_object(struct census *c);
+void census_close(struct census *c);
+
+/* CPU copies per byte moved: CPU-copy bytes over the most bytes moved one way (boundary, page
+ * references or kernel copies); negative when nothing moved. */
+double census_copies_per_byte(const struct census_figs *f);
+/* The most bytes the figures moved one way: the payload copies are held against. */
+uint64_t census_payload(const struct census_figs *f);
+
+#endif
