@@ -3329,13 +3329,15 @@ def openmetrics_families(text):
 
 
 def sample_value(text, name, **labels):
-    """The value of the one sample of @name with @labels among its labels, from a text exposition."""
+    """The sum of the samples of @name with @labels among theirs, from a text exposition; None
+    when there is none."""
+    values = []
     for line in text.splitlines():
         if not line.startswith(name + "{") and line.split(" ")[0] != name:
             continue
         if all(f'{k}="{v}"' in line for k, v in labels.items()):
-            return float(line.rsplit(" ", 1)[1])
-    return None
+            values.append(float(line.rsplit(" ", 1)[1]))
+    return sum(values) if values else None
 
 
 def export_exposition_format():
@@ -3578,29 +3580,41 @@ def export_prometheus_round_trip():
         prom = Prometheus(exp.port)
         wl = job.popen(UNIX_MOVER, prelude, n, chunk)
         assert wl.stdout.readline().strip() == "PRELUDE"
-        sel = lambda site: f'zctrace_copy_bytes_total{{site="{site}",comm="{job.name}",cgroup="{job.cgroup}"}}'
+        # by comm, over its cgroup label: a process is named again at every read (see below)
+        series = lambda site: f'zctrace_copy_bytes_total{{site="{site}",comm="{job.name}"}}'
+        sel = lambda site: f'sum by (comm) ({series(site)})'
         for site in EXPORT_SITES:
             wait_for(f"{site} prelude in Prometheus", lambda: prom.value(sel(site)) == prelude, 30)
-        time.sleep(2 * SCRAPE_S)  # the prelude's value held for a few scrapes
+        time.sleep(3 * SCRAPE_S)  # the prelude's value held for a few scrapes
         t0 = time.time()
         wl.stdin.write("go\n")
         wl.stdin.flush()
         assert wl.stdout.readline().strip() == "DONE"
         for site in EXPORT_SITES:
             wait_for(f"{site} in Prometheus", lambda: prom.value(sel(site)) == prelude + n, 30)
-        time.sleep(2 * SCRAPE_S)
+        time.sleep(3 * SCRAPE_S)
         t1 = time.time()
-        window = int(t1 - t0) + 2
+        window = int(t1 - t0) + 3
         for site in EXPORT_SITES:
-            inc = prom.value(f"increase({sel(site)}[{window}s])", at=t1)
-            slack = n * 2 * SCRAPE_S / (window - SCRAPE_S)
+            # what Prometheus stored over the window, exactly: its last value less its first
+            held = prom.value(f"max_over_time({sel(site)}[{window}s:]) - min_over_time({sel(site)}[{window}s:])", at=t1)
+            assert_eq(f"{site} stored over {window}s", held, n)
+            # increase() extrapolates the samples' span to the window's: one scrape interval's worth
+            inc = prom.value(f"sum by (comm) (increase({series(site)}[{window}s]))", at=t1)
+            slack = n * 1.2 * SCRAPE_S / (window - 1.2 * SCRAPE_S)
             assert inc is not None and abs(inc - n) <= slack, \
                 f"{site}: increase over {window}s {inc} vs {n} moved (slack {slack:.0f})"
-            print(f"  {site}: Prometheus has {prelude + n} B (exact); increase()[{window}s] = {inc:.0f}", flush=True)
+            print(f"  {site}: Prometheus has {prelude + n} B, {n} B over {window}s (exact); increase() "
+                  f"{inc:.0f} ({100 * (inc - n) / n:+.1f}%)", flush=True)
         check_dashboard(prom)
+        wl.stdin.close()
+        assert wl.wait(timeout=30) == 0
+        # its cgroup's own series, at the latest once the census has named it as it exited
+        wait_for(f"a series with cgroup {job.cgroup}", lambda: prom.query(
+            f'zctrace_payload_bytes_total{{comm="{job.name}",cgroup="{job.cgroup}"}}'), 30)
     finally:
-        if wl:
-            wl.stdin.close()
+        if wl and wl.poll() is None:
+            wl.kill()
             wl.wait(timeout=30)
         if prom:
             prom.stop()
@@ -3684,7 +3698,7 @@ def export_soak_short_processes():
             moved = int(line)
             text = exp.text()[1]
             for site in EXPORT_SITES:
-                v = sample_value(text, "zctrace_copy_bytes_total", site=site, comm=job.name, cgroup=job.cgroup) or 0
+                v = sample_value(text, "zctrace_copy_bytes_total", site=site, comm=job.name) or 0
                 assert v >= last[site] and v <= moved, f"{site}: {v} after {last[site]}, {moved} moved"
                 last[site] = v
             rss.append(exp.rss_kib())
@@ -3692,7 +3706,7 @@ def export_soak_short_processes():
         assert_eq("bytes moved", moved, n * size)
         for site in EXPORT_SITES:
             wait_for(f"{site} == {moved}", lambda: sample_value(exp.text()[1], "zctrace_copy_bytes_total", site=site,
-                                                               comm=job.name, cgroup=job.cgroup) == moved, 15)
+                                                               comm=job.name) == moved, 15)
         warm, end = rss[len(rss) // 4], max(rss[len(rss) // 4:])
         text = exp.text()[1]
         print(f"  {n} processes, {moved} B each site; exporter RSS {rss[0]} -> {warm} (warm) -> {end} KiB; "
