@@ -3704,14 +3704,22 @@ def export_soak_short_processes():
             rss.append(exp.rss_kib())
         assert line == "END", f"the movers did not finish: {line!r}"
         assert_eq("bytes moved", moved, n * size)
-        for site in EXPORT_SITES:
-            wait_for(f"{site} == {moved}", lambda: sample_value(exp.text()[1], "zctrace_copy_bytes_total", site=site,
-                                                               comm=job.name) == moved, 15)
+        # every process has exited: one more read or two and the totals are final
+        deadline = time.monotonic() + 15
+        while True:
+            text = exp.text()[1]
+            got = {site: sample_value(text, "zctrace_copy_bytes_total", site=site, comm=job.name)
+                   for site in EXPORT_SITES}
+            if set(got.values()) == {moved} or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
         warm, end = rss[len(rss) // 4], max(rss[len(rss) // 4:])
-        text = exp.text()[1]
-        print(f"  {n} processes, {moved} B each site; exporter RSS {rss[0]} -> {warm} (warm) -> {end} KiB; "
-              f"census evicted {sample_value(text, 'zctrace_census_evicted_total')}", flush=True)
+        print(f"  {n} processes, {moved} B moved; the exporter's totals {got}; exporter RSS {rss[0]} -> "
+              f"{warm} (warm) -> {end} KiB; census evicted {sample_value(text, 'zctrace_census_evicted_total')}, "
+              f"dropped {sample_value(text, 'zctrace_census_dropped_total')}", flush=True)
         assert end - warm < 2048, f"RSS grew {end - warm} KiB after warm-up: {rss}"
+        for site in EXPORT_SITES:
+            assert_eq(f"{site} of {n} processes", got[site], moved)
     finally:
         if wl:
             wl.stdin.close()
