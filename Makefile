@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 CFLAGS ?= -g -O2
 # compiler flags of the sanitizer builds (make sanitize, make fuzz); empty in the normal build
 SANFLAGS ?=
-CFLAGS += $(SANFLAGS) -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -MMD -MP
+CFLAGS += $(SANFLAGS) $(CPPFLAGS) -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -MMD -MP
 INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Iworkloads/lib
 # the CLI's libraries (libmicrohttpd: zctrace export's HTTP server), also linked into the unit
 # tests and fuzzers, which link the CLI's modules
@@ -48,7 +48,7 @@ ZCTRACE_BIN := zctrace
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps test test-kernels demo bench install clean sanitize fuzz fuzz-targets
+.PHONY: all deps test test-kernels demo bench install uninstall deb-check clean sanitize fuzz fuzz-targets
 all: $(ZCTRACE_BIN) $(WL_BINS) $(UNIT_BINS)
 
 deps:
@@ -87,6 +87,10 @@ $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
 $(ZCTRACE_BIN): $(USER_OBJS) $(OUTPUT)/wl/wl.o $(OUTPUT)/wl/report.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# the distribution's linker flags (dpkg-buildflags: relro, bindnow) on the programs make install
+# installs; the compiler ignores them where a prerequisite of these is only compiled
+$(ZCTRACE_BIN) $(WL_BINS): CFLAGS += $(LDFLAGS)
 
 $(OUTPUT)/wl/%.o: workloads/lib/%.c | $(OUTPUT)/wl
 	$(call msg,CC,$@)
@@ -152,10 +156,34 @@ fuzz: deps
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(FUZZ_OUTPUT) CC=$(CLANG) SANFLAGS="$(FUZZ_FLAGS)" fuzz-targets
 	$(Q)tools/fuzz.sh $(FUZZ_OUTPUT) $(FUZZ_SECONDS)
 
+# zctrace finds its workloads in ../libexec/zctrace and zctrace-plot its script in ../share/zctrace,
+# both beside their own directory, so PREFIX moves them all together. Units go where systemd looks:
+# PREFIX/lib/systemd/system (/usr/local's too); the .deb says /lib/systemd/system.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALLED := sbin/zctrace bin/zctrace-plot share/zctrace/plot share/zctrace/findings.py \
+	share/man/man8/zctrace.8 share/bash-completion/completions/zctrace \
+	$(patsubst %,libexec/zctrace/%,$(WORKLOADS))
 install: all
 	install -D -m 0755 $(ZCTRACE_BIN) $(DESTDIR)$(PREFIX)/sbin/zctrace
 	install -d $(DESTDIR)$(PREFIX)/libexec/zctrace
 	install -m 0755 $(WL_BINS) $(DESTDIR)$(PREFIX)/libexec/zctrace/
+	install -D -m 0755 tools/plot $(DESTDIR)$(PREFIX)/share/zctrace/plot
+	install -D -m 0644 tools/findings.py $(DESTDIR)$(PREFIX)/share/zctrace/findings.py
+	install -D -m 0755 tools/zctrace-plot $(DESTDIR)$(PREFIX)/bin/zctrace-plot
+	install -D -m 0644 docs/zctrace.8 $(DESTDIR)$(PREFIX)/share/man/man8/zctrace.8
+	install -D -m 0644 tools/zctrace.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/zctrace
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|' tools/zctrace-export.service.in \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/zctrace-export.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/zctrace-export.service
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED)) $(DESTDIR)$(SYSTEMDUNITDIR)/zctrace-export.service
+	-rmdir $(DESTDIR)$(PREFIX)/libexec/zctrace $(DESTDIR)$(PREFIX)/share/zctrace 2>/dev/null
+
+# the .deb built from a copy of the tree, installed, used, purged (tools/deb-check.sh)
+deb-check: deps
+	$(Q)$(SUDO) tools/deb-check.sh
 
 clean:
 	$(call msg,CLEAN)

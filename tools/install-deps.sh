@@ -36,6 +36,13 @@ needs=(
 	"kmod:/usr/bin/kmod"
 	"python3-venv:/usr/share/doc/python3-venv/copyright"
 	"e2fsprogs:/sbin/mkfs.ext4"
+	# the manual page's test (man --warnings) and make deb-check (dpkg-buildpackage, apt)
+	"man-db:/usr/bin/man"
+	"groff-base:/usr/bin/groff"
+	"build-essential:/usr/share/build-essential/list"
+	"dpkg-dev:/usr/bin/dpkg-buildpackage"
+	"debhelper:/usr/bin/dh"
+	"fakeroot:/usr/bin/fakeroot-sysv"
 )
 
 missing=()

@@ -517,8 +517,29 @@ static int cmd_run(int argc, char **argv)
 	return ret;
 }
 
-static int cmd_list(void)
+static const char list_usage[] =
+	"usage: zctrace list [--names]\n"
+	"The built-in workloads: what each does, its expected ledger and its options.\n"
+	"  --names          the workload names alone, one a line (for scripts and shell completion)\n";
+
+/* --names: nothing but the names, so that scripts need not parse the table */
+static int cmd_list_names(void)
 {
+	for (int i = 0; i < nr_workload_defs; i++)
+		printf("%s\n", workload_defs[i].name);
+	return 0;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--names"))
+		return cmd_list_names();
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(list_usage, stdout);
+		return 0;
+	}
+	if (argc > 1)
+		return usage_error("list: unknown argument '%s' (only --names)", argv[1]);
 	printf("%-16s %s\n", "WORKLOAD", "WHAT IT DOES / EXPECTED LEDGER");
 	for (int i = 0; i < nr_workload_defs; i++) {
 		const struct workload_def *d = &workload_defs[i];
@@ -555,6 +576,13 @@ static int cmd_list(void)
 	return 0;
 }
 
+static const char probes_usage[] =
+	"usage: zctrace probes [--method=METHOD] [-v]\n"
+	"Load and attach every probe site's candidates, best first, and print the method chosen for each\n"
+	"site and why each better candidate was refused.\n"
+	"  --method=METHOD  use no method better than METHOD: fentry, kprobe or tracepoint\n"
+	"  -v               show libbpf's log\n";
+
 static int cmd_probes(int argc, char **argv)
 {
 	static struct probe_choice choice[NR_PROBES];
@@ -564,6 +592,9 @@ static int cmd_probes(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-v")) {
 			verbose = true;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(probes_usage, stdout);
+			return 0;
 		} else if (!strncmp(argv[i], "--method=", 9)) {
 			if (parse_method(argv[i] + 9, &cap))
 				return usage_error("unknown method '%s' (fentry, kprobe or tracepoint)", argv[i] + 9);
@@ -622,7 +653,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list"))
-		return argc == 2 ? cmd_list() : usage_error("list takes no arguments");
+		return cmd_list(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "probes"))
 		return cmd_probes(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "sweep"))

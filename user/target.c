@@ -25,6 +25,7 @@
 #include "netns.h"
 #include "perfcnt.h"
 #include "target.h"
+#include "tracer.h"
 #include "wl.h"
 #include "workloads.h"
 #include "zctrace.skel.h"
@@ -444,10 +445,7 @@ void target_report_end(const struct target *t)
 
 void target_detach(struct target *t)
 {
-	for (int i = 0; i < TARGET_NR_USDT; i++) {
-		bpf_link__destroy(t->usdt[i]);
-		t->usdt[i] = NULL;
-	}
+	tracer_destroy_links(t->usdt, TARGET_NR_USDT);
 }
 
 void target_close(struct target *t)

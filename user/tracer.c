@@ -5,6 +5,7 @@
  * again, the way libbpf-tools falls back from fentry to kprobes, but decided by the kernel itself.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 #include <bpf/libbpf.h>
 #include "tracer.h"
 #include "zctrace.skel.h"
+
+#define MAX_GONE_PROGS 128
 
 /* What the last load said about the program it refused. */
 static struct {
@@ -245,12 +248,53 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 	return err;
 }
 
-void tracer_stop(struct zctrace_bpf *obj)
+static void *destroy_link(void *link)
 {
-	zctrace_bpf__destroy(obj);
+	bpf_link__destroy(link);
+	return NULL;
 }
 
-#define MAX_GONE_PROGS 128
+void tracer_destroy_links(struct bpf_link **links, int n)
+{
+	pthread_t th[n > 0 ? n : 1];
+	bool started[n > 0 ? n : 1];
+
+	for (int i = 0; i < n; i++)
+		started[i] = links[i] && !pthread_create(&th[i], NULL, destroy_link, links[i]);
+	for (int i = 0; i < n; i++) {
+		if (started[i])
+			pthread_join(th[i], NULL);
+		else
+			bpf_link__destroy(links[i]);	/* no thread: here, in turn */
+		links[i] = NULL;
+	}
+}
+
+/* Detaches every program at once: an fentry's detach waits for a grace period of its own. */
+static void detach_all(struct zctrace_bpf *obj)
+{
+	struct bpf_object_skeleton *sk = obj ? obj->skeleton : NULL;
+	struct bpf_link *links[MAX_GONE_PROGS];
+	int n = 0;
+
+	for (int i = 0; sk && i < sk->prog_cnt; i++) {
+		struct bpf_link **link = sk->progs[i].link;
+
+		if (!*link)
+			continue;
+		if (n == MAX_GONE_PROGS)
+			break;	/* the rest go with the object */
+		links[n++] = *link;
+		*link = NULL;
+	}
+	tracer_destroy_links(links, n);
+}
+
+void tracer_stop(struct zctrace_bpf *obj)
+{
+	detach_all(obj);
+	zctrace_bpf__destroy(obj);
+}
 
 /* Whether the program with id @id is still in the kernel. */
 static bool prog_alive(__u32 id)
@@ -281,7 +325,7 @@ int tracer_stop_wait(struct zctrace_bpf *obj, int max_ms)
 		    !bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
 			ids[n++] = info.id;
 	}
-	zctrace_bpf__destroy(obj);
+	tracer_stop(obj);
 	for (int waited = 0; waited <= max_ms; waited += 10) {
 		int alive = 0;
 

@@ -6,6 +6,7 @@
 #include "probes.h"
 
 struct zctrace_bpf;
+struct bpf_link;
 
 struct tracer_opts {
 	enum method cap;	/* --method: nothing better than this; METHOD_NONE = the best there is */
@@ -25,6 +26,11 @@ struct tracer_opts {
  */
 int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const struct tracer_opts *o);
 void tracer_stop(struct zctrace_bpf *obj);
+/*
+ * Destroys @n links at once, one thread each, and sets them NULL: a uprobe's detach waits for the
+ * kernel's grace periods, and detaches side by side share them instead of waiting in turn.
+ */
+void tracer_destroy_links(struct bpf_link **links, int n);
 /* tracer_stop(), then at most @max_ms for the kernel to free every program. 0 or -ETIMEDOUT. */
 int tracer_stop_wait(struct zctrace_bpf *obj, int max_ms);
 
