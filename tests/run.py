@@ -3834,7 +3834,7 @@ sys.stdin.readline()
 def export_soak_short_processes():
     """About a minute of short processes, 4000 of them, each moving 100 B over a socket pair of
     its own and exiting: the exporter's totals for their label only grow and end equal to the
-    bytes moved, at both Unix sites; its RSS grows by less than 2 MiB after a warm-up."""
+    bytes moved, at both Unix sites; its RSS grows by less than 2 MiB over the second half."""
     n, batch, size, pause = 4000, 100, 100, 1.2
     job = NamedCgroup("zcx-soak-")
     exp = Exporter("--interval", "0.5", "--max-series", "2000")
@@ -3867,7 +3867,9 @@ def export_soak_short_processes():
             if set(got.values()) == {moved} or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
-        warm, end = rss[len(rss) // 4], max(rss[len(rss) // 4:])
+        # warm: half-way, past the census's and malloc's high-water marks (a read that saw many
+        # processes at once keeps its room); a leak of 1 KiB a process would still add 2 MiB
+        warm, end = rss[len(rss) // 2], max(rss[len(rss) // 2:])
         print(f"  {n} processes, {moved} B moved; the exporter's totals {got}; exporter RSS {rss[0]} -> "
               f"{warm} (warm) -> {end} KiB; census evicted {sample_value(text, 'zctrace_census_evicted_total')}, "
               f"dropped {sample_value(text, 'zctrace_census_dropped_total')}", flush=True)
