@@ -13,6 +13,9 @@ CFLAGS ?= -g -O2
 SANFLAGS ?=
 CFLAGS += $(SANFLAGS) $(CPPFLAGS) -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -MMD -MP
 INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Iworkloads/lib
+# the CLI's libraries (libmicrohttpd: zctrace export's HTTP server), also linked into the unit
+# tests and fuzzers, which link the CLI's modules
+LDLIBS := -lbpf -lelf -lz -ljson-c -lmicrohttpd
 # clang's own system includes, for <bpf/usdt.bpf.h> and friends, as libbpf-bootstrap does
 CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
@@ -83,7 +86,7 @@ $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
 # the CLI parses sizes as the workloads do (wl_parse_size()), and their reports with report.c
 $(ZCTRACE_BIN): $(USER_OBJS) $(OUTPUT)/wl/wl.o $(OUTPUT)/wl/report.o
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lelf -lz -ljson-c -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # the distribution's linker flags (dpkg-buildflags: relro, bindnow) on the programs make install
 # installs; the compiler ignores them where a prerequisite of these is only compiled
@@ -106,13 +109,13 @@ $(OUTPUT)/workloads/uring-%: workloads/uring-%.c $(WL_LIB_OBJS) $(URING_LIB_OBJS
 $(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_LINK_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -MF $(OUTPUT)/tests/$*.d $< $(UNIT_LINK_OBJS) \
-		-lbpf -lelf -lz -ljson-c -o $@
+		$(LDLIBS) -o $@
 
 # libFuzzer targets: the CLI's pure modules, compiled with -fsanitize=fuzzer-no-link (make fuzz)
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(UNIT_LINK_OBJS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ,$@)
 	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer $(INCLUDES) -MF $(OUTPUT)/fuzz/$*.d $< $(UNIT_LINK_OBJS) \
-		-lbpf -lelf -lz -ljson-c -lm -o $@
+		$(LDLIBS) -lm -o $@
 
 fuzz-targets: $(FUZZ_BINS)
 

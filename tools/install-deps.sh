@@ -15,6 +15,11 @@ needs=(
 	"systemtap-sdt-dev:/usr/include/x86_64-linux-gnu/sys/sdt.h"
 	"libjson-c-dev:/usr/include/json-c/json.h"
 	"liburing-dev:/usr/include/liburing.h"	# the uring-* workloads
+	"libmicrohttpd-dev:/usr/include/microhttpd.h"	# zctrace export's HTTP server
+	# zctrace export's tests: promtool checks the exposition, a real Prometheus scrapes it, and
+	# an independent OpenMetrics parser reads it
+	"prometheus:/usr/bin/promtool"
+	"python3-prometheus-client:/usr/lib/python3/dist-packages/prometheus_client/openmetrics/parser.py"
 	"pkg-config:/usr/bin/pkg-config"
 	"make:/usr/bin/make"
 	"gcc:/usr/bin/gcc"

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "checks.h"
 #include "effect.h"
+#include "export.h"
 #include "ledger.h"
 #include "live.h"
 #include "micro.h"
@@ -661,7 +662,9 @@ static void usage(FILE *f)
 		"                          a grid of runs, one CSV or JSON row each\n"
 		"       zctrace top [-i SECS] [-n COUNT] [--by process|cgroup|comm] [--json]\n"
 		"                          every process's copies on the machine, live\n"
-		"       zctrace run --help, zctrace sweep --help, zctrace top --help\n");
+		"       zctrace export [--listen ADDR:PORT] [--max-series N]\n"
+		"                          every process's copies as Prometheus metrics, at /metrics\n"
+		"       zctrace run --help, zctrace sweep --help, zctrace top --help, zctrace export --help\n");
 }
 
 int main(int argc, char **argv)
@@ -681,6 +684,8 @@ int main(int argc, char **argv)
 		return cmd_sweep(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "top"))
 		return cmd_top(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "export"))
+		return cmd_export(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;
