@@ -27,4 +27,5 @@ exec python3 tests/run.py \
 	'ledger_uring-send_64K_1thr$' 'ledger_uring-sendzc_64K_1thr$' 'ledger_uring-sendzc_64K_4thr$' \
 	'uring_async_uring-sendzc_process$' 'uring_sqpoll_uring-sendzc_thread$' 'netns_uring-sendzc_path$' \
 	'uring_sendzc_without_usage_reports$' 'uring_notices_fall_back$' \
-	'top_counts_a_process_exactly$' 'top_by_cgroup_and_comm$' 'top_evictions_counted$'
+	'top_counts_a_process_exactly$' 'top_by_cgroup_and_comm$' 'top_evictions_counted$' \
+	'export_prometheus_round_trip$' 'export_usage_errors$'
