@@ -3205,7 +3205,7 @@ def robust_stdout_unwritable():
     """stdout that takes nothing (/dev/full): every command exits 1 with one line saying so, not 0."""
     cases = [(["run", "--no-hist", "syscall"], "zctrace"), (["run", "--json", "-", "syscall"], "zctrace"),
              (["list"], "zctrace"), (["run", "--help"], "zctrace"),
-             (["sweep", "syscall", "--duration", "0.5"], "zctrace sweep")]
+             (["sweep", "tcp-onecopy", "--messages", "100"], "zctrace sweep")]
     for args, prog in cases:
         with open("/dev/full", "w") as full:
             p = subprocess.run([ZCTRACE, *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)

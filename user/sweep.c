@@ -313,9 +313,26 @@ static bool log_tail(const char *path, char *buf, size_t n)
 	return true;
 }
 
+/* Whether @pid is a run's detach child (tracer_stop_background()), left to finish on its own. */
+static bool detaching(pid_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = 0;
+	fclose(f);
+	return !strcmp(comm, "zctrace-detach\n");
+}
+
 /*
  * The sweep is a child subreaper: a workload whose tracer was killed is reparented here instead of
- * to init. Once a run's process has been reaped, any child left is such a leftover.
+ * to init. Once a run's process has been reaped, any child left is such a leftover, but for a
+ * run's detach child: it lets the kernel's links go while the next run starts, and is reaped once
+ * it is done (or at the end of the sweep).
  */
 static void reap_leftovers(void)
 {
@@ -332,17 +349,33 @@ static void reap_leftovers(void)
 		while (n < 256 && fscanf(f, "%d", &pids[n]) == 1)
 			n++;
 		fclose(f);
+		int killed = 0;
+
 		for (int i = 0; i < n; i++) {
+			if (detaching(pids[i]))
+				continue;
 			if (getpgid(pids[i]) == pids[i])
 				kill(-pids[i], SIGKILL);
 			kill(pids[i], SIGKILL);
 			waitpid(pids[i], NULL, 0);
+			killed++;
 		}
-		if (!n)
+		if (!killed)
 			break;
 	}
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
+}
+
+/* The detach children still at work, waited for (30 s at most): nothing the sweep started outlives it. */
+static void await_detaching(void)
+{
+	double end = now_s() + 30;
+	pid_t w;
+
+	while ((w = waitpid(-1, NULL, WNOHANG)) >= 0 && now_s() < end)
+		if (w == 0)
+			sleep_ms(10);
 }
 
 static void classify(struct run_outcome *o, const char *out_log, const char *err_log, int wstatus)
@@ -954,6 +987,7 @@ int cmd_sweep(int argc, char **argv)
 				 .counts = counts, .nruns = nruns, .start = start };
 	k = run_grid(&sr);
 	ret = report_end(&out, counts, k, nruns, start);
+	await_detaching();
 
 cleanup:
 	output_close(&out);
