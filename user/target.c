@@ -120,6 +120,10 @@ static int attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, s
 	if (!bpf_program__autoload(progs[0]))
 		return -ENOTSUP;
 	for (int i = 0; i < TARGET_NR_USDT; i++) {
+		/* a uprobe costs a grace period at its detach: a built-in workload marks steps only if
+		 * it is a microbenchmark */
+		if (progs[i] == obj->progs.segment_usdt && t->def && !t->def->micro)
+			continue;
 		t->usdt[i] = bpf_program__attach_usdt(progs[i], pid, binary, WL_USDT_PROVIDER, names[i], NULL);
 		if (!t->usdt[i] && i < 2 && !err)
 			err = -errno;

@@ -444,3 +444,8 @@ int mb_measure(struct mb *m, const struct mb_bench *b, uint64_t iters, uint64_t 
 		mb_samples_free(&own);
 	return step;
 }
+
+__attribute__((noinline)) void wl_segment(uint32_t id)
+{
+	DTRACE_PROBE1(WL_USDT_PROVIDER_T, WL_USDT_SEGMENT_T, id);
+}

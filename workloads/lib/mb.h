@@ -9,8 +9,9 @@
 #include <stdint.h>
 #include "wl.h"
 
-/* Marks the start of numbered step @id (> 0) of a microbenchmark, or its end (0). */
-#define WL_SEGMENT(id) DTRACE_PROBE1(WL_USDT_PROVIDER_T, WL_USDT_SEGMENT_T, (uint32_t)(id))
+/* Marks the start of numbered step @id (> 0) of a microbenchmark, or its end (0): one probe site. */
+void wl_segment(uint32_t id);
+#define WL_SEGMENT(id) wl_segment(id)
 
 #define MB_MAX_STEPS WL_MAX_STEPS	/* step ids 1..63: the tracer keeps MAX_SEGMENTS */
 

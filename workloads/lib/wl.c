@@ -651,3 +651,13 @@ int wl_stream_report(json_object *r, enum wl_kind kind, int ret, bool verified, 
 	json_object_put(r);
 	return ret;
 }
+
+__attribute__((noinline)) void wl_phase_begin(void)
+{
+	DTRACE_PROBE(WL_USDT_PROVIDER_T, WL_USDT_PHASE_BEGIN_T);
+}
+
+__attribute__((noinline)) void wl_phase_end(void)
+{
+	DTRACE_PROBE(WL_USDT_PROVIDER_T, WL_USDT_PHASE_END_T);
+}

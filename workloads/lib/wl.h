@@ -9,9 +9,15 @@
 #include <json-c/json.h>
 #include "report.h"
 
-/* USDT probes read by zctrace: the measured phase, and copies made in user space. */
-#define WL_PHASE_BEGIN() DTRACE_PROBE(WL_USDT_PROVIDER_T, WL_USDT_PHASE_BEGIN_T)
-#define WL_PHASE_END() DTRACE_PROBE(WL_USDT_PROVIDER_T, WL_USDT_PHASE_END_T)
+/*
+ * USDT probes read by zctrace: the measured phase, and copies made in user space. Each phase
+ * marker is one probe site in a function of its own, whichever harness calls it: the tracer
+ * attaches a uprobe per site, and each uprobe's detach waits for a grace period of the kernel's.
+ */
+void wl_phase_begin(void);
+void wl_phase_end(void);
+#define WL_PHASE_BEGIN() wl_phase_begin()
+#define WL_PHASE_END() wl_phase_end()
 #define WL_USER_COPY(bytes, ncopies) \
 	DTRACE_PROBE2(WL_USDT_PROVIDER_T, WL_USDT_USER_COPY_T, (uint64_t)(bytes), (uint64_t)(ncopies))
 
