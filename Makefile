@@ -2,6 +2,7 @@
 OUTPUT := .output
 CLANG ?= clang
 BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
+LLVM_OBJDUMP ?= llvm-objdump
 CC ?= cc
 PREFIX ?= /usr/local
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/;s/ppc64le/powerpc/;s/riscv64/riscv/;s/s390x/s390/')
@@ -67,6 +68,17 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
 		-I$(OUTPUT) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
+# an empty program at each of zctrace's attach points, for zctrace floor
+$(OUTPUT)/floor.bpf.c: $(OUTPUT)/zctrace.bpf.o tools/gen-floor.py
+	$(call msg,GEN,$@)
+	$(Q)$(LLVM_OBJDUMP) -t $< > $@.syms && python3 tools/gen-floor.py $@.syms > $@.tmp && mv $@.tmp $@ && rm -f $@.syms
+
+$(OUTPUT)/floor.bpf.o: $(OUTPUT)/floor.bpf.c
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) \
+		-I$(OUTPUT) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
@@ -79,6 +91,7 @@ $(OUTPUT)/syscall_names.h: | $(OUTPUT)
 
 # every CLI object may include the skeleton
 $(USER_OBJS): $(OUTPUT)/zctrace.skel.h $(OUTPUT)/syscall_names.h
+$(OUTPUT)/user/floor.o: $(OUTPUT)/floor.skel.h
 $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@

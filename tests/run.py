@@ -3363,6 +3363,50 @@ def detach_after_the_report_leaves_nothing():
     raise AssertionError(f"after 10 s: programs {sorted(left)}, detach children {children}")
 
 
+LIST_PROGS = "bpftool -j prog list"
+
+
+def zctrace_named(progs, names, old=frozenset()):
+    """The programs of @progs named like zctrace's (@names), but for those of ids in @old."""
+    return {p["name"]: p for p in progs if p.get("name") in names and p["id"] not in old}
+
+
+def floor_attaches_empty_programs():
+    """`zctrace floor -- COMMAND`: while the command runs, every program a traced run of it has
+    alive is there under the same name, each of 2 instructions (r0 = 0; exit), and nothing else
+    of zctrace's; a built-in workload's own figures come out on stdout; the exit status is the
+    command's; bad input is one line and exit 2."""
+    floor_c = open(os.path.join(ROOT, ".output", "floor.bpf.c")).read()
+    names = set(re.findall(r"^int (\w+)\(", floor_c, re.M))
+    # a run before this one may still be letting its programs go (its detach child)
+    old = {p["id"] for p in json.loads(subprocess.run(LIST_PROGS.split(), capture_output=True, text=True,
+                                                      timeout=30).stdout)}
+    p = zctrace("floor", "--", "sh", "-c", LIST_PROGS)
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    floor = zctrace_named(json.loads(p.stdout), names, old)
+    old = {p["id"] for p in json.loads(subprocess.run(LIST_PROGS.split(), capture_output=True, text=True,
+                                                      timeout=30).stdout)}
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        p = zctrace("run", "--no-hist", "--passes", "traced", "--json", f.name, "--", "sh", "-c",
+                    LIST_PROGS + " > " + f.name + ".progs")
+        assert p.returncode == 0, (p.returncode, p.stderr[-400:])
+        traced = zctrace_named(json.load(open(f.name + ".progs")), names, old)
+        os.unlink(f.name + ".progs")
+    assert set(floor) == set(traced) and len(floor) > 10, (sorted(floor), sorted(traced))
+    assert all(p["bytes_xlated"] == 16 for p in floor.values()), \
+        [(n, p["bytes_xlated"]) for n, p in floor.items() if p["bytes_xlated"] != 16]
+    assert any(p["bytes_xlated"] > 16 for p in traced.values())
+    p = zctrace("floor", "tcp-onecopy", "--size", "4K", "--messages", "300")
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    wl = json.loads(p.stdout)
+    assert wl["bytes"] == wl["bytes_received"] == 300 * 4096, wl
+    assert zctrace("floor", "--", "sh", "-c", "exit 3").returncode == 3
+    for args, word in (([], "needed"), (["nosuch"], "nosuch"), (["-m", "ebpf", "tcp-onecopy"], "ebpf")):
+        p = zctrace("floor", *args)
+        lines = [l for l in p.stderr.splitlines() if l.strip() and not l.startswith("Try")]
+        assert p.returncode == 2 and len(lines) == 1 and word in lines[0], (args, p.returncode, p.stderr)
+
+
 def untraced_pass_attaches_nothing():
     """--baseline runs the command traced, then once more untraced: the command itself lists the
     BPF programs alive while it runs, and sees zctrace's only in the first pass; both wall times
@@ -4372,6 +4416,7 @@ def main():
               robust_missing_capabilities, robust_refused_tracepoint, unattributed_where_a_site_is_refused, boundary_mmsg_calls_exact,
               traced_python_mixed_paths, udp_zerocopy_pins_exact, robust_refused_program_falls_back,
               two_passes_figures_and_ledger, untraced_pass_attaches_nothing, detach_after_the_report_leaves_nothing,
+              floor_attaches_empty_programs,
               raw_tp_flavours_count_the_same, robust_no_btf,
               robust_one_byte_messages_60s, robust_full_map_is_reported,
               top_counts_a_process_exactly, top_by_cgroup_and_comm, top_evictions_counted, top_usage_errors]

@@ -7,7 +7,7 @@ set -euo pipefail
 needs=(
 	"clang:/usr/bin/clang"
 	"libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"
-	"llvm:/usr/bin/llvm-strip"
+	"llvm:/usr/bin/llvm-objdump"	# llvm-objdump lists the BPF object's programs for zctrace floor
 	"libbpf-dev:/usr/include/bpf/libbpf.h"
 	"bpftool:/usr/sbin/bpftool"
 	"libelf-dev:/usr/include/libelf.h"
@@ -29,6 +29,7 @@ needs=(
 	"iproute2:/bin/ip"
 	"util-linux:/usr/bin/setpriv"
 	"bpftrace:/usr/bin/bpftrace"	# make bench: the overhead section compares with it
+	"iperf3:/usr/bin/iperf3"	# ... on a real program too
 	# make test-kernels: virtme-ng boots Debian's stock kernels under QEMU; it needs these, and a venv
 	"qemu-system-x86:/usr/bin/qemu-system-x86_64"
 	"busybox-static:/bin/busybox"

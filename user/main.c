@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "checks.h"
 #include "effect.h"
+#include "floor.h"
 #include "export.h"
 #include "ledger.h"
 #include "live.h"
@@ -664,6 +665,8 @@ static void usage(FILE *f)
 		"                          every process's copies on the machine, live\n"
 		"       zctrace export [--listen ADDR:PORT] [--max-series N]\n"
 		"                          every process's copies as Prometheus metrics, at /metrics\n"
+		"       zctrace floor WORKLOAD [ARGS] | -- COMMAND [ARGS]\n"
+		"                          the run with empty programs at the tracer's attach points\n"
 		"       zctrace run --help, zctrace sweep --help, zctrace top --help, zctrace export --help\n");
 }
 
@@ -684,6 +687,8 @@ int main(int argc, char **argv)
 		return cmd_sweep(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "top"))
 		return cmd_top(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "floor"))
+		return cmd_floor(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "export"))
 		return cmd_export(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
