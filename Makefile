@@ -3,6 +3,8 @@ OUTPUT := .output
 CLANG ?= clang
 BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 LLVM_OBJDUMP ?= llvm-objdump
+# the system's Python: the one Debian's python3-* packages (matplotlib, prometheus-client) serve
+PYTHON ?= /usr/bin/python3
 CC ?= cc
 PREFIX ?= /usr/local
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/;s/ppc64le/powerpc/;s/riscv64/riscv/;s/s390x/s390/')
@@ -71,7 +73,7 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
 # an empty program at each of zctrace's attach points, for zctrace floor
 $(OUTPUT)/floor.bpf.c: $(OUTPUT)/zctrace.bpf.o tools/gen-floor.py
 	$(call msg,GEN,$@)
-	$(Q)$(LLVM_OBJDUMP) -t $< > $@.syms && python3 tools/gen-floor.py $@.syms > $@.tmp && mv $@.tmp $@ && rm -f $@.syms
+	$(Q)$(LLVM_OBJDUMP) -t $< > $@.syms && $(PYTHON) tools/gen-floor.py $@.syms > $@.tmp && mv $@.tmp $@ && rm -f $@.syms
 
 $(OUTPUT)/floor.bpf.o: $(OUTPUT)/floor.bpf.c
 	$(call msg,BPF,$@)
@@ -134,7 +136,7 @@ fuzz-targets: $(FUZZ_BINS)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(SUDO) python3 tests/run.py
+	$(Q)$(SUDO) $(PYTHON) tests/run.py
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
@@ -149,7 +151,7 @@ test-kernels: deps
 # variants of one job side by side in one run, medians of BENCH_REPS (default 5)
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(SUDO) python3 tools/bench.py
+	$(Q)$(SUDO) $(PYTHON) tools/bench.py
 
 # ASan + UBSan build of zctrace, the workloads and the unit tests in .output-san/ (the normal
 # build is left alone), then the whole suite against it; every sanitizer report fails it

@@ -7,7 +7,7 @@ for m in fentry kprobe tracepoint; do
 	./zctrace probes --method=$m | awk -v m=$m '/^[a-z_]+ +[a-z_]+ /{ print "SITE", m, $1, $2 }'
 done
 [ "${1:-}" = table ] && exit 0
-exec python3 tests/run.py \
+exec /usr/bin/python3 tests/run.py \
 	'probes_report$' 'json_schema$' method_matrix \
 	'ledger_tcp-twocopy_64K_1thr$' 'ledger_tcp-onecopy_64K_1thr$' 'ledger_tcp-zerocopy_64K_1thr$' \
 	'ledger_tcp-sendfile_64K_1thr$' 'ledger_tcp-zerocopy_64K_4thr$' \
