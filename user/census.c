@@ -454,12 +454,14 @@ int census_read(struct census *c, struct census_snap *snap)
 		 * Gone at the last read, whatever it did between that read of the maps and its exit is in
 		 * this one: only now are its keys removed.
 		 */
+		p->out.exited_now = false;
 		if (!p->seen || p->dead) {
-			p->out.exited = p->dead || !alive(p->tgid);
+			p->out.exited_now = !p->dead && !alive(p->tgid);
+			p->out.exited = p->dead || p->out.exited_now;
 			forget(c, p->tgid);
 			p->gone = true;
 		} else if (!alive(p->tgid)) {
-			p->dead = p->out.exited = true;
+			p->dead = p->out.exited = p->out.exited_now = true;
 		}
 		if (any(&p->out.total))
 			c->snap[n++] = p->out;

@@ -33,6 +33,7 @@ struct census_figs {
 struct census_proc {
 	uint32_t tgid;
 	bool exited;		/* gone: its last rows (the next read has what it did after this one's) */
+	bool exited_now;	/* ... found gone at this read: its one row even with nothing new */
 	char comm[CENSUS_COMM_LEN];
 	uint64_t cgroup_id;	/* its cgroup v2 id (0 if unknown) */
 	char cgroup[CENSUS_CGROUP_LEN];	/* its path under the cgroup v2 root, "/system.slice/x.service" */

@@ -160,7 +160,8 @@ static int make_rows(const struct census_snap *snap, enum top_by by, struct top_
 		const char *key = by == BY_CGROUP ? p->cgroup : p->comm;
 		struct top_row *r = NULL;
 
-		if (!moved_any(&p->delta))
+		/* a process that exited shows once with its last figures, even with none new */
+		if (!moved_any(&p->delta) && !(p->exited_now && moved_any(&p->total)))
 			continue;
 		if (by != BY_PROCESS)
 			for (int k = 0; k < n && !r; k++)
