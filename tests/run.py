@@ -3345,18 +3345,28 @@ def zctrace_programs():
             if p.get("name") in ("phase_begin_usd", "phase_end_usdt", "sys_exit_btf", "sys_exit_raw")}
 
 
+def zombie(pid):
+    """Whether process @pid has exited and waits to be reaped (an init that reaps no orphans)."""
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
 def detach_after_the_report_leaves_nothing():
     """zctrace returns once its report is out; a child of its own ('zctrace-detach') holds the last
     references of the links, whose detach waits for the kernel's grace periods, and exits once the
-    kernel has let them go: within 10 s no program of the run and no such child is left, and the
-    child never held the run's stdout (the pipe reached its end when zctrace exited)."""
+    kernel has let them go: within 10 s no program of the run and no such child is left (but for its
+    exit status, where init reaps no orphans), and the child never held the run's stdout (the pipe
+    reached its end when zctrace exited)."""
     before = zctrace_programs()
     p = zctrace("run", "--no-hist", "--passes", "traced", "syscall", "--iters", "1000", "--reps", "1")
     assert p.returncode == 0, (p.returncode, p.stderr[-400:])
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         left = zctrace_programs() - before
-        children = subprocess.run(["pgrep", "-x", "zctrace-detach"], capture_output=True, text=True).stdout.split()
+        children = [c for c in subprocess.run(["pgrep", "-x", "zctrace-detach"], capture_output=True,
+                                              text=True).stdout.split() if not zombie(c)]
         if not left and not children:
             return
         time.sleep(0.1)
