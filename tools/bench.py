@@ -253,6 +253,19 @@ def bench_micro():
 
 # ---- what tracing costs the traced: zctrace against bpftrace on the same events ----
 
+def run_session(cmd, timeout):
+    """Runs @cmd in a session of its own, killed whole if anything goes wrong, so nothing it
+    started (a probe, a server) outlives it; its exit status, stdout and stderr."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+    return p.returncode, out, err
+
+
 def run_bpftrace(name, args):
     """One run under bpftrace (tools/overhead.bt, started on the workload with -c); its figures.
 
@@ -262,16 +275,9 @@ def run_bpftrace(name, args):
     with tempfile.NamedTemporaryFile(suffix=".txt") as out:
         cmd = ["bpftrace", "-o", out.name, BPFTRACE_SCRIPT, "-c",
                shlex.join([os.path.join(WORKLOADS, name), *args])]
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)
-        try:
-            stdout, stderr = p.communicate(timeout=600)
-        finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.communicate()
-        if p.returncode != 0:
-            raise RuntimeError(f"bpftrace on {name}: exit {p.returncode}: {stderr.strip()[-300:]}")
+        rc, stdout, stderr = run_session(cmd, 600)
+        if rc != 0:
+            raise RuntimeError(f"bpftrace on {name}: exit {rc}: {stderr.strip()[-300:]}")
         figures = json.loads(stdout)
         maps = open(out.name).read()
     sent = sum(int(v) for v in re.findall(r"(?m)^@send_bytes\[\d+\]: (\d+)$", maps))
@@ -321,18 +327,11 @@ def run_iperf(variant, length):
                "floor": [ZCTRACE, "floor", "--", *sh],
                "zctrace": [ZCTRACE, "run", "--no-hist", "--json", led.name, "--", *sh],
                "bpftrace": ["bpftrace", "-o", "/dev/null", BPFTRACE_SCRIPT, "-c", " ".join(sh)]}
-        p = subprocess.Popen(cmd[variant], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)
-        try:
-            _, err = p.communicate(timeout=120)
-        finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.communicate()
+        rc, _, err = run_session(cmd[variant], 120)
         try:
             return iperf_bps(out.name)
         except (ValueError, KeyError):
-            raise RuntimeError(f"iperf3 {variant} -l {length}: exit {p.returncode}, no result: {err.strip()[-300:]}")
+            raise RuntimeError(f"iperf3 {variant} -l {length}: exit {rc}, no result: {err.strip()[-300:]}")
 
 
 def verdict(ratio, floor, target):
