@@ -411,9 +411,13 @@ json_object *mb_result(struct mb *m, const char *name, const char *unit, struct 
 	json_object_object_add(r, "warmup", json_object_new_uint64(warmup));
 	json_object_object_add(r, WL_KEY_CPU, json_object_new_int(m->cpu));
 	if (s->n) {
+		double mean = sum / s->n;
+
+		/* the rounding of a sum of equal samples can put their mean a last bit outside them */
+		mean = mean < min ? min : mean > max ? max : mean;
 		json_object_object_add(r, "min", json_object_new_double(min));
 		json_object_object_add(r, "median", json_object_new_double(med));
-		json_object_object_add(r, "mean", json_object_new_double(sum / s->n));
+		json_object_object_add(r, "mean", json_object_new_double(mean));
 		json_object_object_add(r, "p99", json_object_new_double(p99));
 		json_object_object_add(r, "max", json_object_new_double(max));
 		json_object_object_add(r, "hist", sample_hist(s, min, p99, max));
