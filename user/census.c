@@ -509,12 +509,19 @@ uint64_t census_payload(const struct census_figs *f)
 	return most;
 }
 
-double census_copies_per_byte(const struct census_figs *f)
+uint64_t census_cpu_copied(const struct census_figs *f)
 {
-	uint64_t payload = census_payload(f), copied = 0;
+	uint64_t copied = 0;
 
 	for (int s = 0; s < NR_SITES; s++)
 		if (is_cpu_copy(s))
 			copied += f->site[s].bytes;
-	return payload ? (double)copied / payload : -1;
+	return copied;
+}
+
+double census_copies_per_byte(const struct census_figs *f)
+{
+	uint64_t payload = census_payload(f);
+
+	return payload ? (double)census_cpu_copied(f) / payload : -1;
 }

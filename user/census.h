@@ -65,6 +65,8 @@ void census_close(struct census *c);
 /* CPU copies per byte moved: CPU-copy bytes over the most bytes moved one way (boundary, page
  * references or kernel copies); negative when nothing moved. */
 double census_copies_per_byte(const struct census_figs *f);
+/* The bytes of the sites where the CPU copies (not pins or page references). */
+uint64_t census_cpu_copied(const struct census_figs *f);
 /* The most bytes the figures moved one way: the payload copies are held against. */
 uint64_t census_payload(const struct census_figs *f);
 

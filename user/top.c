@@ -132,16 +132,6 @@ static void add_figs(struct census_figs *to, const struct census_figs *f)
 	to->unattributed += f->unattributed;
 }
 
-static uint64_t cpu_copied(const struct census_figs *f)
-{
-	uint64_t n = 0;
-
-	for (int s = 0; s < NR_SITES; s++)
-		if (is_cpu_copy(s))
-			n += f->site[s].bytes;
-	return n;
-}
-
 static bool moved_any(const struct census_figs *f)
 {
 	for (int s = 0; s < NR_SITES; s++)
@@ -177,7 +167,7 @@ static int make_rows(const struct census_snap *snap, enum top_by by, struct top_
 		add_figs(&r->d, &p->delta);
 	}
 	for (int k = 0; k < n; k++)
-		rows[k].copied = cpu_copied(&rows[k].d);
+		rows[k].copied = census_cpu_copied(&rows[k].d);
 	return n;
 }
 
@@ -238,7 +228,8 @@ static int terminal_rows(void)
 	return isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row > 6 ? ws.ws_row - 5 : 20;
 }
 
-static void print_table(const struct top_args *a, const struct census_snap *snap, struct top_row *rows, int n)
+static void print_table(const struct top_args *a, const struct census_snap *snap, struct top_row *rows, int n,
+			bool account)
 {
 	static const char *const by_name[] = { "PID", "CGROUP", "COMM" };
 	int shown = a->rows ? a->rows : terminal_rows();
@@ -276,14 +267,14 @@ static void print_table(const struct top_args *a, const struct census_snap *snap
 		       rate(b2, sizeof(b2), r->copied, secs), cpbs,
 		       rate(b3, sizeof(b3), r->d.site[SITE_ZC_PIN].bytes, secs),
 		       rate(b4, sizeof(b4), r->d.site[SITE_DEFERRED_COPY].bytes, secs),
-		       rate(b5, sizeof(b5), r->d.unattributed, secs), sites);
+		       account ? rate(b5, sizeof(b5), r->d.unattributed, secs) : "-", sites);
 	}
 	if (n > shown)
 		printf("(%d more)\n", n - shown);
 	fflush(stdout);
 }
 
-static json_object *row_json(const struct top_args *a, const struct top_row *r, double secs)
+static json_object *row_json(const struct top_args *a, const struct top_row *r, double secs, bool account)
 {
 	json_object *o = json_object_new_object(), *sites = json_object_new_object();
 	double cpb = census_copies_per_byte(&r->d);
@@ -316,7 +307,8 @@ static json_object *row_json(const struct top_args *a, const struct top_row *r, 
 	json_object_object_add(o, "copies_per_byte", cpb < 0 ? NULL : json_object_new_double(cpb));
 	json_object_object_add(o, "pinned_bytes", json_object_new_int64(r->d.site[SITE_ZC_PIN].bytes));
 	json_object_object_add(o, "copied_later_bytes", json_object_new_int64(r->d.site[SITE_DEFERRED_COPY].bytes));
-	json_object_object_add(o, "unattributed_bytes", json_object_new_int64(r->d.unattributed));
+	/* without the boundary account nothing says what no site explained: null, not 0 */
+	json_object_object_add(o, "unattributed_bytes", account ? json_object_new_int64(r->d.unattributed) : NULL);
 	return o;
 }
 
@@ -343,7 +335,8 @@ static int print_json(const struct top_args *a, const struct census *c, const st
 	}
 	json_object_object_add(o, "methods", m);
 	for (int i = 0; i < n && i < shown; i++)
-		json_object_array_add(jr, row_json(a, &rows[i], snap->interval_s));
+		json_object_array_add(jr, row_json(a, &rows[i], snap->interval_s,
+						   probe_attached(census_choice(c), PROBE_BOUNDARY)));
 	json_object_object_add(o, "rows", jr);
 	json_object_object_add(o, "more_rows", json_object_new_int(n > shown ? n - shown : 0));
 	err = puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0 || fflush(stdout) ? -EIO : 0;
@@ -408,7 +401,7 @@ int cmd_top(int argc, char **argv)
 				break;
 			}
 		} else {
-			print_table(&a, &snap, rows, n);
+			print_table(&a, &snap, rows, n, probe_attached(census_choice(c), PROBE_BOUNDARY));
 			if (ferror(stdout)) {
 				fprintf(stderr, "zctrace top: cannot write the table\n");
 				ret = 1;
