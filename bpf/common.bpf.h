@@ -47,6 +47,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MAX_TARGETS * NR_SITES);
 	__type(key, struct site_key);
 	__type(value, struct site_stats);
@@ -92,6 +93,7 @@ struct send_call {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u32);	/* tid */
 	__type(value, struct send_call);
@@ -106,6 +108,7 @@ struct zc_key {
 /* MSG_ZEROCOPY sends waiting for their completion notice: bytes pinned by each. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MAX_ZC_CALLS);
 	__type(key, struct zc_key);
 	__type(value, __u64);
@@ -150,6 +153,7 @@ struct io_call {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u32);	/* tid */
 	__type(value, struct io_call);

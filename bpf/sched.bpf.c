@@ -14,6 +14,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u32);	/* tid */
 	__type(value, __u64);	/* ns when it left the CPU */

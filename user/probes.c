@@ -57,6 +57,28 @@ struct probe_result {
 };
 static struct probe_result cache[64];
 static int ncache;
+
+/*
+ * The trial links, held until every point is probed: a tracepoint's last probe going (1 -> 0)
+ * makes the next first attach anywhere wait a grace period (tracepoint_add_func()), so trials
+ * closed one by one would wait one each, and all of them at once wait once.
+ */
+static int held[64];
+static int nheld;
+
+static void hold_link(int link)
+{
+	if (nheld < (int)(sizeof(held) / sizeof(held[0])))
+		held[nheld++] = link;
+	else
+		close(link);
+}
+
+static void release_held(void)
+{
+	while (nheld > 0)
+		close(held[--nheld]);
+}
 static struct btf *vmlinux_btf;
 
 /* r0 = 0; exit */
@@ -169,7 +191,7 @@ static int try_tracing(int attach_type, int id, int obj_fd, char *why, size_t n)
 		close(fd);
 		return 0;
 	}
-	close(link);
+	hold_link(link);
 	close(fd);
 	return 1;
 }
@@ -218,7 +240,7 @@ static int probe_raw_tp(const char *tp, char *why, size_t n)
 	if (link < 0)
 		set_errno_why(why, n, "raw_tp attach", errno);
 	else
-		close(link);
+		hold_link(link);
 	close(fd);
 	return link >= 0;
 }
@@ -392,7 +414,7 @@ static int method_rank(enum method m)
 	return m == METHOD_FENTRY ? 0 : m == METHOD_KPROBE ? 1 : 2;
 }
 
-int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum method cap)
+static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enum method cap)
 {
 	struct bpf_program *prog;
 
@@ -467,6 +489,14 @@ int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum met
 	if (obj)
 		set_io_table(obj);
 	return 0;
+}
+
+int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum method cap)
+{
+	int err = choose_held(obj, choice, cap);
+
+	release_held();
+	return err;
 }
 
 enum method site_method_of(const struct probe_choice *choice, int site, const char **label)

@@ -108,7 +108,9 @@ static int set_machine_wide(struct zctrace_bpf *obj, unsigned max_keys)
 
 	obj->rodata->trace_all = 1;
 	obj->rodata->self_tgid = getpid();
+	/* LRU maps are preallocated: their bound is the memory the census may take */
 	if ((err = bpf_map__set_type(obj->maps.sites, BPF_MAP_TYPE_LRU_HASH)) ||
+	    (err = bpf_map__set_map_flags(obj->maps.sites, 0)) ||
 	    (err = bpf_map__set_max_entries(obj->maps.sites, max_keys)) ||
 	    (err = bpf_map__set_max_entries(obj->maps.idents, max_keys)) ||
 	    (err = bpf_map__set_type(obj->maps.account, BPF_MAP_TYPE_LRU_HASH)) ||
