@@ -5,8 +5,13 @@
  * site keeps all its flavours here, for every kernel.
  */
 
+/*
+ * Per CPU, summed by user space: the sending and receiving threads on two CPUs would otherwise
+ * bounce one cache line between them on every call (sendmsg's and recvmsg's counters sit side by
+ * side), with an atomic add each time.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, MAX_SYSCALLS);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -14,13 +19,16 @@ struct {
 
 /* Syscalls of the measured phase, by number: the per-chunk call counts of the workloads. */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, MAX_SYSCALLS);
 	__type(key, __u32);
 	__type(value, __u64);
 } phase_syscalls SEC(".maps");
 
-/* Syscalls of each microbenchmark step: key = segment * MAX_SYSCALLS + number. */
+/*
+ * Syscalls of each microbenchmark step: key = segment * MAX_SYSCALLS + number. Shared, not per
+ * CPU: its 64 K counters would be copied per possible CPU.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MAX_SEGMENTS * MAX_SYSCALLS);
@@ -43,7 +51,7 @@ static __always_inline void on_syscall(struct pt_regs *regs, long id)
 	}
 	cnt = bpf_map_lookup_elem(&syscalls, &nr);
 	if (cnt)
-		__sync_fetch_and_add(cnt, 1);
+		*cnt += 1;	/* this CPU's copy: only this program writes it, and it does not nest on a CPU */
 	if (seg) {
 		struct seg_stats *st = bpf_map_lookup_elem(&seg_stats, &seg);
 
@@ -57,7 +65,7 @@ static __always_inline void on_syscall(struct pt_regs *regs, long id)
 	if (phase_active) {
 		cnt = bpf_map_lookup_elem(&phase_syscalls, &nr);
 		if (cnt)
-			__sync_fetch_and_add(cnt, 1);
+			*cnt += 1;
 	}
 	if (track_io && io_kind_of[nr & (MAX_SYSCALLS - 1)])
 		enter_io(regs, nr, io_kind_of[nr & (MAX_SYSCALLS - 1)]);

@@ -17,17 +17,20 @@ typedef void (*entry_fn)(void *ctx, const void *key, const void *val);
 /* One entry at a time: where the kernel has no batch lookup for the map. */
 static void each_entry_slowly(int fd, size_t ksz, size_t vsz, entry_fn fn, void *ctx)
 {
-	char key[64], next[64], val[1024];
+	char key[64], next[64], *val = malloc(vsz);	/* a per-CPU value: a copy per CPU */
 	void *prev = NULL;
 
-	if (ksz > sizeof(key) || vsz > sizeof(val))
+	if (ksz > sizeof(key) || !val) {
+		free(val);
 		return;
+	}
 	while (!bpf_map_get_next_key(fd, prev, next)) {
 		memcpy(key, next, ksz);
 		prev = key;
 		if (!bpf_map_lookup_elem(fd, key, val))
 			fn(ctx, key, val);
 	}
+	free(val);
 }
 
 /*
@@ -171,26 +174,40 @@ static void on_pc_file(void *ctx, const void *key, const void *val)
 	k->pc_pages[k->npc++] = *(const __u64 *)val;
 }
 
-/* An array map of __u64 counters into @vals, by index. */
+/* An array map of __u64 counters into @vals, by index; a per-CPU one's copies summed (@ncpus). */
 struct counters {
 	__u64 *vals;
 	__u32 n;
+	int ncpus;
 };
 
 static void on_counter(void *ctx, const void *key, const void *val)
 {
 	struct counters *c = ctx;
 	__u32 i = *(const __u32 *)key;
+	const __u64 *per_cpu = val;
 
-	if (i < c->n)
-		c->vals[i] = *(const __u64 *)val;
+	if (i >= c->n)
+		return;
+	c->vals[i] = 0;
+	for (int cpu = 0; cpu < c->ncpus; cpu++)
+		c->vals[i] += per_cpu[cpu];
 }
 
 static void read_counters(int fd, __u64 *vals, __u32 n)
 {
-	struct counters c = { vals, n };
+	struct counters c = { vals, n, 1 };
 
 	each_entry(fd, sizeof(__u32), sizeof(__u64), on_counter, &c);
+}
+
+/* The kernel hands a per-CPU map's value as one 8-byte-aligned copy per possible CPU. */
+static void read_percpu_counters(int fd, __u64 *vals, __u32 n)
+{
+	struct counters c = { vals, n, libbpf_num_possible_cpus() };
+
+	if (c.ncpus > 0)
+		each_entry(fd, sizeof(__u32), (size_t)c.ncpus * sizeof(__u64), on_counter, &c);
 }
 
 static int cmp_proc(const void *a, const void *b)
@@ -244,8 +261,8 @@ void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj)
 	each_entry(bpf_map__fd(obj->maps.sched), sizeof(__u32), sizeof(struct sched_stats), on_sched, &k->sched);
 	each_entry(bpf_map__fd(obj->maps.targets), sizeof(__u32), sizeof(__u8), on_target, &k->nprocs);
 	each_entry(bpf_map__fd(obj->maps.pc_adds), sizeof(struct pc_key), sizeof(__u64), on_pc_file, k);
-	read_counters(bpf_map__fd(obj->maps.syscalls), k->syscalls, MAX_SYSCALLS);
-	read_counters(bpf_map__fd(obj->maps.phase_syscalls), k->phase_syscalls, MAX_SYSCALLS);
+	read_percpu_counters(bpf_map__fd(obj->maps.syscalls), k->syscalls, MAX_SYSCALLS);
+	read_percpu_counters(bpf_map__fd(obj->maps.phase_syscalls), k->phase_syscalls, MAX_SYSCALLS);
 	each_entry(bpf_map__fd(obj->maps.account), sizeof(struct account_key), sizeof(struct account_stats),
 		   on_account, k);
 	k->misc = obj->bss->misc;
