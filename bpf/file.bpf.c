@@ -35,6 +35,27 @@ static __always_inline struct file *fd_file(long fd)
 	return f;
 }
 
+/*
+ * The same, for tp_btf (@btf): the walk to the table is plain loads through the typed task; the
+ * table's slots are untyped for the verifier and still read as raw_tp reads them.
+ */
+static __always_inline struct file *fd_file_at(bool btf, long fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt;
+	struct file **fds, *f = NULL;
+
+	if (!btf)
+		return fd_file(fd);
+	fdt = task->files->fdt;
+	if (fd < 0 || !fdt || fd >= fdt->max_fds)
+		return NULL;
+	fds = fdt->fd;
+	if (bpf_core_read(&f, sizeof(f), &fds[fd]))
+		return NULL;
+	return f;
+}
+
 /* FD_* flags of open file @f (0 for NULL); its enum fd_type in @type when @type is set. */
 static __always_inline __u8 file_class_type(struct file *f, __u8 *type)
 {
@@ -63,9 +84,55 @@ static __always_inline __u8 file_class(struct file *f)
 	return file_class_type(f, NULL);
 }
 
-static __always_inline __u8 fd_class_type(long fd, __u8 *type)
+/*
+ * Each thread's last verdict on an open file (tp_btf only: raw_tp has no typed task to keep it
+ * in). Most calls use the descriptor the thread used last, and reading what a socket is costs
+ * nine reads. The verdict depends on the inode (its type, its socket: both fixed for its life)
+ * and on f_flags (O_DIRECT; fcntl changes it), and is reused only while the descriptor's struct
+ * file, its inode's address and number and its flags all match: a descriptor closed and opened
+ * again may get the same struct file back, but not the same inode at the same address with the
+ * same number (sockets and pipes number theirs from one counter, get_next_ino()).
+ */
+struct fd_verdict {
+	__u64 file;	/* struct file * */
+	__u64 inode;	/* struct inode * */
+	__u64 ino;
+	__u32 flags;	/* f_flags */
+	__u8 cls;	/* FD_* */
+	__u8 type;	/* enum fd_type */
+	__u16 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct fd_verdict);
+} fd_verdicts SEC(".maps");
+
+/* file_class_type() through the calling thread's last verdict, where @btf allows one. */
+static __always_inline __u8 file_class_type_at(bool btf, struct file *f, __u8 *type)
 {
-	return file_class_type(fd_file(fd), type);
+	struct fd_verdict *v, now = { .file = (__u64)f };
+	struct inode *inode = NULL;
+
+	if (!btf || !f)
+		return file_class_type(f, type);
+	bpf_core_read(&inode, sizeof(inode), &f->f_inode);
+	bpf_core_read(&now.flags, sizeof(now.flags), &f->f_flags);
+	if (inode)
+		bpf_core_read(&now.ino, sizeof(now.ino), &inode->i_ino);
+	now.inode = (__u64)inode;
+	v = bpf_task_storage_get(&fd_verdicts, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (v && v->file == now.file && v->inode == now.inode && v->ino == now.ino && v->flags == now.flags) {
+		*type = v->type;
+		return v->cls;
+	}
+	now.cls = file_class_type(f, &now.type);
+	if (v)
+		*v = now;
+	*type = now.type;
+	return now.cls;
 }
 
 /* FD_* flags of the calling task's descriptor @fd. */
@@ -89,48 +156,57 @@ static __always_inline void vmsplice_classify(struct io_call *call, long fd)
 		call->in = file_class(f);
 }
 
+/*
+ * Syscall argument @n from the syscall's registers: a plain load where the verifier types them
+ * (tp_btf, @btf, a constant: each flavour keeps only its own branch), else a read.
+ */
+#define SYSCALL_ARG(btf, regs, n) \
+	((btf) ? PT_REGS_PARM##n##_SYSCALL(regs) : PT_REGS_PARM##n##_CORE_SYSCALL(regs))
+
 /* A socket call's flags: sendto/recvfrom(fd, buf, len, flags), send/recvmmsg(fd, vec, vlen, flags), send/recvmsg(fd, msg, flags). */
-static __always_inline __u32 sock_call_flags(struct pt_regs *regs, __u32 nr, __u32 kind)
+static __always_inline __u32 sock_call_flags(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind)
 {
 	return kind == IO_RECVMMSG || kind == IO_SENDMMSG || nr == recvfrom_nr || nr == sendto_nr ?
-	       PT_REGS_PARM4_CORE_SYSCALL(regs) : PT_REGS_PARM3_CORE_SYSCALL(regs);
+	       SYSCALL_ARG(btf, regs, 4) : SYSCALL_ARG(btf, regs, 3);
 }
 
-static __always_inline bool sock_call_zc(struct pt_regs *regs, __u32 nr, __u32 kind)
+static __always_inline bool sock_call_zc(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind)
 {
-	return (kind == IO_SEND || kind == IO_SENDMMSG) && (sock_call_flags(regs, nr, kind) & ZCT_MSG_ZEROCOPY);
+	return (kind == IO_SEND || kind == IO_SENDMMSG) &&
+	       (sock_call_flags(btf, regs, nr, kind) & ZCT_MSG_ZEROCOPY);
 }
 
 /*
  * What a socket call's arguments say (its descriptor's type, its mmsghdr vector, its flags), read
  * at its entry or at its exit: the syscall's registers keep its arguments until it returns.
  */
-static __always_inline struct file *sock_call_at(struct pt_regs *regs, __u32 nr, __u32 kind, struct io_call *call)
+static __always_inline struct file *sock_call_at(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind,
+						 struct io_call *call)
 {
-	struct file *f = fd_file(PT_REGS_PARM1_CORE_SYSCALL(regs));
+	struct file *f = fd_file_at(btf, SYSCALL_ARG(btf, regs, 1));
 
 	call->kind = kind;
 	call->nr = nr;
-	file_class_type(f, &call->type);
-	call->vec = PT_REGS_PARM2_CORE_SYSCALL(regs);
-	call->flags = sock_call_flags(regs, nr, kind);
+	file_class_type_at(btf, f, &call->type);
+	call->vec = SYSCALL_ARG(btf, regs, 2);
+	call->flags = sock_call_flags(btf, regs, nr, kind);
 	return f;	/* its open file: the descriptor is looked up once */
 }
 
 /* Remembers an I/O syscall's descriptors until its exit, for the file and pipe sites and the account. */
-static __always_inline void enter_io(struct pt_regs *regs, __u32 nr, __u32 kind)
+static __always_inline void enter_io(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct io_call call = { .kind = kind, .nr = nr };
-	long a0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	long a0 = SYSCALL_ARG(btf, regs, 1);
 	struct file *f;
 
 	switch (kind) {
 	case IO_READ:
-		call.in = fd_class_type(a0, &call.type);
+		call.in = file_class_type_at(btf, fd_file_at(btf, a0), &call.type);
 		break;
 	case IO_WRITE:
-		call.out = fd_class_type(a0, &call.type);
+		call.out = file_class_type_at(btf, fd_file_at(btf, a0), &call.type);
 		break;
 	case IO_SENDFILE:
 		call.out = fd_class(a0);
@@ -150,9 +226,9 @@ static __always_inline void enter_io(struct pt_regs *regs, __u32 nr, __u32 kind)
 		break;
 	default:		/* the socket calls, in io_kind_of only where a socket site or the account needs them */
 		/* only a zerocopy send has work during the call (UDP's pins): the others wait for the exit */
-		if (!sock_call_zc(regs, nr, kind))
+		if (!sock_call_zc(btf, regs, nr, kind))
 			return;
-		f = sock_call_at(regs, nr, kind, &call);
+		f = sock_call_at(btf, regs, nr, kind, &call);
 		if (call.type == FT_UDP)
 			udp_zc_enter(f, &call);
 		break;
@@ -245,42 +321,46 @@ static __always_inline void exit_io(long ret, __u32 method)
  * A socket call with no io_call (every one but a zerocopy send): what it was is read from its
  * arguments now, with no map update on its way in or out.
  */
-static __always_inline void exit_sock_call(struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
+static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
 {
 	struct io_call call = {};
 
 	if (ret <= 0 || !is_target_memo(current_tgid()))
 		return;
-	sock_call_at(regs, nr, kind, &call);
+	sock_call_at(btf, regs, nr, kind, &call);
 	close_sock_call(&call, ret);
 }
 
+#if defined(__TARGET_ARCH_x86)
+#define SYSCALL_NR(btf, regs) ((btf) ? (regs)->orig_ax : BPF_CORE_READ(regs, orig_ax))
+#elif defined(__TARGET_ARCH_arm64)
+#define SYSCALL_NR(btf, regs) ((btf) ? (regs)->syscallno : BPF_CORE_READ(regs, syscallno))
+#else
+#define SYSCALL_NR(btf, regs) MAX_SYSCALLS	/* unknown here: look every call up */
+#endif
+
 /* Only a followed syscall has an io_call to close: no lookup for the others. */
-static __always_inline void on_sys_exit(struct pt_regs *regs, unsigned long nr, long ret, __u32 method)
+static __always_inline void on_sys_exit(bool btf, struct pt_regs *regs, long ret, __u32 method)
 {
+	unsigned long nr;
 	__u32 kind;
 
-	if (!track_io || (nr < MAX_SYSCALLS && !io_kind_of[nr]))
+	if (!track_io)
+		return;
+	nr = SYSCALL_NR(btf, regs);
+	if (nr < MAX_SYSCALLS && !io_kind_of[nr])
 		return;
 	kind = nr < MAX_SYSCALLS ? io_kind_of[nr] : IO_NONE;
-	if (kind >= IO_SEND && !sock_call_zc(regs, nr, kind))
-		exit_sock_call(regs, nr, kind, ret);
+	if (kind >= IO_SEND && !sock_call_zc(btf, regs, nr, kind))
+		exit_sock_call(btf, regs, nr, kind, ret);
 	else
 		exit_io(ret, method);
 }
 
-#if defined(__TARGET_ARCH_x86)
-#define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
-#elif defined(__TARGET_ARCH_arm64)
-#define SYSCALL_NR(regs) BPF_CORE_READ(regs, syscallno)
-#else
-#define SYSCALL_NR(regs) MAX_SYSCALLS	/* unknown here: look every call up */
-#endif
-
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
 {
-	on_sys_exit(regs, SYSCALL_NR(regs), ret, METHOD_TP_BTF);
+	on_sys_exit(true, regs, ret, METHOD_TP_BTF);
 	return 0;
 }
 
@@ -288,7 +368,7 @@ int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
 SEC("raw_tp/sys_exit")
 int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
 {
-	on_sys_exit(regs, SYSCALL_NR(regs), ret, METHOD_RAW_TP);
+	on_sys_exit(false, regs, ret, METHOD_RAW_TP);
 	return 0;
 }
 

@@ -36,7 +36,7 @@ struct {
 	__type(value, __u64);
 } seg_syscalls SEC(".maps");
 
-static __always_inline void on_syscall(struct pt_regs *regs, long id)
+static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 {
 	__u32 nr = id, seg = segment, key, tgid = current_tgid();
 	__u64 *cnt;
@@ -68,20 +68,20 @@ static __always_inline void on_syscall(struct pt_regs *regs, long id)
 			*cnt += 1;
 	}
 	if (track_io && io_kind_of[nr & (MAX_SYSCALLS - 1)])
-		enter_io(regs, nr, io_kind_of[nr & (MAX_SYSCALLS - 1)]);
+		enter_io(btf, regs, nr, io_kind_of[nr & (MAX_SYSCALLS - 1)]);
 }
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
 {
-	on_syscall(regs, id);
+	on_syscall(true, regs, id);
 	return 0;
 }
 
 SEC("raw_tp/sys_enter")
 int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
 {
-	on_syscall(regs, id);
+	on_syscall(false, regs, id);
 	return 0;
 }
 

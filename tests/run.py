@@ -3532,6 +3532,51 @@ def boundary_mmsg_calls_exact():
     assert_eq("TCP receive unattributed", groups["TCP receive"]["unattributed"], 0)
 
 
+# A traced Python program whose descriptor 100 is, round after round, a TCP socket, a UDP socket, a
+# pipe and a regular file, each closed before the next takes its number (and, likely, its struct
+# file): each sends or writes a size of its own. Run with -B: no bytecode written, and it prints
+# nothing, so no other write than these.
+FD_REUSE_PROGRAM = r"""
+import os, socket, sys, tempfile
+n, fd = int(sys.argv[1]), 100
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(1)
+u_rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u_rx.bind(("127.0.0.1", 0))
+path = tempfile.mktemp(dir="/tmp")
+def reuse(s):
+    os.dup2(s.fileno() if hasattr(s, "fileno") else s, fd)
+    s.close() if hasattr(s, "close") else os.close(s)
+for _ in range(n):
+    t = socket.create_connection(ls.getsockname()); c, _ = ls.accept(); reuse(t)
+    s = socket.socket(fileno=fd); s.sendall(b"t" * 3000); s.detach(); os.close(fd)
+    got = 0
+    while got < 3000:
+        got += len(c.recv(65536))
+    c.close()
+    reuse(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+    s = socket.socket(fileno=fd); s.sendto(b"u" * 1000, u_rx.getsockname()); s.detach(); os.close(fd)
+    u_rx.recv(65536)
+    r, w = os.pipe(); reuse(w)
+    os.write(fd, b"p" * 700); os.close(fd); os.read(r, 700); os.close(r)
+    reuse(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
+    os.write(fd, b"f" * 500); os.close(fd)
+os.unlink(path)
+"""
+
+
+def boundary_fd_reused_by_another_type():
+    """One descriptor number reused round after round by a TCP socket, a UDP socket, a pipe and a
+    regular file: each call's bytes land in its own file type's row of the account, exactly (a
+    verdict on the descriptor's last file is never reused for the next)."""
+    n = 200
+    p, led = traced_cmd(["/usr/bin/python3", "-B", "-c", FD_REUSE_PROGRAM, str(n)])
+    assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-500:]
+    rows = {(r["call"], r["file"]): r["bytes"] for r in led["boundary"]["calls"]}
+    for key, size in ((("sendto", "TCP socket"), 3000), (("sendto", "UDP socket"), 1000),
+                      (("write", "pipe"), 700), (("write", "regular file"), 500)):
+        assert_eq(f"{key[0]} on a {key[1]}", rows.get(key, 0), n * size)
+    assert_eq("udp_send_copy", site_bytes(led, "udp_send_copy"), n * 1000)
+
+
 # A traced Python program that moves its payload through UDP, a pipe and Unix sockets (stream and
 # datagram), each byte copied in and out once; it prints nothing, so no other pipe bytes.
 MIXED_PROGRAM = r"""
@@ -4424,6 +4469,7 @@ def main():
               robust_concurrent_runs, robust_bad_input, robust_json_path_written_or_left_alone,
               robust_stdout_unwritable,
               robust_missing_capabilities, robust_refused_tracepoint, unattributed_where_a_site_is_refused, boundary_mmsg_calls_exact,
+              boundary_fd_reused_by_another_type,
               traced_python_mixed_paths, udp_zerocopy_pins_exact, robust_refused_program_falls_back,
               two_passes_figures_and_ledger, untraced_pass_attaches_nothing, detach_after_the_report_leaves_nothing,
               floor_attaches_empty_programs,
