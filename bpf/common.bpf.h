@@ -167,6 +167,13 @@ struct {
 	__type(value, __u32);	/* tgid */
 } target_socks SEC(".maps");
 
+/*
+ * A field of kernel object @p: a plain load where the verifier types the pointer (tp_btf, fentry:
+ * @btf, a constant, so that each flavour keeps only its own branch), else a probe read (raw_tp,
+ * kprobe, and pointers the programs keep as numbers).
+ */
+#define READ_FIELD(btf, p, field) ((btf) ? (p)->field : BPF_CORE_READ(p, field))
+
 static __always_inline __u32 log2_slot(__u64 v)
 {
 	__u32 r = 0, shift;

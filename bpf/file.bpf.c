@@ -332,9 +332,9 @@ static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32
 }
 
 #if defined(__TARGET_ARCH_x86)
-#define SYSCALL_NR(btf, regs) ((btf) ? (regs)->orig_ax : BPF_CORE_READ(regs, orig_ax))
+#define SYSCALL_NR(btf, regs) READ_FIELD(btf, regs, orig_ax)
 #elif defined(__TARGET_ARCH_arm64)
-#define SYSCALL_NR(btf, regs) ((btf) ? (regs)->syscallno : BPF_CORE_READ(regs, syscallno))
+#define SYSCALL_NR(btf, regs) READ_FIELD(btf, regs, syscallno)
 #else
 #define SYSCALL_NR(btf, regs) MAX_SYSCALLS	/* unknown here: look every call up */
 #endif

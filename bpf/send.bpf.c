@@ -10,23 +10,23 @@
 /* ---- send side through tracepoints ---------------------------------------------------------- */
 
 /* The ubuf_info a caller brings for its zerocopy send (io_uring SEND_ZC, 6.0+), or 0. */
-static __always_inline __u64 msg_ubuf(const struct msghdr *msg)
+static __always_inline __u64 msg_ubuf(bool btf, const struct msghdr *msg)
 {
 	if (!bpf_core_field_exists(msg->msg_ubuf))
 		return 0;
-	return (__u64)BPF_CORE_READ(msg, msg_ubuf);
+	return (__u64)READ_FIELD(btf, msg, msg_ubuf);
 }
 
 /* The same decision tcp_sendmsg_locked() takes before its loop. */
-static __always_inline __u32 send_mode(const struct sock *sk, const struct msghdr *msg)
+static __always_inline __u32 send_mode(bool btf, const struct sock *sk, const struct msghdr *msg)
 {
-	__u32 flags = BPF_CORE_READ(msg, msg_flags);
-	__u64 route_sg = BPF_CORE_READ(sk, sk_route_caps) & 1;	/* NETIF_F_SG is bit 0 */
+	__u32 flags = READ_FIELD(btf, msg, msg_flags);
+	__u64 route_sg = READ_FIELD(btf, sk, sk_route_caps) & 1;	/* NETIF_F_SG is bit 0 */
 
 	if (flags & ZCT_MSG_ZEROCOPY) {
-		unsigned long sk_flags = BPF_CORE_READ(sk, __sk_common.skc_flags);
+		unsigned long sk_flags = READ_FIELD(btf, sk, __sk_common.skc_flags);
 
-		if ((msg_ubuf(msg) || (sk_flags >> bpf_core_enum_value(enum sock_flags, SOCK_ZEROCOPY)) & 1)
+		if ((msg_ubuf(btf, msg) || (sk_flags >> bpf_core_enum_value(enum sock_flags, SOCK_ZEROCOPY)) & 1)
 		    && route_sg)
 			return SEND_MODE_ZEROCOPY;
 		return SEND_MODE_COPY;
@@ -90,6 +90,27 @@ static __always_inline void record_send_chunk(__u32 tgid, __u32 mode, __u64 byte
 }
 
 /*
+ * The tracepoint path's send calls, one per thread in the thread itself: no hash lookup per
+ * event (the fentry and kprobe flavours keep send_calls, by tid).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct send_call);
+} send_call_task SEC(".maps");
+
+/*
+ * Only an skb of a MSG_ZEROCOPY call can carry a ubuf_info (io_uring's SEND_ZC sets the flag too):
+ * the sockets of the others need not be noted.
+ */
+static __always_inline void note_zc_sock(const struct sock *sk, const struct msghdr *msg, bool btf, __u32 tgid)
+{
+	if (READ_FIELD(btf, msg, msg_flags) & ZCT_MSG_ZEROCOPY)
+		note_sock(sk, tgid);
+}
+
+/*
  * Fires at the head of every loop iteration of tcp_sendmsg_locked(); each iteration moves one
  * chunk (one copy, one pin or one set of page references), seen as the drop of msg_data_left().
  */
@@ -97,38 +118,38 @@ SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr *msg,
 	     const struct sk_buff *skb, int size_goal)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u32 tgid = current_tgid();
 	struct send_call *call;
 	__u64 left;
 
 	if (!is_target_memo(tgid))
 		return 0;
 	left = msg->msg_iter.count;
-	call = bpf_map_lookup_elem(&send_calls, &tid);
-	if (!call || call->sk != (__u64)sk || call->msg != (__u64)msg) {
+	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!call) {
+		__sync_fetch_and_add(&misc.send_calls_dropped, 1);
+		return 0;
+	}
+	if (call->sk != (__u64)sk || call->msg != (__u64)msg) {
 		struct send_call fresh = {
 			.sk = (__u64)sk,
 			.msg = (__u64)msg,
 			.start_left = left,
 			.last_left = left,
-			.mode = send_mode(sk, msg),
+			.mode = send_mode(true, sk, msg),
 		};
 
 		if (fresh.mode == SEND_MODE_ZEROCOPY) {
 			saw_zc_send();
-			fresh.ubuf = msg_ubuf(msg);
+			fresh.ubuf = msg_ubuf(true, msg);
 			if (fresh.ubuf)
 				note_ubuf(fresh.ubuf, tgid);
 			else
 				fresh.zc_id = BPF_CORE_READ(sk, sk_zckey.counter) - 1;
 		}
-		/* the thread's slot is reused in place: only this thread writes it */
-		if (call)
-			*call = fresh;
-		else if (bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY))
-			__sync_fetch_and_add(&misc.send_calls_dropped, 1);
-		note_sock(sk, tgid);
+		*call = fresh;	/* only this thread writes its slot */
+		note_zc_sock(sk, msg, true, tgid);
 		return 0;
 	}
 	if (left < call->last_left) {
@@ -142,13 +163,12 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u32 tgid = current_tgid();
 	struct send_call *call;
 
 	if (!is_target_memo(tgid))
 		return 0;
-	call = bpf_map_lookup_elem(&send_calls, &tid);
+	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0, 0);
 	if (!call)
 		return 0;
 	if (call->sk == (__u64)sk && ret > 0) {
@@ -159,7 +179,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 		if (call->mode == SEND_MODE_ZEROCOPY)
 			keep_zc_call(call->sk, call->zc_id, call->ubuf, tgid, ret);
 	}
-	/* closed, not deleted: the thread's next call reuses the slot (a delete and an insert cost more) */
+	/* closed: the thread's next call reuses the slot */
 	call->sk = 0;
 	return 0;
 }
@@ -193,7 +213,7 @@ static __always_inline void enter_send(struct sock *sk, struct msghdr *msg)
 		if (bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY))
 			__sync_fetch_and_add(&misc.send_calls_dropped, 1);
 	}
-	note_sock(sk, tgid);
+	note_zc_sock(sk, msg, false, tgid);
 }
 
 static __always_inline void leave_send(__u32 method, long ret)
@@ -216,12 +236,12 @@ static __always_inline void leave_send(__u32 method, long ret)
 	call->sk = 0;
 	if (ret <= 0)
 		return;
-	mode = send_mode(sk, msg);
+	mode = send_mode(false, sk, msg);
 	if (mode == SEND_MODE_COPY && site_uses(SITE_SEND_COPY, method))
 		record(tgid, SITE_SEND_COPY, ret);
 	/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
 	if (mode == SEND_MODE_ZEROCOPY)
-		keep_zc_call((__u64)sk, BPF_CORE_READ(sk, sk_zckey.counter) - 1, msg_ubuf(msg), tgid, ret);
+		keep_zc_call((__u64)sk, BPF_CORE_READ(sk, sk_zckey.counter) - 1, msg_ubuf(false, msg), tgid, ret);
 }
 
 SEC("fentry/tcp_sendmsg_locked")
