@@ -202,7 +202,8 @@ static __always_inline bool is_target(__u32 tgid)
 {
 	if (trace_all)
 		return tgid && tgid != self_tgid;
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	/* the idle tasks (tgid 0) are no one's: no lookup for the switches to and from them */
+	return tgid && bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
 /* is_target() through this CPU's memo: the filter every hot program runs first. */

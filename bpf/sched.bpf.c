@@ -81,60 +81,70 @@ static __always_inline __u64 offcpu_end(bool btf, struct task_struct *next, __u3
 	return start;
 }
 
+/* Target @prev (of @tgid) leaves the CPU at @now: its switch is counted. Its figures, or NULL. */
+static __always_inline struct sched_stats *switch_out(bool btf, bool preempt, struct task_struct *prev,
+						      unsigned int prev_state, __u32 tgid, bool next_target,
+						      __u64 now)
+{
+	static const struct sched_stats zero;
+	struct sched_stats *st = bpf_map_lookup_elem(&sched, &tgid);
+	struct seg_stats *seg = cur_seg();
+	/* the scheduler's own rule for nvcsw/nivcsw in __schedule() */
+	bool voluntary = !preempt && prev_state;
+
+	if (!st) {
+		bpf_map_update_elem(&sched, &tgid, &zero, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&sched, &tgid);
+	}
+	if (st) {
+		if (voluntary)
+			__sync_fetch_and_add(&st->voluntary, 1);
+		else
+			__sync_fetch_and_add(&st->involuntary, 1);
+	} else {
+		__sync_fetch_and_add(&misc.sched_dropped, 1);
+	}
+	if (seg) {
+		if (voluntary) {
+			__sync_fetch_and_add(&seg->voluntary, 1);
+		} else {
+			__sync_fetch_and_add(&seg->involuntary, 1);
+			if (!next_target)
+				__sync_fetch_and_add(&seg->preempted, 1);
+		}
+	}
+	/* perf stops counting a task inside do_exit(): what follows is the tracer's alone */
+	if (READ_FIELD(btf, prev, flags) & ZCT_PF_EXITING)
+		__sync_fetch_and_add(&misc.switches_exiting, 1);
+	offcpu_begin(btf, prev, now);
+	return st;
+}
+
 /*
  * The tgids come from the caller: tp_btf (@btf) reads them directly, raw_tp through CO-RE reads;
- * @btf is a constant, so each flavour keeps only its own branches.
+ * @btf is a constant, so each flavour keeps only its own branches. @prev is the task running: the
+ * per-CPU memo mostly holds its verdict already. Threads of one process switching to each other
+ * share one verdict and one lookup of their figures.
  */
 static __always_inline void on_switch(bool btf, bool preempt, struct task_struct *prev,
 				      struct task_struct *next, unsigned int prev_state,
 				      __u32 prev_tgid, __u32 next_tgid)
 {
-	static const struct sched_stats zero;
-	__u32 tgid = prev_tgid;
+	bool prev_target = is_target_memo(prev_tgid);
+	bool next_target = next_tgid == prev_tgid ? prev_target : is_target(next_tgid);
+	struct sched_stats *st = NULL;
+	__u32 tgid = next_tgid;
 	__u32 tid, zero_key = 0, *last;
-	__u64 now = 0, start;
+	__u64 now, start;
 
-	if (is_target(tgid)) {
-		now = bpf_ktime_get_ns();
-		struct sched_stats *st = bpf_map_lookup_elem(&sched, &tgid);
-
-		if (!st) {
-			bpf_map_update_elem(&sched, &tgid, &zero, BPF_NOEXIST);
-			st = bpf_map_lookup_elem(&sched, &tgid);
-		}
-		struct seg_stats *seg = cur_seg();
-		/* the scheduler's own rule for nvcsw/nivcsw in __schedule() */
-		bool voluntary = !preempt && prev_state;
-
-		if (st) {
-			if (voluntary)
-				__sync_fetch_and_add(&st->voluntary, 1);
-			else
-				__sync_fetch_and_add(&st->involuntary, 1);
-		} else {
-			__sync_fetch_and_add(&misc.sched_dropped, 1);
-		}
-		if (seg) {
-			if (voluntary) {
-				__sync_fetch_and_add(&seg->voluntary, 1);
-			} else {
-				__sync_fetch_and_add(&seg->involuntary, 1);
-				if (!is_target(next_tgid))
-					__sync_fetch_and_add(&seg->preempted, 1);
-			}
-		}
-		/* perf stops counting a task inside do_exit(): what follows is the tracer's alone */
-		if ((btf ? prev->flags : BPF_CORE_READ(prev, flags)) & ZCT_PF_EXITING)
-			__sync_fetch_and_add(&misc.switches_exiting, 1);
-		offcpu_begin(btf, prev, now);
-	}
-
-	tgid = next_tgid;
-	if (!is_target(tgid))
+	if (!prev_target && !next_target)
 		return;
-	tid = btf ? next->pid : BPF_CORE_READ(next, pid);
-	if (!now)
-		now = bpf_ktime_get_ns();
+	now = bpf_ktime_get_ns();
+	if (prev_target)
+		st = switch_out(btf, preempt, prev, prev_state, prev_tgid, next_target, now);
+	if (!next_target)
+		return;
+	tid = READ_FIELD(btf, next, pid);
 	/*
 	 * A handoff: this CPU now runs a target task other than the target that ran on it last.
 	 * Unlike switches, a task outside the targets running in between (A -> X -> A, or
@@ -150,9 +160,10 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 	}
 	start = offcpu_end(btf, next, tid);
 	if (start && now > start) {
-		struct sched_stats *st = bpf_map_lookup_elem(&sched, &tgid);
 		__u64 delta = now - start;
 
+		if (!st || next_tgid != prev_tgid)
+			st = bpf_map_lookup_elem(&sched, &tgid);
 		if (st) {
 			__sync_fetch_and_add(&st->offcpu_ns, delta);
 			__sync_fetch_and_add(&st->offcpu_hist[log2_slot(delta / 1000)], 1);
