@@ -9,28 +9,31 @@
  * site keeps all its flavours here, for every kernel.
  */
 
-/* The receive site of an skb copied to user space, by its socket (a Unix skb's is its sender's), or NR_SITES. */
-static __always_inline __u32 recv_site(const struct sock *sk)
+/*
+ * The receive site of an skb copied to user space, by its socket (a Unix skb's is its sender's), or
+ * NR_SITES. @btf: the skb is typed (tp_btf, fentry), its socket read with plain loads.
+ */
+static __always_inline __u32 recv_site(bool btf, const struct sock *sk)
 {
 	__u16 family;
 
 	if (!sk)
 		return NR_SITES;
-	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	family = READ_FIELD(btf, sk, __sk_common.skc_family);
 	if (family == ZCT_AF_UNIX)
 		return SITE_UNIX_RECV_COPY;
-	if ((family == ZCT_AF_INET || family == ZCT_AF_INET6) && BPF_CORE_READ(sk, sk_protocol) == ZCT_IPPROTO_TCP)
+	if ((family == ZCT_AF_INET || family == ZCT_AF_INET6) && READ_FIELD(btf, sk, sk_protocol) == ZCT_IPPROTO_TCP)
 		return SITE_RECV_COPY;
 	return NR_SITES;
 }
 
-static __always_inline void on_datagram_copy(const struct sk_buff *skb, int len, __u32 method)
+static __always_inline void on_datagram_copy(bool btf, const struct sk_buff *skb, int len, __u32 method)
 {
 	__u32 tgid = current_tgid(), site;
 
 	if (len <= 0 || !is_target_memo(tgid))
 		return;
-	site = recv_site(BPF_CORE_READ(skb, sk));
+	site = recv_site(btf, READ_FIELD(btf, skb, sk));
 	if (site < NR_SITES && site_uses(site, method))
 		record(tgid, site, len);
 }
@@ -46,7 +49,7 @@ int BPF_PROG(skb_copy_datagram_iovec_btf, const struct sk_buff *skb, int len)
 		on_zc_notice(skb, tgid);
 		return 0;
 	}
-	on_datagram_copy(skb, len, METHOD_TP_BTF);
+	on_datagram_copy(true, skb, len, METHOD_TP_BTF);
 	return 0;
 }
 
@@ -55,7 +58,7 @@ int BPF_PROG(skb_copy_datagram_iter_fexit, const struct sk_buff *skb, int offset
 	     int len)
 {
 	if ((int)func_ret(ctx) == 0)
-		on_datagram_copy(skb, len, METHOD_FENTRY);
+		on_datagram_copy(true, skb, len, METHOD_FENTRY);
 	return 0;
 }
 
@@ -63,7 +66,7 @@ SEC("kprobe/skb_copy_datagram_iter")
 int BPF_KPROBE(skb_copy_datagram_iter_kprobe, const struct sk_buff *skb, int offset, void *to,
 	       int len)
 {
-	on_datagram_copy(skb, len, METHOD_KPROBE);
+	on_datagram_copy(false, skb, len, METHOD_KPROBE);
 	return 0;
 }
 
