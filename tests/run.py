@@ -1514,6 +1514,57 @@ def sweep_csv_reconciles():
     assert "8 runs" in p.stderr.splitlines()[-1] and "all ok" in p.stderr.splitlines()[-1], p.stderr[-300:]
 
 
+def held_programs(pid):
+    """The ids of the BPF programs process @pid holds (its program and link descriptors)."""
+    ids = set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fdinfo")
+    except OSError:
+        return ids
+    for fd in fds:
+        try:
+            info = open(f"/proc/{pid}/fdinfo/{fd}").read()
+        except OSError:
+            continue
+        ids |= {int(m) for m in re.findall(r"^prog_id:\s*(\d+)", info, re.M)}
+    return ids
+
+
+def sweep_loads_one_tracer():
+    """A sweep loads its tracer once and runs every cell under it: while 6 runs of two workloads go,
+    the sweep holds one set of programs, the same throughout, and every row still reconciles
+    exactly (each run starts from a tracer reset to its load: nothing of the run before it is
+    counted again)."""
+    path = os.path.join(scratch, "once.csv")
+    proc = subprocess.Popen([ZCTRACE, "sweep", "tcp-twocopy,tcp-onecopy", "--sizes", "4K", "--reps", "3",
+                             "--messages", "300", "-o", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    held = []
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        ids = held_programs(proc.pid)
+        if ids and ids not in held:
+            held.append(ids)
+        time.sleep(0.05)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, f"exit {proc.returncode}: {err[-1500:]}"
+    rows = read_csv(path)[1]
+    assert len(rows) == 6, rows
+    for r in rows:
+        what = f"{r['workload']} rep={r['rep']}"
+        assert r["status"] == "ok", f"{what}: {r['error']}"
+        sent = int(r["bytes"])
+        assert_eq(f"{what} bytes", sent, 300 * 4096)
+        assert_eq(f"{what} send_copy_bytes", int(r["send_copy_bytes"]), sent)
+        assert_eq(f"{what} recv_copy_bytes", int(r["recv_copy_bytes"]), sent)
+        assert_eq(f"{what} user_copy_bytes", int(r["user_copy_bytes"]), sent if r["workload"] == "tcp-twocopy" else 0)
+    # loading goes program by program: a set seen mid-load is part of the full one
+    assert held, "the sweep held no BPF program: each run loaded its own"
+    full = max(held, key=len)
+    assert all(ids <= full for ids in held), f"more than one tracer loaded: {held}"
+    assert len(full) >= 10, f"only {len(full)} programs held: {full}"
+
+
 def sweep_uring_workloads():
     """zctrace sweep runs the io_uring workloads, their own options after '--': a row each, exact."""
     path = os.path.join(scratch, "uring.csv")
@@ -4440,7 +4491,7 @@ def main():
               unrelated_traffic_not_counted, command_and_children_traced, attach_to_running_pid,
               sigint_stops_cleanly, live_view_on_a_terminal, live_view_to_a_pipe, usage_errors,
               failing_command_fails_run, check_can_fail,
-              sweep_csv_reconciles, sweep_uring_workloads, sweep_json_rows, sweep_failed_run_recorded, sweep_usage_errors,
+              sweep_csv_reconciles, sweep_loads_one_tracer, sweep_uring_workloads, sweep_json_rows, sweep_failed_run_recorded, sweep_usage_errors,
               plot_writes_figures, plot_partial_file, findings_synthetic_crossovers, findings_from_a_real_sweep,
               sweep_micro_grid_rows, sweep_micro_bad_param, plot_micro_figures]
     tests += [man_page_covers_the_cli, make_install_runs_from_destdir, bash_completion_offers_workloads_and_options,

@@ -7,6 +7,15 @@
 #include <unistd.h>
 #include "cli.h"
 
+bool cli_verbose;
+
+int cli_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if ((level == LIBBPF_DEBUG || level == LIBBPF_WARN) && !cli_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
 int cli_usage_error(const char *prog, const char *fmt, ...)
 {
 	va_list ap;

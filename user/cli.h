@@ -2,10 +2,18 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <json-c/json.h>
+#include <bpf/libbpf.h>
 
 #define EXIT_USAGE 2
+
+/* -v: libbpf's log is shown (cli_libbpf_print()) */
+extern bool cli_verbose;
+/* libbpf's print callback: its warnings and debug lines only with -v. */
+int cli_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args);
 
 /* Why this process cannot load and attach BPF programs (a missing capability), or NULL. */
 const char *cli_missing_capability(void);

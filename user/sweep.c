@@ -1,7 +1,7 @@
 /*
  * zctrace sweep: traces a grid of runs (workloads x sizes x threads x repetitions, or a
- * microbenchmark's own parameters: --param axes), each one a `zctrace run` of its own with a
- * timeout, and writes one CSV or JSON row per run.
+ * microbenchmark's own parameters: --param axes), each one a `zctrace run` in a process of its own
+ * with a timeout, all under one tracer loaded once, and writes one CSV or JSON row per run.
  */
 #include <argp.h>
 #include <errno.h>
@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <bpf/libbpf.h>
 #include <json-c/json.h>
 #include "jsonpath.h"
 #include "ledger.h"
@@ -28,9 +29,13 @@
 #include "probes.h"
 #include "cli.h"
 #include "clock.h"
+#include "run.h"
 #include "sweep.h"
 #include "sweep_axes.h"
 #include "sweep_table.h"
+#include "target.h"
+#include "tracer.h"
+#include "zctrace.skel.h"
 #include "wl.h"
 #include "workloads.h"
 
@@ -38,6 +43,7 @@
 #define MAX_SIZE (1ULL << 30)		/* the workloads' own limit */
 #define MAX_REPS 100000
 #define TIMEOUT_BASE_S 60.0		/* per run, plus 3 x --duration */
+#define MAX_SHARED_BINARIES 16	/* workload binaries with the shared tracer's USDT programs */
 #define TIMEOUT_MESSAGES_S 120.0	/* per run with --messages or of a microbenchmark, whose length is unknown */
 #define STOP_GRACE_S 10.0		/* `zctrace run` takes up to 5 s to stop its workload, then reports */
 #define ERROR_LEN 300
@@ -154,7 +160,8 @@ static const char sweep_doc[] =
 	"format follows the extension of -o (.csv or .json); without -o, CSV goes to stdout. A "
 	"microbenchmark's run is 'zctrace run --no-hist --passes=traced --json FILE WORKLOAD [each "
 	"axis's option and value] [WORKLOAD ARGS]'; each value is checked by the workload's own "
-	"parser before the first run.\n"
+	"parser before the first run. The runs share one tracer, loaded once and reset before each "
+	"run (again only where a workload needs other programs), each in a process of its own.\n"
 	"\n"
 	"Exit status: 0 when every run was ok, 1 when a run failed a check or failed, 2 on a usage "
 	"error, 128 + the signal when interrupted.";
@@ -466,20 +473,139 @@ static const char **run_argv(const struct sweep_args *a, const struct cell *c, c
 	return argv;
 }
 
-/* Starts @argv (this zctrace) in a process group of its own, its output to the logs. */
-static pid_t start_run(const char **argv, const char *out_log, const char *err_log)
-{
-	pid_t child = fork();
+/*
+ * The tracer the sweep loads once and runs cell after cell under: a load and attach cost about
+ * 0.1 s, and a second run's attach waits behind the first one's detach, against cells of a second.
+ * Each cell is still a process of its own (its own process group, logs and timeout), forked with
+ * the tracer's descriptors, which reset it for their run (run_under()). A cell whose workload needs
+ * other programs (the zerocopy path, or none of it) gets a tracer loaded for those.
+ */
+static struct {
+	struct zctrace_bpf *obj;
+	struct tracer_opts opts;
+	struct probe_choice choice[NR_PROBES];
+	bool failed;			/* a load with these opts failed: such cells load their own */
+	struct tracer_opts failed_opts;
+	/* the USDT programs, attached to each workload binary once, for every process that runs it */
+	struct {
+		char binary[PATH_MAX];
+		struct bpf_link *links[TARGET_NR_USDT];
+	} usdt[MAX_SHARED_BINARIES];
+	int nusdt;
+} shared;
 
+static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	(void)level, (void)fmt, (void)args;
+	return 0;
+}
+
+static void release_shared(void)
+{
+	struct bpf_link *links[MAX_SHARED_BINARIES * TARGET_NR_USDT];
+	int n = 0;
+
+	for (int b = 0; b < shared.nusdt; b++)
+		for (int i = 0; i < TARGET_NR_USDT; i++)
+			links[n++] = shared.usdt[b].links[i];
+	memset(shared.usdt, 0, sizeof(shared.usdt));
+	shared.nusdt = 0;
+	/* the detach child is spared by reap_leftovers() and waited for at the sweep's end */
+	if (shared.obj)
+		tracer_stop_background(shared.obj, links, n);
+	shared.obj = NULL;
+}
+
+/* Whether @def's binary has the shared tracer's USDT programs, attached now if not yet. */
+static bool shared_usdt(const struct workload_def *def)
+{
+	char binary[PATH_MAX];
+
+	if (target_workload_binary(def->name, binary, sizeof(binary)))
+		return false;
+	for (int b = 0; b < shared.nusdt; b++)
+		if (!strcmp(shared.usdt[b].binary, binary))
+			return true;
+	if (shared.nusdt == MAX_SHARED_BINARIES)
+		return false;
+	if (target_attach_usdt(shared.obj, -1, binary, def, shared.usdt[shared.nusdt].links)) {
+		tracer_destroy_links(shared.usdt[shared.nusdt].links, TARGET_NR_USDT);
+		return false;
+	}
+	snprintf(shared.usdt[shared.nusdt].binary, PATH_MAX, "%s", binary);
+	shared.nusdt++;
+	return true;
+}
+
+/* The loaded tracer for cell @c, loaded now if the last one does not suit it, or NULL to run alone. */
+static struct zctrace_bpf *shared_tracer(const struct sweep_args *a, const struct cell *c)
+{
+	const struct workload_def *def = find_workload(c->workload);
+	enum method cap = METHOD_NONE;
+	struct tracer_opts want;
+	libbpf_print_fn_t print;
+	int err;
+
+	if (!def || (a->method && parse_method(a->method, &cap)))
+		return NULL;	/* the run says what is wrong */
+	tracer_opts_for(&want, def, cap, false);
+	if (shared.obj && tracer_opts_same(&shared.opts, &want))
+		return shared_usdt(def) ? shared.obj : NULL;
+	if (shared.failed && tracer_opts_same(&shared.failed_opts, &want))
+		return NULL;
+	release_shared();
+	memset(shared.choice, 0, sizeof(shared.choice));
+	/* a refusal is the run's to report, in its row: a run of its own meets it again */
+	print = libbpf_set_print(quiet_libbpf);
+	fflush(stderr);
+	int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
+
+	if (saved >= 0 && null >= 0)
+		dup2(null, STDERR_FILENO);
+	err = tracer_start(&shared.obj, shared.choice, &want);
+	fflush(stderr);
+	if (saved >= 0 && null >= 0)
+		dup2(saved, STDERR_FILENO);
+	if (saved >= 0)
+		close(saved);
+	if (null >= 0)
+		close(null);
+	libbpf_set_print(print);
+	if (err) {
+		shared.obj = NULL;
+		shared.failed = true;
+		shared.failed_opts = want;
+		return NULL;
+	}
+	shared.opts = want;
+	return shared_usdt(def) ? shared.obj : NULL;
+}
+
+/*
+ * Starts @argv (a `zctrace run` line) in a process group of its own, its output to the logs: under
+ * @obj in a fork of this process, or else as this zctrace anew.
+ */
+static pid_t start_run(const char **argv, const char *out_log, const char *err_log, struct zctrace_bpf *obj)
+{
+	pid_t child;
+
+	fflush(NULL);	/* nothing of the sweep's own output is written twice */
+	child = fork();
 	if (child == 0) {
 		int in = open("/dev/null", O_RDONLY), out = open(out_log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int err = open(err_log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int err = open(err_log, O_WRONLY | O_CREAT | O_TRUNC, 0600), argc = 0;
 
 		/* its own process group, so a timeout can stop the run and everything it started */
 		setpgid(0, 0);
 		signal(SIGPIPE, SIG_DFL);
 		if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 			_exit(127);
+		if (obj) {
+			while (argv[argc])
+				argc++;
+			/* exit(), not _exit(): the run's output is flushed, and a failed write fails it */
+			exit(run_under(argc - 1, (char **)argv + 1, obj, shared.choice));
+		}
 		execv("/proc/self/exe", (char **)argv);
 		fprintf(stderr, "zctrace sweep: cannot run /proc/self/exe: %s\n", strerror(errno));
 		_exit(127);
@@ -546,7 +672,7 @@ static void run_one(const struct sweep_args *a, const char *dir, const struct ce
 	snprintf(err_log, sizeof(err_log), "%s/stderr.log", dir);
 	unlink(json_path);
 	argv = run_argv(a, c, json_path, num);
-	child = start_run(argv, out_log, err_log);
+	child = start_run(argv, out_log, err_log, shared_tracer(a, c));
 	free(argv);
 	if (child < 0) {
 		o->status = RUN_ERROR;
@@ -986,6 +1112,7 @@ int cmd_sweep(int argc, char **argv)
 	sr = (struct sweep_run){ .a = &a, .dir = dir, .out = &out, .cols = &cols, .u = &u, .m = &mach,
 				 .counts = counts, .nruns = nruns, .start = start };
 	k = run_grid(&sr);
+	release_shared();
 	ret = report_end(&out, counts, k, nruns, start);
 	await_detaching();
 

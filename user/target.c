@@ -104,12 +104,8 @@ static void add_process_tree(struct zctrace_bpf *obj, pid_t pid, int depth)
 	closedir(d);
 }
 
-/*
- * Attaches the USDT programs. Returns 0 when the phase markers attached; a binary without
- * zctrace's probes has none (-ENOENT), one that never copies in user space has no user_copy,
- * and only the microbenchmarks mark numbered steps (segment).
- */
-static int attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, struct target *t)
+int target_attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, const struct workload_def *def,
+		       struct bpf_link **links)
 {
 	static const char *const names[TARGET_NR_USDT] = { WL_USDT_PHASE_BEGIN, WL_USDT_PHASE_END,
 							   WL_USDT_USER_COPY, WL_USDT_SEGMENT };
@@ -122,13 +118,19 @@ static int attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, s
 	for (int i = 0; i < TARGET_NR_USDT; i++) {
 		/* a uprobe costs a grace period at its detach: a built-in workload marks steps only if
 		 * it is a microbenchmark */
-		if (progs[i] == obj->progs.segment_usdt && t->def && !t->def->micro)
+		if (progs[i] == obj->progs.segment_usdt && def && !def->micro)
 			continue;
-		t->usdt[i] = bpf_program__attach_usdt(progs[i], pid, binary, WL_USDT_PROVIDER, names[i], NULL);
-		if (!t->usdt[i] && i < 2 && !err)
+		links[i] = bpf_program__attach_usdt(progs[i], pid, binary, WL_USDT_PROVIDER, names[i], NULL);
+		if (!links[i] && i < 2 && !err)
 			err = -errno;
 	}
 	return err;
+}
+
+/* The target's own USDT probes; a binary without zctrace's probes has none (-ENOENT). */
+static int attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, struct target *t)
+{
+	return target_attach_usdt(obj, pid, binary, t->def, t->usdt);
 }
 
 int target_follow(struct target *t, struct zctrace_bpf *obj, struct perf_set *perf)
@@ -315,7 +317,7 @@ int target_spawn(struct target *t, struct zctrace_bpf *obj, struct perf_set *per
 			fprintf(stderr, "zctrace: cannot add the target: %s\n", strerror(errno));
 			return -1;
 		}
-		err = attach_usdt(obj, t->pid, t->def ? t->binary : t->argv[0], t);
+		err = t->usdt_held ? 0 : attach_usdt(obj, t->pid, t->def ? t->binary : t->argv[0], t);
 		if (err && t->def) {
 			fprintf(stderr, "zctrace: cannot attach the workload's USDT probes: %s\n", strerror(-err));
 			return -1;

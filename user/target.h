@@ -40,12 +40,20 @@ struct target {
 	pid_t guard;			/* kills the target's group if zctrace dies; -1: none */
 	int guard_fd;			/* its pipe's only write end */
 	struct bpf_link *usdt[TARGET_NR_USDT];
+	bool usdt_held;			/* the tracer's owner holds the binary's USDT probes: none per run */
 };
 
 /* Nothing started, nothing open. */
 void target_init(struct target *t);
 /* The executable of built-in workload @name: beside zctrace, or installed, or in $ZCTRACE_WORKLOADS. */
 int target_workload_binary(const char *name, char *path, size_t n);
+/*
+ * Attaches the USDT programs to @binary, for process @pid or every process that runs it (-1), into
+ * @links (NULL where not attached). A built-in workload (@def) that is not a microbenchmark gets
+ * no step marker. 0 when the phase markers attached; -ENOENT for a binary without zctrace's probes.
+ */
+int target_attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, const struct workload_def *def,
+		       struct bpf_link **links);
 /* -p: traces t->pid and its living descendants, its USDT probes and perf counters. 0. */
 int target_follow(struct target *t, struct zctrace_bpf *obj, struct perf_set *perf);
 /*

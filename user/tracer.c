@@ -17,9 +17,25 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "tracer.h"
+#include "workloads.h"
 #include "zctrace.skel.h"
 
 #define MAX_GONE_PROGS 128
+#define MAX_DATA_SECS 4
+
+/*
+ * The object's global data as loaded, put back between the runs of one loaded tracer
+ * (tracer_reset()): a sweep loads once and runs every workload of its grid under it.
+ */
+static struct {
+	const struct zctrace_bpf *obj;
+	struct {
+		void *live;
+		void *copy;
+		size_t size;
+	} sec[MAX_DATA_SECS];
+	int n;
+} loaded;
 
 /* What the last load said about the program it refused. */
 static struct {
@@ -168,6 +184,41 @@ static void refuse_loads_by_env(struct zctrace_bpf *obj)
 	}
 }
 
+static void forget_loaded_data(void)
+{
+	while (loaded.n > 0)
+		free(loaded.sec[--loaded.n].copy);
+	loaded.obj = NULL;
+}
+
+/* Keeps a copy of each writable global data section (.bss, .data) as the load left it. */
+static void keep_loaded_data(struct zctrace_bpf *obj)
+{
+	struct bpf_map *map;
+
+	forget_loaded_data();
+	loaded.obj = obj;
+	bpf_object__for_each_map(map, obj->obj) {
+		const char *name = bpf_map__name(map);
+		size_t size = 0;
+		void *live;
+
+		if (!bpf_map__is_internal(map) || strstr(name, ".rodata") || strstr(name, ".kconfig"))
+			continue;
+		/* after load: the map's own memory, mapped writable for .bss and .data */
+		live = (void *)bpf_map__initial_value(map, &size);
+		if (!live || loaded.n == MAX_DATA_SECS)
+			continue;
+		loaded.sec[loaded.n].copy = malloc(size);
+		if (!loaded.sec[loaded.n].copy)
+			continue;
+		memcpy(loaded.sec[loaded.n].copy, live, size);
+		loaded.sec[loaded.n].live = live;
+		loaded.sec[loaded.n].size = size;
+		loaded.n++;
+	}
+}
+
 /* Attaches program by program; a refusal names its program in @prog and the kernel's answer in @why. */
 static int attach_all(struct zctrace_bpf *obj, char *prog, size_t prog_n, char *why, size_t n)
 {
@@ -196,6 +247,20 @@ static int attach_all(struct zctrace_bpf *obj, char *prog, size_t prog_n, char *
 		return err;
 	}
 	return 0;
+}
+
+void tracer_opts_for(struct tracer_opts *o, const struct workload_def *def, enum method cap, bool no_phase)
+{
+	memset(o, 0, sizeof(*o));
+	o->cap = cap;
+	o->skip_zc_path = def && !def->zc_notices;
+	o->gate_on_phase = def && !no_phase;
+}
+
+bool tracer_opts_same(const struct tracer_opts *a, const struct tracer_opts *b)
+{
+	return a->cap == b->cap && a->skip_zc_path == b->skip_zc_path && a->gate_on_phase == b->gate_on_phase &&
+	       a->skip == b->skip && a->machine_wide == b->machine_wide && a->max_keys == b->max_keys;
 }
 
 int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const struct tracer_opts *o)
@@ -232,7 +297,7 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		if (loading) {
 			snprintf(prog, sizeof(prog), "%s", refusal.prog);
 			snprintf(why, sizeof(why), "load refused: %s", refusal.why[0] ? refusal.why : strerror(-err));
-		} else if (!(err = attach_all(obj, prog, sizeof(prog), why, sizeof(why)))) {
+		} else if (keep_loaded_data(obj), !(err = attach_all(obj, prog, sizeof(prog), why, sizeof(why)))) {
 			break;
 		}
 		if (!prog[0] || !refuse_holders(choice, prog, why)) {
@@ -250,6 +315,93 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 	}
 	*objp = obj;
 	return err;
+}
+
+/* Every key of hash map @fd deleted (at most @max of them: the map's bound). */
+static int empty_hash(int fd, size_t key_size, unsigned max)
+{
+	char key[key_size];
+
+	for (unsigned i = 0; i <= max; i++) {
+		if (bpf_map_get_next_key(fd, NULL, key))
+			return errno == ENOENT ? 0 : -errno;
+		if (bpf_map_delete_elem(fd, key) && errno != ENOENT)
+			return -errno;
+	}
+	return -EAGAIN;
+}
+
+/* Every element of array @map zeroed, on every CPU for a per-CPU array: one batch, else one by one. */
+static int zero_array(const struct bpf_map *map)
+{
+	unsigned n = bpf_map__max_entries(map), count = n;
+	size_t vs = bpf_map__value_size(map);
+	int fd = bpf_map__fd(map), err = 0;
+	__u32 *keys;
+	void *zeros;
+
+	if (bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_ARRAY)
+		vs = ((vs + 7) & ~(size_t)7) * libbpf_num_possible_cpus();
+	keys = calloc(n, sizeof(*keys));
+	zeros = calloc(n, vs);
+	if (!keys || !zeros) {
+		free(keys);
+		free(zeros);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++)
+		keys[i] = i;
+	if (bpf_map_update_batch(fd, keys, zeros, &count, NULL)) {
+		for (unsigned i = 0; i < n && !err; i++)
+			if (bpf_map_update_elem(fd, &keys[i], zeros, BPF_ANY))
+				err = -errno;
+	}
+	free(keys);
+	free(zeros);
+	return err;
+}
+
+int tracer_reset(struct zctrace_bpf *obj)
+{
+	__u32 gen = obj->bss->targets_gen;
+	struct bpf_map *map;
+	int err;
+
+	if (loaded.obj != obj)
+		return -EINVAL;
+	/* no target first: from here until the next run's no program counts anything */
+	if ((err = empty_hash(bpf_map__fd(obj->maps.targets), sizeof(__u32), bpf_map__max_entries(obj->maps.targets))))
+		return err;
+	for (int i = 0; i < loaded.n; i++)
+		memcpy(loaded.sec[i].live, loaded.sec[i].copy, loaded.sec[i].size);
+	/* the generation only moves on: a verdict kept from the last run is stale */
+	obj->bss->targets_gen = gen + 1;
+	bpf_object__for_each_map(map, obj->obj) {
+		/* libbpf's own (__bpf_usdt_specs): the USDT probes attached stay as they are */
+		if (bpf_map__is_internal(map) || bpf_map__fd(map) < 0 || !strncmp(bpf_map__name(map), "__", 2))
+			continue;
+		switch (bpf_map__type(map)) {
+		case BPF_MAP_TYPE_ARRAY:
+		case BPF_MAP_TYPE_PERCPU_ARRAY:
+			err = zero_array(map);
+			break;
+		case BPF_MAP_TYPE_HASH:
+		case BPF_MAP_TYPE_LRU_HASH:
+		case BPF_MAP_TYPE_PERCPU_HASH:
+		case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+			err = empty_hash(bpf_map__fd(map), bpf_map__key_size(map), bpf_map__max_entries(map));
+			break;
+		default:	/* task storage: a slot lives and dies with its task, and each run's tasks are new */
+			err = 0;
+			break;
+		}
+		if (err) {
+			fprintf(stderr, "zctrace: cannot empty BPF map %s for the next run: %s\n",
+				bpf_map__name(map), strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 static void *destroy_link(void *link)
@@ -296,6 +448,8 @@ static void detach_all(struct zctrace_bpf *obj)
 
 void tracer_stop(struct zctrace_bpf *obj)
 {
+	if (obj && loaded.obj == obj)
+		forget_loaded_data();
 	detach_all(obj);
 	zctrace_bpf__destroy(obj);
 }
@@ -303,11 +457,14 @@ void tracer_stop(struct zctrace_bpf *obj)
 void tracer_stop_background(struct zctrace_bpf *obj, struct bpf_link **more, int n)
 {
 	int turn[2] = { -1, -1 };
+	bool any = obj != NULL;
 	pid_t pid = -1;
 	char c;
 
+	for (int i = 0; i < n; i++)
+		any |= more[i] != NULL;
 	/* the child ends with _exit(): what stdio holds unwritten here is written once, by this process */
-	if (obj && !pipe(turn))
+	if (any && !pipe(turn))
 		pid = fork();
 	if (pid == 0) {
 		/* nothing of the parent's output stays open here: a reader of it sees its end now */

@@ -27,6 +27,18 @@ struct tracer_opts {
 int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const struct tracer_opts *o);
 void tracer_stop(struct zctrace_bpf *obj);
 /*
+ * Puts the loaded and attached tracer back as it was after its load, for another run under it: no
+ * target, global data as loaded, every hash map of zctrace's empty, every array of its zeroed
+ * (libbpf's USDT argument specs stay, with the USDT programs attached). 0 or a negative errno
+ * (with a line on stderr).
+ */
+int tracer_reset(struct zctrace_bpf *obj);
+/* The tracer a built-in workload (@def, or NULL for a command) needs, with --method @cap and --no-phase. */
+struct workload_def;
+void tracer_opts_for(struct tracer_opts *o, const struct workload_def *def, enum method cap, bool no_phase);
+/* Whether two runs can share one loaded tracer. */
+bool tracer_opts_same(const struct tracer_opts *a, const struct tracer_opts *b);
+/*
  * Destroys @n links at once, one thread each, and sets them NULL: a uprobe's detach waits for the
  * kernel's grace periods, and detaches side by side share them instead of waiting in turn.
  */
