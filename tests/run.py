@@ -3879,7 +3879,8 @@ def export_exposition_format():
     """The exposition over hand-built census reads (tests/unit/exposition.c): promtool accepts the
     text format 0.0.4, an OpenMetrics parser accepts the OpenMetrics one; the label pairs past the
     bound are folded into other, an exited process's bytes stay in its label's series, the
-    histogram's buckets are cumulative up to +Inf == _count, label values escaped."""
+    histogram's buckets are cumulative up to +Inf == _count, label values escaped; without the
+    boundary account there is no unattributed series."""
     run = lambda fmt: subprocess.run([os.path.join(UNIT_TESTS, "exposition"), fmt], capture_output=True,
                                      text=True, timeout=60)
     om, txt = run("openmetrics"), run("text")
@@ -3912,6 +3913,13 @@ def export_exposition_format():
     assert "user_copy" not in {s.labels.get("site") for s in buckets}  # not counted: no histogram
     methods = {s.labels["site"]: s.labels["method"] for s in fams["zctrace_site"].samples}
     assert methods["user_copy"] == "none" and methods["send_copy"] == "tp_btf", methods
+    assert "zctrace_unattributed_bytes" in fams, sorted(fams)
+    # without the boundary account the unattributed bytes are not measured: no series, never 0
+    bare = subprocess.run([os.path.join(UNIT_TESTS, "exposition"), "openmetrics", "no-account"],
+                          capture_output=True, text=True, timeout=60)
+    assert bare.returncode == 0, bare.stderr
+    fams = openmetrics_families(bare.stdout)
+    assert "zctrace_unattributed_bytes" not in fams and "zctrace_copy_bytes" in fams, sorted(fams)
 
 
 def export_usage_errors():
