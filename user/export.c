@@ -255,6 +255,7 @@ static int start_census(struct exporter *x)
 	choice = census_choice(x->census);
 	for (int s = 0; s < NR_SITES; s++)
 		x->expo.site_method[s] = site_method_of(choice, s, NULL);
+	x->expo.account = probe_attached(choice, PROBE_BOUNDARY);
 	x->expo.costs = x->costs.stats_fd >= 0 ? &x->costs : NULL;
 	prog_stats_begin(&x->costs);
 	return 0;

@@ -436,8 +436,11 @@ int expo_write(FILE *f, const struct expo *e, enum expo_format fmt)
 	write_label_counter(f, e, fmt, "zctrace_payload_bytes",
 			    "Payload: the most bytes moved one way (to or from user memory, page references, kernel copies)",
 			    census_payload);
-	write_label_counter(f, e, fmt, "zctrace_unattributed_bytes",
-			    "Bytes that crossed to or from user memory that no copy site explains", unattributed_of);
+	/* without the boundary account nothing says what no site explained: no series, not 0 */
+	if (e->account)
+		write_label_counter(f, e, fmt, "zctrace_unattributed_bytes",
+				    "Bytes that crossed to or from user memory that no copy site explains",
+				    unattributed_of);
 	write_histograms(f, e, fmt);
 	write_sites(f, e, fmt);
 	write_costs(f, e, fmt);

@@ -40,6 +40,7 @@ struct expo {
 	/* the census's own bookkeeping at the last read */
 	uint64_t evicted, dropped, keys, max_keys;
 	enum method site_method[NR_SITES];	/* how each copy site counts: METHOD_NONE = not at all */
+	bool account;				/* the boundary account is kept: unattributed bytes are measured */
 	const struct prog_stats *costs;		/* the BPF programs' costs, or NULL when not measured */
 };
 

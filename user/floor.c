@@ -18,7 +18,9 @@
 #include "cli.h"
 #include "clock.h"
 #include "floor.h"
+#include "output.h"
 #include "probes.h"
+#include "progstats.h"
 #include "target.h"
 #include "tracer.h"
 #include "workloads.h"
@@ -33,10 +35,15 @@ struct floor_args {
 	const struct workload_def *def;
 	char **cmd;		/* the workload's arguments, or the command and its */
 	int ncmd;
+	const char *stats_path;	/* -S: the empty programs' run-time statistics, as JSON */
 };
 
 static const struct argp_option floor_options[] = {
 	{ "method", 'm', "METHOD", 0, "fentry, kprobe or tracepoint: nothing better than it", 0 },
+	{ "prog-stats", 'S', "FILE", 0,
+	  "What each empty program cost (events, run time, ns per event: kernel.bpf_stats_enabled for "
+	  "the run) as JSON to FILE, and as a table on stderr: what the kernel's statistics charge an "
+	  "event that does nothing", 0 },
 	{ 0 }
 };
 
@@ -54,6 +61,9 @@ static int floor_parse(int key, char *arg, struct argp_state *state)
 	struct floor_args *a = state->input;
 
 	switch (key) {
+	case 'S':
+		a->stats_path = arg;
+		break;
 	case 'm':
 		if (parse_method(arg, &a->cap))
 			argp_error(state, "unknown method '%s' (fentry, kprobe or tracepoint)", arg);
@@ -186,6 +196,20 @@ static int run_command(char **argv, bool path_search)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* The empty programs' statistics: a table on stderr (stdout is the workload's), JSON to the file. 0 or -1. */
+static int write_stats(struct prog_stats *ps, struct floor_bpf *f, struct json_out *jo)
+{
+	json_object *o;
+	int err;
+
+	prog_stats_end(ps, f->obj);
+	prog_stats_print(stderr, ps);
+	o = prog_stats_json(ps);
+	err = write_json(jo, o);
+	json_object_put(o);
+	return err;
+}
+
 /* libbpf's own lines: a binary without zctrace's USDT probes (a command) is no error here. */
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -200,6 +224,8 @@ int cmd_floor(int argc, char **argv)
 	char binary[PATH_MAX], **cmd;
 	bool use[MAX_FLOOR_LINKS] = {};
 	struct floor_bpf *f = NULL;
+	struct json_out jo = { .fd = -1 };
+	struct prog_stats ps;
 	const char *missing;
 	int nlinks = 0, err, ret = 1;
 
@@ -226,15 +252,31 @@ int cmd_floor(int argc, char **argv)
 	cmd[a.ncmd] = NULL;
 	if (a.def)
 		cmd[0] = binary;
+	prog_stats_init(&ps);
+	/* a path that cannot be written is a usage error before anything runs */
+	if (a.stats_path && json_open(&jo, a.stats_path)) {
+		fprintf(stderr, "zctrace floor: cannot write %s: %s\n", a.stats_path, strerror(errno));
+		free(cmd);
+		return EXIT_USAGE;
+	}
 	catch_stop_signals();
 	libbpf_set_print(quiet);
-	if ((err = choose_like_a_run(&a, use, MAX_FLOOR_LINKS)) ||
-	    (err = start_floor(&f, use, MAX_FLOOR_LINKS, binary, links, &nlinks)))
+	if ((err = choose_like_a_run(&a, use, MAX_FLOOR_LINKS)))
 		fprintf(stderr, "zctrace floor: cannot attach the empty programs: %s\n", strerror(-err));
-	else
+	else if (a.stats_path && prog_stats_enable(&ps))
+		fprintf(stderr, "zctrace floor: --prog-stats: %s\n", ps.why);
+	else if ((err = start_floor(&f, use, MAX_FLOOR_LINKS, binary, links, &nlinks)))
+		fprintf(stderr, "zctrace floor: cannot attach the empty programs: %s\n", strerror(-err));
+	else {
+		prog_stats_begin(&ps);
 		ret = run_command(cmd, !a.def);
+		if (a.stats_path && write_stats(&ps, f, &jo) && !ret)
+			ret = 1;
+	}
 	tracer_destroy_links(links, nlinks);
 	floor_bpf__destroy(f);
+	prog_stats_close(&ps);
+	json_close(&jo);
 	free(cmd);
 	return ret;
 }

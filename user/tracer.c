@@ -426,8 +426,23 @@ void tracer_destroy_links(struct bpf_link **links, int n)
 	}
 }
 
-/* Detaches every program at once: an fentry's detach waits for a grace period of its own. */
-static void detach_all(struct zctrace_bpf *obj)
+/*
+ * Destroys @n links in turn: where another process holds them too, a close is only a reference
+ * dropped, and a thread each would cost more than it waits.
+ */
+static void destroy_links_in_turn(struct bpf_link **links, int n)
+{
+	for (int i = 0; i < n; i++) {
+		bpf_link__destroy(links[i]);
+		links[i] = NULL;
+	}
+}
+
+/*
+ * Detaches every program (@at_once: side by side, for the last references, since an fentry's
+ * detach waits for a grace period of its own).
+ */
+static void detach_all(struct zctrace_bpf *obj, bool at_once)
 {
 	struct bpf_object_skeleton *sk = obj ? obj->skeleton : NULL;
 	struct bpf_link *links[MAX_GONE_PROGS];
@@ -443,14 +458,17 @@ static void detach_all(struct zctrace_bpf *obj)
 		links[n++] = *link;
 		*link = NULL;
 	}
-	tracer_destroy_links(links, n);
+	if (at_once)
+		tracer_destroy_links(links, n);
+	else
+		destroy_links_in_turn(links, n);
 }
 
 void tracer_stop(struct zctrace_bpf *obj)
 {
 	if (obj && loaded.obj == obj)
 		forget_loaded_data();
-	detach_all(obj);
+	detach_all(obj, true);
 	zctrace_bpf__destroy(obj);
 }
 
@@ -482,8 +500,17 @@ void tracer_stop_background(struct zctrace_bpf *obj, struct bpf_link **more, int
 		tracer_stop(obj);
 		_exit(0);
 	}
-	tracer_destroy_links(more, n);
-	tracer_stop(obj);
+	if (pid > 0) {
+		/* the child holds the last references: here each close only drops one */
+		destroy_links_in_turn(more, n);
+		if (obj && loaded.obj == obj)
+			forget_loaded_data();
+		detach_all(obj, false);
+		zctrace_bpf__destroy(obj);
+	} else {
+		tracer_destroy_links(more, n);
+		tracer_stop(obj);
+	}
 	if (turn[0] >= 0) {
 		close(turn[0]);
 		close(turn[1]);

@@ -90,6 +90,8 @@ int main(int argc, char **argv)
 	expo_init(&e, MAX_SERIES);
 	for (int i = 0; i < NR_SITES; i++)
 		e.site_method[i] = i == SITE_USER_COPY ? METHOD_NONE : METHOD_TP_BTF;
+	/* "no-account": a kernel that refused the boundary probe */
+	e.account = !(argc > 2 && !strcmp(argv[2], "no-account"));
 
 	/* a web server and a cache; a name with every character a label value must escape */
 	row(0, 100, "nginx", "/system.slice/nginx.service", SITE_UNIX_SEND_COPY, 2, 500);
