@@ -29,4 +29,4 @@ exec /usr/bin/python3 tests/run.py \
 	'uring_sendzc_without_usage_reports$' 'uring_notices_fall_back$' \
 	'top_counts_a_process_exactly$' 'top_by_cgroup_and_comm$' 'top_evictions_counted$' \
 	'export_prometheus_round_trip$' 'export_usage_errors$' \
-	'floor_attaches_empty_programs$' 'detach_after_the_report_leaves_nothing$' 'sweep_loads_one_tracer$'
+	'floor_attaches_empty_programs$' 'detach_after_the_report_leaves_nothing$' 'sweep_loads_one_tracer$' 'sweep_stopped_leaves_nothing$'

@@ -1649,6 +1649,50 @@ def sweep_failed_run_recorded():
     assert os.listdir(tmp) == [], f"temporary files left: {os.listdir(tmp)}"
 
 
+def sweep_stopped_leaves_nothing():
+    """A sweep stopped by SIGINT mid-run records the run as interrupted, exits 130 and leaves nothing:
+    no program of its shared tracer, no detach child, no workload. Killed outright (SIGKILL), its
+    run in flight still ends on its own, and then nothing of either is left."""
+    def quiet_by(deadline):
+        while time.monotonic() < deadline:
+            left = zctrace_programs() - before
+            procs = subprocess.run(["pgrep", "-x", "zctrace-detach"], capture_output=True, text=True).stdout.split()
+            procs += subprocess.run(["pgrep", "-f", "workloads/tcp-onecopy"], capture_output=True,
+                                    text=True).stdout.split()
+            procs = [c for c in procs if not zombie(c)]
+            if not left and not procs:
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"left: programs {sorted(left)}, processes {procs}")
+
+    def start(path):
+        proc = subprocess.Popen([ZCTRACE, "sweep", "tcp-onecopy", "--sizes", "4K", "--reps", "3",
+                                 "--duration", "3", "-o", path], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while not running_child(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert running_child(proc.pid), "no run started"
+        time.sleep(1)
+        return proc
+
+    before = zctrace_programs()
+    path = os.path.join(scratch, "stopped.csv")
+    proc = start(path)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, f"exit {proc.returncode}: {err[-800:]}"
+    rows = read_csv(path)[1]
+    assert [r["status"] for r in rows] == ["interrupted"], rows
+    quiet_by(time.monotonic() + 15)
+
+    proc = start(os.path.join(scratch, "killed.csv"))
+    proc.kill()
+    proc.communicate(timeout=60)
+    # the run in flight finishes its 3 s and its report, then its references are the last
+    quiet_by(time.monotonic() + 30)
+
+
 def sweep_usage_errors():
     out = os.path.join(scratch, "usage")
     os.makedirs(out, exist_ok=True)
@@ -4514,7 +4558,7 @@ def main():
               unrelated_traffic_not_counted, command_and_children_traced, attach_to_running_pid,
               sigint_stops_cleanly, live_view_on_a_terminal, live_view_to_a_pipe, usage_errors,
               failing_command_fails_run, check_can_fail,
-              sweep_csv_reconciles, sweep_loads_one_tracer, sweep_uring_workloads, sweep_json_rows, sweep_failed_run_recorded, sweep_usage_errors,
+              sweep_csv_reconciles, sweep_loads_one_tracer, sweep_uring_workloads, sweep_json_rows, sweep_failed_run_recorded, sweep_stopped_leaves_nothing, sweep_usage_errors,
               plot_writes_figures, plot_partial_file, findings_synthetic_crossovers, findings_from_a_real_sweep,
               sweep_micro_grid_rows, sweep_micro_bad_param, plot_micro_figures]
     tests += [man_page_covers_the_cli, make_install_runs_from_destdir, bash_completion_offers_workloads_and_options,

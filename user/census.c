@@ -21,6 +21,7 @@
 #include "boundary.h"
 #include "census.h"
 #include "clock.h"
+#include "kfigures.h"
 #include "tracer.h"
 #include "zctrace.skel.h"
 
@@ -275,50 +276,56 @@ static bool alive(uint32_t tgid)
 	return !kill(tgid, 0) || errno != ESRCH;
 }
 
-/* Reads the (process, site) counters into each process's raw values; the keys held. */
-static uint64_t read_sites(struct census *c)
+struct site_read {
+	struct census *c;
+	uint64_t keys;
+};
+
+static void on_site(void *ctx, const void *k, const void *v)
 {
-	int fd = bpf_map__fd(c->obj->maps.sites);
-	struct site_key key, next, *prev = NULL;
-	struct site_stats st;
-	uint64_t keys = 0;
+	const struct site_key *key = k;
+	struct site_read *r = ctx;
+	struct cproc *p;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (key.site >= NR_SITES || bpf_map_lookup_elem(fd, &key, &st))
-			continue;
-		struct cproc *p = proc_of(c, key.tgid);
-
-		keys++;
-		if (!p)
-			continue;
-		p->seen = true;
-		p->out.delta.site[key.site] = st;	/* the raw value; made a delta below */
-	}
-	return keys;
+	if (key->site >= NR_SITES)
+		return;
+	r->keys++;
+	if (!(p = proc_of(r->c, key->tgid)))
+		return;
+	p->seen = true;
+	p->out.delta.site[key->site] = *(const struct site_stats *)v;	/* the raw value; made a delta below */
 }
 
-/* Reads the boundary account into each process's groups. */
+/*
+ * Reads the (process, site) counters into each process's raw values; the keys held. In batches:
+ * the kernel evicts keys while they are read, and each must be met once.
+ */
+static uint64_t read_sites(struct census *c)
+{
+	struct site_read r = { .c = c };
+
+	kfig_each_entry(bpf_map__fd(c->obj->maps.sites), sizeof(struct site_key), sizeof(struct site_stats),
+			on_site, &r);
+	return r.keys;
+}
+
+static void on_account(void *ctx, const void *k, const void *v)
+{
+	const struct account_key *key = k;
+	struct cproc *p = proc_of(ctx, key->tgid);
+	int g = boundary_group_of(key);
+
+	if (!p || g < 0 || g >= 16)
+		return;
+	p->seen = true;
+	p->now_acct[g] += ((const struct account_stats *)v)->bytes;
+}
+
+/* Reads the boundary account into each process's groups: each key once, or a group would count it twice. */
 static void read_account(struct census *c)
 {
-	int fd = bpf_map__fd(c->obj->maps.account);
-	struct account_key key, next, *prev = NULL;
-	struct account_stats st;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &st))
-			continue;
-		struct cproc *p = proc_of(c, key.tgid);
-		int g = boundary_group_of(&key);
-
-		if (!p || g < 0 || g >= 16)
-			continue;
-		p->seen = true;
-		p->now_acct[g] += st.bytes;
-	}
+	kfig_each_entry(bpf_map__fd(c->obj->maps.account), sizeof(struct account_key), sizeof(struct account_stats),
+			on_account, c);
 }
 
 static uint64_t grow(uint64_t now, uint64_t before)
@@ -387,7 +394,10 @@ static void forget(struct census *c, uint32_t tgid)
 			c->deleted++;
 	}
 	bpf_map_delete_elem(bpf_map__fd(c->obj->maps.idents), &tgid);
-	while (!bpf_map_get_next_key(afd, prev, &next)) {
+	/* a kept key evicted under the walk starts it over: bounded, what is left goes at a later read */
+	uint64_t steps = 4 * (uint64_t)bpf_map__max_entries(c->obj->maps.account) + 16;
+
+	while (steps-- && !bpf_map_get_next_key(afd, prev, &next)) {
 		if (next.tgid == tgid) {
 			bpf_map_delete_elem(afd, &next);
 			continue;	/* the walk goes on from the last key kept */

@@ -12,10 +12,13 @@
 
 #define BATCH 256	/* entries per lookup */
 
-typedef void (*entry_fn)(void *ctx, const void *key, const void *val);
+#define MAX_SLOW_STEPS (1u << 22)	/* a walk one key at a time, bounded */
 
-/* One entry at a time: where the kernel has no batch lookup for the map. */
-static void each_entry_slowly(int fd, size_t ksz, size_t vsz, entry_fn fn, void *ctx)
+/*
+ * One entry at a time: where the kernel has no batch lookup for the map. A key deleted under the
+ * walk sends the next step back to the first key, so an entry may be seen twice here.
+ */
+static void each_entry_slowly(int fd, size_t ksz, size_t vsz, kfig_entry_fn fn, void *ctx)
 {
 	char key[64], next[64], *val = malloc(vsz);	/* a per-CPU value: a copy per CPU */
 	void *prev = NULL;
@@ -24,7 +27,7 @@ static void each_entry_slowly(int fd, size_t ksz, size_t vsz, entry_fn fn, void 
 		free(val);
 		return;
 	}
-	while (!bpf_map_get_next_key(fd, prev, next)) {
+	for (unsigned steps = 0; steps < MAX_SLOW_STEPS && !bpf_map_get_next_key(fd, prev, next); steps++) {
 		memcpy(key, next, ksz);
 		prev = key;
 		if (!bpf_map_lookup_elem(fd, key, val))
@@ -38,7 +41,7 @@ static void each_entry_slowly(int fd, size_t ksz, size_t vsz, entry_fn fn, void 
  * @fn sees any entry: a lookup that fails midway (EINTR past the kernel's retries, a hash bucket
  * larger than a batch) then reads the map again one entry at a time, and nothing is counted twice.
  */
-static void each_entry(int fd, size_t ksz, size_t vsz, entry_fn fn, void *ctx)
+void kfig_each_entry(int fd, size_t ksz, size_t vsz, kfig_entry_fn fn, void *ctx)
 {
 	char *keys = NULL, *vals = NULL, *k, *v;
 	__u32 in = 0, out = 0, count, n = 0, cap = 0;
@@ -198,7 +201,7 @@ static void read_counters(int fd, __u64 *vals, __u32 n)
 {
 	struct counters c = { vals, n, 1 };
 
-	each_entry(fd, sizeof(__u32), sizeof(__u64), on_counter, &c);
+	kfig_each_entry(fd, sizeof(__u32), sizeof(__u64), on_counter, &c);
 }
 
 /* The kernel hands a per-CPU map's value as one 8-byte-aligned copy per possible CPU. */
@@ -207,7 +210,7 @@ static void read_percpu_counters(int fd, __u64 *vals, __u32 n)
 	struct counters c = { vals, n, libbpf_num_possible_cpus() };
 
 	if (c.ncpus > 0)
-		each_entry(fd, sizeof(__u32), (size_t)c.ncpus * sizeof(__u64), on_counter, &c);
+		kfig_each_entry(fd, sizeof(__u32), (size_t)c.ncpus * sizeof(__u64), on_counter, &c);
 }
 
 static int cmp_proc(const void *a, const void *b)
@@ -255,15 +258,15 @@ _Static_assert(sizeof(struct zc_path_key) <= 64 && sizeof(struct account_key) <=
 void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj)
 {
 	memset(k, 0, sizeof(*k));
-	each_entry(bpf_map__fd(obj->maps.sites), sizeof(struct site_key), sizeof(struct site_stats), on_site, k);
-	each_entry(bpf_map__fd(obj->maps.zc_path), sizeof(struct zc_path_key), sizeof(struct zc_path_stats),
+	kfig_each_entry(bpf_map__fd(obj->maps.sites), sizeof(struct site_key), sizeof(struct site_stats), on_site, k);
+	kfig_each_entry(bpf_map__fd(obj->maps.zc_path), sizeof(struct zc_path_key), sizeof(struct zc_path_stats),
 		   on_zc_path, k);
-	each_entry(bpf_map__fd(obj->maps.sched), sizeof(__u32), sizeof(struct sched_stats), on_sched, &k->sched);
-	each_entry(bpf_map__fd(obj->maps.targets), sizeof(__u32), sizeof(__u8), on_target, &k->nprocs);
-	each_entry(bpf_map__fd(obj->maps.pc_adds), sizeof(struct pc_key), sizeof(__u64), on_pc_file, k);
+	kfig_each_entry(bpf_map__fd(obj->maps.sched), sizeof(__u32), sizeof(struct sched_stats), on_sched, &k->sched);
+	kfig_each_entry(bpf_map__fd(obj->maps.targets), sizeof(__u32), sizeof(__u8), on_target, &k->nprocs);
+	kfig_each_entry(bpf_map__fd(obj->maps.pc_adds), sizeof(struct pc_key), sizeof(__u64), on_pc_file, k);
 	read_percpu_counters(bpf_map__fd(obj->maps.syscalls), k->syscalls, MAX_SYSCALLS);
 	read_percpu_counters(bpf_map__fd(obj->maps.phase_syscalls), k->phase_syscalls, MAX_SYSCALLS);
-	each_entry(bpf_map__fd(obj->maps.account), sizeof(struct account_key), sizeof(struct account_stats),
+	kfig_each_entry(bpf_map__fd(obj->maps.account), sizeof(struct account_key), sizeof(struct account_stats),
 		   on_account, k);
 	k->misc = obj->bss->misc;
 	qsort(k->procs, k->nproc_sites, sizeof(k->procs[0]), cmp_proc);
@@ -283,7 +286,7 @@ static void on_seg(void *ctx, const void *key, const void *val)
 void kfigures_read_segments(struct seg_figures *sf, struct zctrace_bpf *obj)
 {
 	memset(sf, 0, sizeof(*sf));
-	each_entry(bpf_map__fd(obj->maps.seg_stats), sizeof(__u32), sizeof(struct seg_stats), on_seg, sf);
+	kfig_each_entry(bpf_map__fd(obj->maps.seg_stats), sizeof(__u32), sizeof(struct seg_stats), on_seg, sf);
 	/* step s, syscall nr at s * MAX_SYSCALLS + nr: the same layout as the array */
 	read_counters(bpf_map__fd(obj->maps.seg_syscalls), &sf->syscalls[0][0], MAX_SEGMENTS * MAX_SYSCALLS);
 }

@@ -9,6 +9,15 @@
 
 struct zctrace_bpf;
 
+typedef void (*kfig_entry_fn)(void *ctx, const void *key, const void *val);
+/*
+ * Calls @fn on every entry of map @fd (@ksz, @vsz: its key and value sizes, a per-CPU value's
+ * copies included); hash and array maps alike, read in batches. A hash map read while the kernel
+ * evicts or deletes keys gives each key it still holds once: a walk by get_next_key would start
+ * over from the first key each time the key it stood on went, and meet keys again.
+ */
+void kfig_each_entry(int fd, size_t ksz, size_t vsz, kfig_entry_fn fn, void *ctx);
+
 #define MAX_PC_FILES 64
 #define MAX_PROC_SITES 16	/* processes shown side by side */
 #define MAX_ZC_PATHS 32
