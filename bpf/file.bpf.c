@@ -110,6 +110,27 @@ struct {
 	__type(value, struct fd_verdict);
 } fd_verdicts SEC(".maps");
 
+/*
+ * The file's inode and flags in one read where they lie close, as they do in every kernel from
+ * 6.1 on (f_inode and f_flags 8 to 32 bytes apart): each read is a helper call, the dearest part
+ * of the verdict's check. The offsets are CO-RE's, constants by the time the verifier sees them.
+ */
+static __always_inline void file_inode_flags(struct file *f, struct inode **inode, __u32 *flags)
+{
+	__u32 off_i = bpf_core_field_offset(struct file, f_inode), off_f = bpf_core_field_offset(struct file, f_flags);
+	__u32 lo = off_i < off_f ? off_i : off_f;
+	__u64 span[6] = {};	/* 48 bytes, 8-aligned */
+
+	if (off_i - lo <= sizeof(span) - 8 && off_f - lo <= sizeof(span) - 4 && !((off_i - lo) & 7) &&
+	    !bpf_probe_read_kernel(span, sizeof(span), (void *)f + lo)) {
+		*inode = (struct inode *)span[(off_i - lo) / 8];
+		*flags = ((__u32 *)span)[(off_f - lo) / 4];
+		return;
+	}
+	bpf_core_read(inode, sizeof(*inode), &f->f_inode);
+	bpf_core_read(flags, sizeof(*flags), &f->f_flags);
+}
+
 /* file_class_type() through the calling thread's last verdict, where @btf allows one. */
 static __always_inline __u8 file_class_type_at(bool btf, struct file *f, __u8 *type)
 {
@@ -118,8 +139,7 @@ static __always_inline __u8 file_class_type_at(bool btf, struct file *f, __u8 *t
 
 	if (!btf || !f)
 		return file_class_type(f, type);
-	bpf_core_read(&inode, sizeof(inode), &f->f_inode);
-	bpf_core_read(&now.flags, sizeof(now.flags), &f->f_flags);
+	file_inode_flags(f, &inode, &now.flags);
 	if (inode)
 		bpf_core_read(&now.ino, sizeof(now.ino), &inode->i_ino);
 	now.inode = (__u64)inode;
@@ -276,7 +296,9 @@ __noinline int close_sock_call(struct io_call *call, long ret)
 		return 0;
 	if (ret > 0 && (track_boundary || sock_type_sites(call->type)))
 		call_bytes(call, ret, &moved);
-	sock_syscall_exit(call, &moved);
+	/* a TCP call has no socket site at its return: no call of the function that finds none */
+	if (call->type == FT_UDP || sock_type_sites(call->type))
+		sock_syscall_exit(call, &moved);
 	account_syscall(call, ret, &moved);
 	return 0;
 }
