@@ -494,12 +494,6 @@ static struct {
 	int nusdt;
 } shared;
 
-static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	(void)level, (void)fmt, (void)args;
-	return 0;
-}
-
 static void release_shared(void)
 {
 	struct bpf_link *links[MAX_SHARED_BINARIES * TARGET_NR_USDT];
@@ -555,21 +549,9 @@ static struct zctrace_bpf *shared_tracer(const struct sweep_args *a, const struc
 		return NULL;
 	release_shared();
 	memset(shared.choice, 0, sizeof(shared.choice));
-	/* a refusal is the run's to report, in its row: a run of its own meets it again */
-	print = libbpf_set_print(quiet_libbpf);
-	fflush(stderr);
-	int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
-
-	if (saved >= 0 && null >= 0)
-		dup2(null, STDERR_FILENO);
+	/* libbpf's log as a run shows it (with -v); a refusal's one line says why the runs load their own */
+	print = libbpf_set_print(cli_libbpf_print);
 	err = tracer_start(&shared.obj, shared.choice, &want);
-	fflush(stderr);
-	if (saved >= 0 && null >= 0)
-		dup2(saved, STDERR_FILENO);
-	if (saved >= 0)
-		close(saved);
-	if (null >= 0)
-		close(null);
 	libbpf_set_print(print);
 	if (err) {
 		shared.obj = NULL;

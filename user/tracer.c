@@ -367,11 +367,15 @@ int tracer_reset(struct zctrace_bpf *obj)
 	struct bpf_map *map;
 	int err;
 
-	if (loaded.obj != obj)
+	if (loaded.obj != obj) {
+		fprintf(stderr, "zctrace: internal: the tracer to reset is not the one loaded here\n");
 		return -EINVAL;
+	}
 	/* no target first: from here until the next run's no program counts anything */
-	if ((err = empty_hash(bpf_map__fd(obj->maps.targets), sizeof(__u32), bpf_map__max_entries(obj->maps.targets))))
+	if ((err = empty_hash(bpf_map__fd(obj->maps.targets), sizeof(__u32), bpf_map__max_entries(obj->maps.targets)))) {
+		fprintf(stderr, "zctrace: cannot empty BPF map targets for the next run: %s\n", strerror(-err));
 		return err;
+	}
 	for (int i = 0; i < loaded.n; i++)
 		memcpy(loaded.sec[i].live, loaded.sec[i].copy, loaded.sec[i].size);
 	/* the generation only moves on: a verdict kept from the last run is stale */
@@ -464,12 +468,18 @@ static void detach_all(struct zctrace_bpf *obj, bool at_once)
 		destroy_links_in_turn(links, n);
 }
 
-void tracer_stop(struct zctrace_bpf *obj)
+/* Detaches (@at_once: see detach_all()) and destroys the tracer. */
+static void stop(struct zctrace_bpf *obj, bool at_once)
 {
 	if (obj && loaded.obj == obj)
 		forget_loaded_data();
-	detach_all(obj, true);
+	detach_all(obj, at_once);
 	zctrace_bpf__destroy(obj);
+}
+
+void tracer_stop(struct zctrace_bpf *obj)
+{
+	stop(obj, true);
 }
 
 void tracer_stop_background(struct zctrace_bpf *obj, struct bpf_link **more, int n)
@@ -500,17 +510,12 @@ void tracer_stop_background(struct zctrace_bpf *obj, struct bpf_link **more, int
 		tracer_stop(obj);
 		_exit(0);
 	}
-	if (pid > 0) {
-		/* the child holds the last references: here each close only drops one */
+	/* with a child holding the last references, each close here only drops one */
+	if (pid > 0)
 		destroy_links_in_turn(more, n);
-		if (obj && loaded.obj == obj)
-			forget_loaded_data();
-		detach_all(obj, false);
-		zctrace_bpf__destroy(obj);
-	} else {
+	else
 		tracer_destroy_links(more, n);
-		tracer_stop(obj);
-	}
+	stop(obj, pid <= 0);
 	if (turn[0] >= 0) {
 		close(turn[0]);
 		close(turn[1]);
