@@ -37,32 +37,58 @@ static void each_entry_slowly(int fd, size_t ksz, size_t vsz, kfig_entry_fn fn, 
 }
 
 /*
+ * Each thread's batch buffers, kept from one read to the next: the live view, the census and the
+ * exporter read the same maps every tick, and buffers of a few hundred KiB allocated and freed
+ * each time move malloc's mmap threshold and leave the heap a step higher now and then.
+ */
+static __thread struct {
+	char *keys, *vals;
+	size_t kcap, vcap;	/* bytes */
+} bufs;
+
+/* Room for @n entries of @ksz and @vsz bytes in this thread's buffers. */
+static bool room_for(__u32 n, size_t ksz, size_t vsz)
+{
+	size_t kneed = (size_t)n * ksz, vneed = (size_t)n * vsz;
+	char *p;
+
+	if (kneed > bufs.kcap) {
+		p = realloc(bufs.keys, kneed);
+		if (!p)
+			return false;
+		bufs.keys = p;
+		bufs.kcap = kneed;
+	}
+	if (vneed > bufs.vcap) {
+		p = realloc(bufs.vals, vneed);
+		if (!p)
+			return false;
+		bufs.vals = p;
+		bufs.vcap = vneed;
+	}
+	return true;
+}
+
+/*
  * Calls @fn on every entry of map @fd; hash and array maps alike. The batches are all read before
  * @fn sees any entry: a lookup that fails midway (EINTR past the kernel's retries, a hash bucket
  * larger than a batch) then reads the map again one entry at a time, and nothing is counted twice.
+ * @fn must not read a map itself: the entries it is given are in this thread's buffers.
  */
 void kfig_each_entry(int fd, size_t ksz, size_t vsz, kfig_entry_fn fn, void *ctx)
 {
-	char *keys = NULL, *vals = NULL, *k, *v;
-	__u32 in = 0, out = 0, count, n = 0, cap = 0;
+	__u32 in = 0, out = 0, count, n = 0;
 	bool first = true;
 	int err = 0;
 
 	do {
-		if (cap - n < BATCH) {
-			k = realloc(keys, (size_t)(cap + BATCH) * ksz);
-			keys = k ? k : keys;
-			v = k ? realloc(vals, (size_t)(cap + BATCH) * vsz) : NULL;
-			vals = v ? v : vals;
-			if (!k || !v) {
-				err = -ENOMEM;
-				break;
-			}
-			cap += BATCH;
+		if (!room_for(n + BATCH, ksz, vsz)) {
+			err = -ENOMEM;
+			break;
 		}
 		count = BATCH;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys + (size_t)n * ksz,
-					   vals + (size_t)n * vsz, &count, NULL) ? -errno : 0;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, bufs.keys + (size_t)n * ksz,
+					   bufs.vals + (size_t)n * vsz, &count, NULL) ? -errno : 0;
 		first = false;
 		if (err && err != -ENOENT)
 			break;
@@ -71,12 +97,10 @@ void kfig_each_entry(int fd, size_t ksz, size_t vsz, kfig_entry_fn fn, void *ctx
 	} while (!err);	/* -ENOENT: that was the last batch */
 	if (err == -ENOENT) {
 		for (__u32 i = 0; i < n; i++)
-			fn(ctx, keys + (size_t)i * ksz, vals + (size_t)i * vsz);
+			fn(ctx, bufs.keys + (size_t)i * ksz, bufs.vals + (size_t)i * vsz);
 	} else {
 		each_entry_slowly(fd, ksz, vsz, fn, ctx);
 	}
-	free(keys);
-	free(vals);
 }
 
 static void add_proc_site(struct kfigures *k, __u32 tgid, __u32 site, const struct site_stats *st)
