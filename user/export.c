@@ -7,6 +7,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
@@ -354,6 +355,12 @@ int cmd_export(int argc, char **argv)
 	argv[0] = "zctrace export";
 	if (argp_parse(&argp, argc, argv, 0, NULL, &x))
 		return EXIT_USAGE;
+	/*
+	 * A daemon's memory stays flat: large buffers (the census's reads, the exposition) are mapped
+	 * and given back on free. glibc otherwise raises its mmap threshold to the largest buffer
+	 * freed, and such buffers then come from the heap, whose top may stay a step higher.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	prog_stats_init(&x.costs);
 	pthread_mutex_init(&x.lock, NULL);
 	if (expo_init(&x.expo, x.a.max_series)) {
