@@ -15,6 +15,20 @@ struct {
 	__type(value, struct account_stats);
 } account SEC(".maps");
 
+/*
+ * A run's rows, first per CPU (as hot_sites): a row's slot on a CPU is the first key's that lands
+ * there; a key that finds its slot taken, and every row of the census, goes to the account. User
+ * space adds the two.
+ */
+#define HOT_ACCOUNT_SLOTS 32
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HOT_ACCOUNT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct hot_account);
+} hot_account SEC(".maps");
+
 #define ZCT_MMSGHDR_SIZE 64	/* struct mmsghdr: a 56-byte msghdr, then msg_len */
 #define ZCT_MMSG_LEN_OFF 56
 #define ZCT_UIO_MAXIOV 1024	/* the kernel's bound on vlen */
@@ -103,6 +117,16 @@ static __always_inline void account_add(__u32 call, __u8 type, __u64 bytes, bool
 
 	if (!counting() || (!bytes && !unsized))
 		return;
+	if (!trace_all) {
+		__u64 word = hot_account_word(call, type);
+		__u32 slot = (call * 7 + type) & (HOT_ACCOUNT_SLOTS - 1);
+		struct hot_account *h = bpf_map_lookup_elem(&hot_account, &slot);
+
+		if (h && (h->key == word || (!h->key && !__sync_val_compare_and_swap(&h->key, 0, word)))) {
+			st = &h->st;
+			goto add;
+		}
+	}
 	st = bpf_map_lookup_elem(&account, &key);
 	if (!st) {
 		bpf_map_update_elem(&account, &key, &zero, BPF_NOEXIST);
@@ -112,6 +136,7 @@ static __always_inline void account_add(__u32 call, __u8 type, __u64 bytes, bool
 			return;
 		}
 	}
+add:
 	__sync_fetch_and_add(&st->calls, 1);
 	if (unsized)
 		__sync_fetch_and_add(&st->unsized, 1);

@@ -26,6 +26,7 @@ const volatile __u32 recvfrom_nr = ~0U;	/* recvfrom's: its flags are its fourth 
 const volatile __u32 sendto_nr = ~0U;	/* sendto's: the same */
 const volatile __u8 trace_all = 0;	/* the machine-wide census: every process but self_tgid */
 const volatile __u32 self_tgid = 0;	/* ... zctrace itself */
+const volatile __u32 nr_cpus = 1;	/* possible CPUs: the copies of a per-CPU value */
 
 /* Set by user space: the process zctrace started, whose exec starts the perf counters. */
 __u32 root_tgid = 0;
@@ -52,6 +53,18 @@ struct {
 	__type(key, struct site_key);
 	__type(value, struct site_stats);
 } sites SEC(".maps");
+
+/*
+ * A run's counters, first per CPU: each site's slot on a CPU belongs to the first target that
+ * counts there, and adds to it need no hash lookup and touch no line another CPU writes. Another
+ * target on that CPU, and every process of the census, count in sites. User space adds the two.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NR_SITES);
+	__type(key, __u32);
+	__type(value, struct hot_site);
+} hot_sites SEC(".maps");
 
 /* The census's processes: who a (process, site) key belongs to, noted when the key is made. */
 struct {
@@ -89,7 +102,20 @@ struct send_call {
 	__u32 mode;		/* enum send_mode */
 	__u32 zc_id;		/* MSG_ZEROCOPY notification id of this call */
 	__u64 ubuf;		/* the caller's ubuf_info (io_uring SEND_ZC's notification), 0 if none */
+	__s64 closed_ret;	/* tracepoint path: what the thread's last socket send returned if it was
+				 * a TCP call this thread's slot followed, else 0 */
 };
+
+/*
+ * The tracepoint path's send calls, one per thread in the thread itself: no hash lookup per
+ * event (the fentry and kprobe flavours keep send_calls, by tid).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct send_call);
+} send_call_task SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -215,6 +241,8 @@ static __always_inline bool is_target_memo(__u32 tgid)
 
 	if (trace_all)
 		return tgid && tgid != self_tgid;
+	if (!tgid)
+		return false;	/* the idle tasks: no lookup, and the memo keeps the verdict it has */
 	if (memo) {
 		m = *memo;
 		if ((__u32)(m >> 32) == tgid && ((__u32)m & ~1U) == gen)
@@ -294,6 +322,14 @@ __noinline int record_n(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies)
 
 	if (!counting() || ncopies == 0)
 		return 0;
+	if (!trace_all) {
+		struct hot_site *h = bpf_map_lookup_elem(&hot_sites, &site);
+
+		if (h && (h->tgid == tgid || (!h->tgid && !__sync_val_compare_and_swap(&h->tgid, 0, (__u64)tgid)))) {
+			st = &h->st;
+			goto add;
+		}
+	}
 	st = bpf_map_lookup_elem(&sites, &key);
 	if (!st) {
 		if (!bpf_map_update_elem(&sites, &key, &zero, BPF_NOEXIST)) {
@@ -306,6 +342,7 @@ __noinline int record_n(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies)
 			return 0;
 		}
 	}
+add:
 	slot = log2_slot(bytes / ncopies);
 	__sync_fetch_and_add(&st->count, ncopies);
 	__sync_fetch_and_add(&st->bytes, bytes);

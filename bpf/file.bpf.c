@@ -101,6 +101,8 @@ struct fd_verdict {
 	__u8 cls;	/* FD_* */
 	__u8 type;	/* enum fd_type */
 	__u16 pad;
+	__u32 open_call;	/* a read or write on this socket is under way: its syscall number + 1 */
+	__u32 pad2;
 };
 
 struct {
@@ -131,8 +133,11 @@ static __always_inline void file_inode_flags(struct file *f, struct inode **inod
 	bpf_core_read(flags, sizeof(*flags), &f->f_flags);
 }
 
-/* file_class_type() through the calling thread's last verdict, where @btf allows one. */
-static __always_inline __u8 file_class_type_at(bool btf, struct file *f, __u8 *type)
+/*
+ * file_class_type() through the calling thread's last verdict, where @btf allows one; the verdict
+ * notes @open_call (read and write on a socket: the syscall's number + 1, else 0) for the exit.
+ */
+static __always_inline __u8 file_class_type_at(bool btf, struct file *f, __u8 *type, __u32 open_call)
 {
 	struct fd_verdict *v, now = { .file = (__u64)f };
 	struct inode *inode = NULL;
@@ -145,10 +150,12 @@ static __always_inline __u8 file_class_type_at(bool btf, struct file *f, __u8 *t
 	now.inode = (__u64)inode;
 	v = bpf_task_storage_get(&fd_verdicts, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (v && v->file == now.file && v->inode == now.inode && v->ino == now.ino && v->flags == now.flags) {
+		v->open_call = open_call && (v->cls & FD_SOCK) ? open_call : 0;
 		*type = v->type;
 		return v->cls;
 	}
 	now.cls = file_class_type(f, &now.type);
+	now.open_call = open_call && (now.cls & FD_SOCK) ? open_call : 0;
 	if (v)
 		*v = now;
 	*type = now.type;
@@ -183,9 +190,14 @@ static __always_inline void vmsplice_classify(struct io_call *call, long fd)
 #define SYSCALL_ARG(btf, regs, n) \
 	((btf) ? PT_REGS_PARM##n##_SYSCALL(regs) : PT_REGS_PARM##n##_CORE_SYSCALL(regs))
 
-/* A socket call's flags: sendto/recvfrom(fd, buf, len, flags), send/recvmmsg(fd, vec, vlen, flags), send/recvmsg(fd, msg, flags). */
+/*
+ * A socket call's flags: sendto/recvfrom(fd, buf, len, flags), send/recvmmsg(fd, vec, vlen, flags),
+ * send/recvmsg(fd, msg, flags); read and write on a socket have none.
+ */
 static __always_inline __u32 sock_call_flags(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind)
 {
+	if (kind == IO_READ || kind == IO_WRITE)
+		return 0;
 	return kind == IO_RECVMMSG || kind == IO_SENDMMSG || nr == recvfrom_nr || nr == sendto_nr ?
 	       SYSCALL_ARG(btf, regs, 4) : SYSCALL_ARG(btf, regs, 3);
 }
@@ -207,7 +219,7 @@ static __always_inline struct file *sock_call_at(bool btf, struct pt_regs *regs,
 
 	call->kind = kind;
 	call->nr = nr;
-	file_class_type_at(btf, f, &call->type);
+	file_class_type_at(btf, f, &call->type, 0);
 	call->vec = SYSCALL_ARG(btf, regs, 2);
 	call->flags = sock_call_flags(btf, regs, nr, kind);
 	return f;	/* its open file: the descriptor is looked up once */
@@ -222,11 +234,16 @@ static __always_inline void enter_io(bool btf, struct pt_regs *regs, __u32 nr, _
 	struct file *f;
 
 	switch (kind) {
+	/* read and write on a socket have no work during the call: closed at the exit, as recv and send are */
 	case IO_READ:
-		call.in = file_class_type_at(btf, fd_file_at(btf, a0), &call.type);
+		call.in = file_class_type_at(btf, fd_file_at(btf, a0), &call.type, nr + 1);
+		if (call.in & FD_SOCK)
+			return;
 		break;
 	case IO_WRITE:
-		call.out = file_class_type_at(btf, fd_file_at(btf, a0), &call.type);
+		call.out = file_class_type_at(btf, fd_file_at(btf, a0), &call.type, nr + 1);
+		if (call.out & FD_SOCK)
+			return;
 		break;
 	case IO_SENDFILE:
 		call.out = fd_class(a0);
@@ -304,19 +321,83 @@ __noinline int close_sock_call(struct io_call *call, long ret)
 }
 
 /*
+ * Whether a returning sendto/sendmsg/write (@kind) was a TCP send: on the tracepoint path, every
+ * socket send of a thread passes sock_send_length before its syscall returns, and the last one left what
+ * it returned in the thread's send call if it was TCP. The return must match; the mark is taken.
+ * No descriptor, file or socket is read.
+ */
+static __always_inline bool tcp_send_returns(bool btf, __u32 kind, long ret)
+{
+	struct send_call *call;
+
+	if (!btf || (kind != IO_SEND && kind != IO_WRITE) || !site_uses(SITE_SEND_COPY, METHOD_TP_BTF))
+		return false;
+	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0, 0);
+	if (!call || call->closed_ret != ret)
+		return false;
+	call->closed_ret = 0;
+	return true;
+}
+
+/*
+ * A read or write on a socket (@kind, syscall @nr) returns: what its entry found, if the thread's
+ * verdict still notes this call as under way (tp_btf, @btf). No descriptor or file is read again.
+ */
+static __always_inline bool sock_rw_known(bool btf, __u32 nr, __u32 kind, struct io_call *call)
+{
+	struct fd_verdict *v;
+
+	if (!btf || (kind != IO_READ && kind != IO_WRITE))
+		return false;
+	v = bpf_task_storage_get(&fd_verdicts, bpf_get_current_task_btf(), 0, 0);
+	if (!v || v->open_call != nr + 1)
+		return false;
+	v->open_call = 0;
+	call->kind = kind;
+	call->nr = nr;
+	call->type = v->type;
+	return true;
+}
+
+/*
+ * A socket call with no io_call (every one but a zerocopy send, and read and write on a socket):
+ * what it was is read from its arguments now, with no map update on its way in or out.
+ */
+static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
+{
+	struct io_call call = {};
+
+	if (ret <= 0 || !is_target_memo(current_tgid()))
+		return;
+	if (tcp_send_returns(btf, kind, ret)) {
+		/* a TCP send has no socket site at its return: its row of the account alone */
+		if (track_boundary)
+			account_add(nr, FT_TCP, ret, false);
+		return;
+	}
+	if (!sock_rw_known(btf, nr, kind, &call))
+		sock_call_at(btf, regs, nr, kind, &call);
+	close_sock_call(&call, ret);
+}
+
+/*
  * Closes a file syscall. read() on a file copies what it returns (the tracepoint path has no event
  * closer to the copy). A buffered write() whose copies no probe saw (a filesystem without the
  * write_end tracepoint) is counted from its return; bytes a copy_file_range/sendfile/splice put in
  * a file without any copy are the filesystem's clone (reflink) or unseen, and are reported as such.
  */
-static __always_inline void exit_io(long ret, __u32 method)
+static __always_inline void exit_io(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret, __u32 method)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct io_call *call = bpf_map_lookup_elem(&io_calls, &tid);
 	__u32 tgid = current_tgid();
 
-	if (!call)
+	if (!call) {
+		/* read or write on a socket: enter_io() kept nothing */
+		if (kind == IO_READ || kind == IO_WRITE)
+			exit_sock_call(btf, regs, nr, kind, ret);
 		return;
+	}
 	if (ret > 0) {
 		if (call->kind == IO_READ && (call->in & (FD_REG | FD_DIRECT)) == FD_REG &&
 		    site_uses(SITE_FILE_READ_COPY, METHOD_TP_BTF))
@@ -337,20 +418,6 @@ static __always_inline void exit_io(long ret, __u32 method)
 	}
 	close_sock_call(call, ret);
 	bpf_map_delete_elem(&io_calls, &tid);
-}
-
-/*
- * A socket call with no io_call (every one but a zerocopy send): what it was is read from its
- * arguments now, with no map update on its way in or out.
- */
-static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
-{
-	struct io_call call = {};
-
-	if (ret <= 0 || !is_target_memo(current_tgid()))
-		return;
-	sock_call_at(btf, regs, nr, kind, &call);
-	close_sock_call(&call, ret);
 }
 
 #if defined(__TARGET_ARCH_x86)
@@ -376,7 +443,7 @@ static __always_inline void on_sys_exit(bool btf, struct pt_regs *regs, long ret
 	if (kind >= IO_SEND && !sock_call_zc(btf, regs, nr, kind))
 		exit_sock_call(btf, regs, nr, kind, ret);
 	else
-		exit_io(ret, method);
+		exit_io(btf, regs, nr, kind, ret, method);
 }
 
 SEC("tp_btf/sys_exit")

@@ -5,12 +5,81 @@
  * site keeps all its flavours here, for every kernel.
  */
 
+/* The census's switches and off-CPU time, by process. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_TARGETS);
 	__type(key, __u32);	/* tgid */
 	__type(value, struct sched_stats);
 } sched SEC(".maps");
+
+/*
+ * A run's, summed over its targets (user space reads no more), per CPU: no lookup by process, and
+ * plain adds, since sched_switch runs with interrupts off and nothing else writes them.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sched_stats);
+} sched_cpu SEC(".maps");
+
+/* An add to a switch figure: plain on this CPU's sum, atomic on the census's shared one. */
+static __always_inline void sched_add(__u64 *v, __u64 n)
+{
+	if (trace_all)
+		__sync_fetch_and_add(v, n);
+	else
+		*v += n;
+}
+
+/* The figures a switch of @tgid adds to: this CPU's sum for a run, the process's for the census. */
+static __always_inline struct sched_stats *sched_of(__u32 tgid)
+{
+	static const struct sched_stats zero;
+	struct sched_stats *st;
+	__u32 zero_key = 0;
+
+	if (!trace_all)
+		return bpf_map_lookup_elem(&sched_cpu, &zero_key);
+	st = bpf_map_lookup_elem(&sched, &tgid);
+	if (!st) {
+		bpf_map_update_elem(&sched, &tgid, &zero, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&sched, &tgid);
+	}
+	return st;
+}
+
+struct cpu_sum {
+	__u64 switches;
+};
+
+static long add_cpu_switches(__u32 cpu, struct cpu_sum *sum)
+{
+	__u32 zero_key = 0;
+	struct sched_stats *st = bpf_map_lookup_percpu_elem(&sched_cpu, &zero_key, cpu);
+
+	if (st)
+		sum->switches += st->voluntary + st->involuntary;
+	return 0;
+}
+
+/*
+ * The switches counted so far for @tgid: for a run, those of all its targets, which before the
+ * first target's exec are its own (the others are its children, made after it).
+ */
+static __always_inline __u64 switches_so_far(__u32 tgid)
+{
+	struct cpu_sum sum = {};
+	struct sched_stats *st;
+
+	if (trace_all) {
+		st = bpf_map_lookup_elem(&sched, &tgid);
+		return st ? st->voluntary + st->involuntary : 0;
+	}
+	bpf_loop(nr_cpus, add_cpu_switches, &sum, 0);
+	return sum.switches;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -86,21 +155,16 @@ static __always_inline struct sched_stats *switch_out(bool btf, bool preempt, st
 						      unsigned int prev_state, __u32 tgid, bool next_target,
 						      __u64 now)
 {
-	static const struct sched_stats zero;
-	struct sched_stats *st = bpf_map_lookup_elem(&sched, &tgid);
+	struct sched_stats *st = sched_of(tgid);
 	struct seg_stats *seg = cur_seg();
 	/* the scheduler's own rule for nvcsw/nivcsw in __schedule() */
 	bool voluntary = !preempt && prev_state;
 
-	if (!st) {
-		bpf_map_update_elem(&sched, &tgid, &zero, BPF_NOEXIST);
-		st = bpf_map_lookup_elem(&sched, &tgid);
-	}
 	if (st) {
 		if (voluntary)
-			__sync_fetch_and_add(&st->voluntary, 1);
+			sched_add(&st->voluntary, 1);
 		else
-			__sync_fetch_and_add(&st->involuntary, 1);
+			sched_add(&st->involuntary, 1);
 	} else {
 		__sync_fetch_and_add(&misc.sched_dropped, 1);
 	}
@@ -123,15 +187,16 @@ static __always_inline struct sched_stats *switch_out(bool btf, bool preempt, st
 /*
  * The tgids come from the caller: tp_btf (@btf) reads them directly, raw_tp through CO-RE reads;
  * @btf is a constant, so each flavour keeps only its own branches. @prev is the task running: the
- * per-CPU memo mostly holds its verdict already. Threads of one process switching to each other
- * share one verdict and one lookup of their figures.
+ * per-CPU memo mostly holds its verdict already, and is left holding @next's. Threads of one
+ * process switching to each other share one verdict and one lookup of their figures.
  */
 static __always_inline void on_switch(bool btf, bool preempt, struct task_struct *prev,
 				      struct task_struct *next, unsigned int prev_state,
 				      __u32 prev_tgid, __u32 next_tgid)
 {
 	bool prev_target = is_target_memo(prev_tgid);
-	bool next_target = next_tgid == prev_tgid ? prev_target : is_target(next_tgid);
+	/* through the memo too: @next runs from here, and its own events ask for its verdict next */
+	bool next_target = next_tgid == prev_tgid ? prev_target : is_target_memo(next_tgid);
 	struct sched_stats *st = NULL;
 	__u32 tgid = next_tgid;
 	__u32 tid, zero_key = 0, *last;
@@ -162,11 +227,11 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 	if (start && now > start) {
 		__u64 delta = now - start;
 
-		if (!st || next_tgid != prev_tgid)
-			st = bpf_map_lookup_elem(&sched, &tgid);
+		if (!st || (trace_all && next_tgid != prev_tgid))
+			st = trace_all ? bpf_map_lookup_elem(&sched, &tgid) : sched_of(tgid);
 		if (st) {
-			__sync_fetch_and_add(&st->offcpu_ns, delta);
-			__sync_fetch_and_add(&st->offcpu_hist[log2_slot(delta / 1000)], 1);
+			sched_add(&st->offcpu_ns, delta);
+			sched_add(&st->offcpu_hist[log2_slot(delta / 1000)], 1);
 		}
 	}
 }
@@ -175,12 +240,10 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 static __always_inline void on_exec(struct task_struct *task)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
-	struct sched_stats *st;
 
 	if (!root_tgid || tgid != root_tgid || misc.exec_seen)
 		return;
-	st = bpf_map_lookup_elem(&sched, &tgid);
-	misc.switches_before_exec = st ? st->voluntary + st->involuntary : 0;
+	misc.switches_before_exec = switches_so_far(tgid);
 	misc.exec_seen = 1;
 }
 

@@ -90,17 +90,6 @@ static __always_inline void record_send_chunk(__u32 tgid, __u32 mode, __u64 byte
 }
 
 /*
- * The tracepoint path's send calls, one per thread in the thread itself: no hash lookup per
- * event (the fentry and kprobe flavours keep send_calls, by tid).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct send_call);
-} send_call_task SEC(".maps");
-
-/*
  * Only an skb of a MSG_ZEROCOPY call can carry a ubuf_info (io_uring's SEND_ZC sets the flag too):
  * the sockets of the others need not be noted.
  */
@@ -165,13 +154,15 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 {
 	__u32 tgid = current_tgid();
 	struct send_call *call;
+	bool closed;
 
 	if (!is_target_memo(tgid))
 		return 0;
 	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0, 0);
 	if (!call)
 		return 0;
-	if (call->sk == (__u64)sk && ret > 0) {
+	closed = call->sk == (__u64)sk && ret > 0;
+	if (closed) {
 		__u64 earlier = call->start_left - call->last_left;
 
 		if ((__u64)ret > earlier)
@@ -179,6 +170,8 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 		if (call->mode == SEND_MODE_ZEROCOPY)
 			keep_zc_call(call->sk, call->zc_id, call->ubuf, tgid, ret);
 	}
+	/* every socket send passes here: the syscall's exit finds this one's, or none */
+	call->closed_ret = closed ? ret : 0;
 	/* closed: the thread's next call reuses the slot */
 	call->sk = 0;
 	return 0;

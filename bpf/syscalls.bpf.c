@@ -44,9 +44,7 @@ static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 	if (id < 0 || id >= MAX_SYSCALLS || !is_target_memo(tgid))
 		return;
 	if (nr == execve_nr && tgid == root_tgid && !misc.execve_seen) {
-		struct sched_stats *st = bpf_map_lookup_elem(&sched, &tgid);
-
-		misc.switches_at_execve = st ? st->voluntary + st->involuntary : 0;
+		misc.switches_at_execve = switches_so_far(tgid);
 		misc.execve_seen = 1;
 	}
 	cnt = bpf_map_lookup_elem(&syscalls, &nr);

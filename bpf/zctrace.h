@@ -115,6 +115,17 @@ struct account_stats {
 	__u64 unsized;	/* calls whose bytes the return does not give (recv with MSG_TRUNC) */
 };
 
+/* A run's account row in a CPU's slot: its key as hot_account_word() packs it, 0 while free. */
+struct hot_account {
+	__u64 key;
+	struct account_stats st;
+};
+
+static inline __u64 hot_account_word(__u32 call, __u32 fd_type)
+{
+	return ((__u64)call << 32 | fd_type) + 1;
+}
+
 /* What a file descriptor refers to, as seen from its struct file. */
 #define FD_REG		0x1	/* regular file */
 #define FD_DIRECT	0x2	/* opened with O_DIRECT: DMA, not a page-cache copy */
@@ -152,6 +163,12 @@ struct site_stats {
 	__u64 count;
 	__u64 bytes;
 	__u64 hist[MAX_SLOTS];
+};
+
+/* A run's site counters in a CPU's slot (hot_sites): whose they are, 0 while free. */
+struct hot_site {
+	__u64 tgid;	/* a 64-bit word for the compare-and-swap that claims it */
+	struct site_stats st;
 };
 
 /*

@@ -565,6 +565,51 @@ def command_and_children_traced():
     assert led["sites"]["user_copy"]["bytes"] == 0
 
 
+# Several processes on one CPU, each sending its own byte count over loopback TCP to the parent,
+# which reports each child's pid and count.
+CPU_SHARERS = r"""
+import os, socket, sys
+counts = [int(a) for a in sys.argv[1:]]
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(len(counts))
+port = ls.getsockname()[1]
+pids = []
+for n in counts:
+    pid = os.fork()
+    if pid == 0:
+        s = socket.create_connection(("127.0.0.1", port))
+        buf, left = b"y" * 4096, n
+        while left:
+            left -= s.send(buf[:min(4096, left)])
+        s.close(); os._exit(0)
+    pids.append(pid)
+    c, _ = ls.accept(); got = 0
+    while True:
+        d = c.recv(1 << 16)
+        if not d: break
+        got += len(d)
+    os.waitpid(pid, 0)
+    assert got == n, (got, n)
+print("sharers", " ".join(f"{p}:{n}" for p, n in zip(pids, counts)), flush=True)
+"""
+
+
+def processes_sharing_a_cpu_counted_apart():
+    """A site's per-CPU slot belongs to the first process that counts there: the others on that CPU
+    count in the shared map, and each process still gets exactly its own bytes."""
+    counts = [1_000_003, 700_001, 400_009, 250_007]
+    p, led = traced_cmd([sys.executable, "-c", CPU_SHARERS, *map(str, counts)])
+    assert p.returncode == 0, p.stdout[-500:] + p.stderr[-500:]
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("sharers "))
+    sent = dict((int(a), int(b)) for a, b in (w.split(":") for w in line.split()[1:]))
+    procs = {q["pid"]: q for q in led["by_process"]}
+    for pid, n in sent.items():
+        assert pid in procs, f"child {pid} has no row: {sorted(procs)}"
+        assert_eq(f"send_copy of child {pid}", procs[pid]["sites"]["send_copy"]["bytes"], n)
+    assert_eq("send_copy", site_bytes(led, "send_copy"), sum(counts))
+    assert_eq("recv_copy", site_bytes(led, "recv_copy"), sum(counts))
+
+
 PID_SENDER = r"""
 import socket, sys, time
 n = int(sys.argv[1])
@@ -3657,14 +3702,17 @@ def reuse(s):
     s.close() if hasattr(s, "close") else os.close(s)
 for _ in range(n):
     t = socket.create_connection(ls.getsockname()); c, _ = ls.accept(); reuse(t)
-    s = socket.socket(fileno=fd); s.sendall(b"t" * 3000); s.detach(); os.close(fd)
+    s = socket.socket(fileno=fd); s.sendall(b"t" * 3000); s.detach()
+    os.write(fd, b"w" * 400); os.close(fd)
     got = 0
-    while got < 3000:
-        got += len(c.recv(65536))
+    while got < 3400:
+        got += len(os.read(c.fileno(), 65536))
     c.close()
     reuse(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
-    s = socket.socket(fileno=fd); s.sendto(b"u" * 1000, u_rx.getsockname()); s.detach(); os.close(fd)
-    u_rx.recv(65536)
+    s = socket.socket(fileno=fd); s.sendto(b"u" * 1000, u_rx.getsockname())
+    s.connect(u_rx.getsockname()); s.detach()
+    os.write(fd, b"v" * 400); os.close(fd)
+    u_rx.recv(65536); u_rx.recv(65536)
     r, w = os.pipe(); reuse(w)
     os.write(fd, b"p" * 700); os.close(fd); os.read(r, 700); os.close(r)
     reuse(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
@@ -3676,15 +3724,19 @@ os.unlink(path)
 def boundary_fd_reused_by_another_type():
     """One descriptor number reused round after round by a TCP socket, a UDP socket, a pipe and a
     regular file: each call's bytes land in its own file type's row of the account, exactly (a
-    verdict on the descriptor's last file is never reused for the next)."""
+    verdict on the descriptor's last file is never reused for the next). write() on the TCP socket
+    and then on the UDP one move the same 400 bytes: the UDP write is not taken for a TCP send."""
     n = 200
     p, led = traced_cmd(["/usr/bin/python3", "-B", "-c", FD_REUSE_PROGRAM, str(n)])
     assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-500:]
     rows = {(r["call"], r["file"]): r["bytes"] for r in led["boundary"]["calls"]}
-    for key, size in ((("sendto", "TCP socket"), 3000), (("sendto", "UDP socket"), 1000),
-                      (("write", "pipe"), 700), (("write", "regular file"), 500)):
+    for key, size in ((("sendto", "TCP socket"), 3000), (("write", "TCP socket"), 400),
+                      (("read", "TCP socket"), 3400), (("sendto", "UDP socket"), 1000),
+                      (("write", "UDP socket"), 400), (("write", "pipe"), 700),
+                      (("write", "regular file"), 500)):
         assert_eq(f"{key[0]} on a {key[1]}", rows.get(key, 0), n * size)
-    assert_eq("udp_send_copy", site_bytes(led, "udp_send_copy"), n * 1000)
+    assert_eq("udp_send_copy", site_bytes(led, "udp_send_copy"), n * 1400)
+    assert_eq("send_copy", site_bytes(led, "send_copy"), n * 3400)
 
 
 # A traced Python program that moves its payload through UDP, a pipe and Unix sockets (stream and
@@ -4555,7 +4607,8 @@ def main():
     tests += micro_tests()
     tests += [make_method_matrix_test(m) for m in ("fentry", "kprobe", "tracepoint")]
     tests += [tracepoint_forced_matches_default, kprobe_flavours_pass_verifier,
-              unrelated_traffic_not_counted, command_and_children_traced, attach_to_running_pid,
+              unrelated_traffic_not_counted, command_and_children_traced, processes_sharing_a_cpu_counted_apart,
+              attach_to_running_pid,
               sigint_stops_cleanly, live_view_on_a_terminal, live_view_to_a_pipe, usage_errors,
               failing_command_fails_run, check_can_fail,
               sweep_csv_reconciles, sweep_loads_one_tracer, sweep_uring_workloads, sweep_json_rows, sweep_failed_run_recorded, sweep_stopped_leaves_nothing, sweep_usage_errors,

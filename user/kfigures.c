@@ -145,23 +145,73 @@ static void on_zc_path(void *ctx, const void *key, const void *val)
 	k->zp[k->nzp++] = *(const struct zc_path_stats *)val;
 }
 
-/* An account row; past the last row, folded into it under ACCOUNT_FOLDED. */
-static void on_account(void *ctx, const void *key, const void *val)
+/*
+ * Adds to an account row: the row of the same key, or a new one; past the last row, folded into it
+ * under ACCOUNT_FOLDED. A key may come twice: from the account and from CPUs' slots.
+ */
+static void add_account_row(struct kfigures *k, const struct account_key *key, const struct account_stats *v)
 {
-	struct kfigures *k = ctx;
-	const struct account_stats *v = val;
-	struct account_stats *row;
+	struct account_stats *row = NULL;
 
-	if (k->nacct < MAX_ACCOUNT_ROWS) {
-		k->acct_key[k->nacct] = *(const struct account_key *)key;
-		k->acct[k->nacct++] = *v;
-		return;
+	for (int i = 0; i < k->nacct && !row; i++)
+		if (!memcmp(&k->acct_key[i], key, sizeof(*key)))
+			row = &k->acct[i];
+	if (!row && k->nacct < MAX_ACCOUNT_ROWS) {
+		k->acct_key[k->nacct] = *key;
+		row = &k->acct[k->nacct++];
 	}
-	k->acct_key[MAX_ACCOUNT_ROWS - 1] = (struct account_key){ .call = ACCOUNT_FOLDED, .fd_type = FT_OTHER };
-	row = &k->acct[MAX_ACCOUNT_ROWS - 1];
+	if (!row) {
+		k->acct_key[MAX_ACCOUNT_ROWS - 1] = (struct account_key){ .call = ACCOUNT_FOLDED, .fd_type = FT_OTHER };
+		row = &k->acct[MAX_ACCOUNT_ROWS - 1];
+	}
 	row->calls += v->calls;
 	row->bytes += v->bytes;
 	row->unsized += v->unsized;
+}
+
+static void on_account(void *ctx, const void *key, const void *val)
+{
+	add_account_row(ctx, key, val);
+}
+
+/* The kernel hands a per-CPU map's value as one 8-byte-aligned copy per possible CPU. */
+static size_t percpu_stride(size_t vsz)
+{
+	return (vsz + 7) & ~(size_t)7;
+}
+
+struct hot_read {
+	struct kfigures *k;
+	int ncpus;
+};
+
+/* A site's slots on every CPU: each taken slot is its target's, as a key of sites would be. */
+static void on_hot_site(void *ctx, const void *key, const void *val)
+{
+	const struct hot_read *r = ctx;
+	__u32 site = *(const __u32 *)key;
+
+	for (int cpu = 0; cpu < r->ncpus; cpu++) {
+		const struct hot_site *h = (const void *)((const char *)val + cpu * percpu_stride(sizeof(*h)));
+		struct site_key sk = { .tgid = (__u32)h->tgid, .site = site };
+
+		if (h->tgid)
+			on_site(r->k, &sk, &h->st);
+	}
+}
+
+static void on_hot_account(void *ctx, const void *key, const void *val)
+{
+	const struct hot_read *r = ctx;
+
+	(void)key;
+	for (int cpu = 0; cpu < r->ncpus; cpu++) {
+		const struct hot_account *h = (const void *)((const char *)val + cpu * percpu_stride(sizeof(*h)));
+		struct account_key ak = { .call = (h->key - 1) >> 32, .fd_type = (__u32)(h->key - 1) };
+
+		if (h->key)
+			add_account_row(r->k, &ak, &h->st);
+	}
 }
 
 /* By file type, then call. */
@@ -184,6 +234,14 @@ static void on_sched(void *ctx, const void *key, const void *val)
 	sum->offcpu_ns += sc->offcpu_ns;
 	for (int i = 0; i < MAX_SLOTS; i++)
 		sum->offcpu_hist[i] += sc->offcpu_hist[i];
+}
+
+static void on_sched_cpus(void *ctx, const void *key, const void *val)
+{
+	const struct hot_read *r = ctx;
+
+	for (int cpu = 0; cpu < r->ncpus; cpu++)
+		on_sched(&r->k->sched, key, (const char *)val + cpu * percpu_stride(sizeof(struct sched_stats)));
 }
 
 static void on_target(void *ctx, const void *key, const void *val)
@@ -281,17 +339,28 @@ _Static_assert(sizeof(struct zc_path_key) <= 64 && sizeof(struct account_key) <=
 
 void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj)
 {
+	struct hot_read hot = { k, libbpf_num_possible_cpus() };
+
 	memset(k, 0, sizeof(*k));
 	kfig_each_entry(bpf_map__fd(obj->maps.sites), sizeof(struct site_key), sizeof(struct site_stats), on_site, k);
+	if (hot.ncpus > 0)
+		kfig_each_entry(bpf_map__fd(obj->maps.hot_sites), sizeof(__u32),
+				(size_t)hot.ncpus * percpu_stride(sizeof(struct hot_site)), on_hot_site, &hot);
 	kfig_each_entry(bpf_map__fd(obj->maps.zc_path), sizeof(struct zc_path_key), sizeof(struct zc_path_stats),
 		   on_zc_path, k);
 	kfig_each_entry(bpf_map__fd(obj->maps.sched), sizeof(__u32), sizeof(struct sched_stats), on_sched, &k->sched);
+	if (hot.ncpus > 0)
+		kfig_each_entry(bpf_map__fd(obj->maps.sched_cpu), sizeof(__u32),
+				(size_t)hot.ncpus * percpu_stride(sizeof(struct sched_stats)), on_sched_cpus, &hot);
 	kfig_each_entry(bpf_map__fd(obj->maps.targets), sizeof(__u32), sizeof(__u8), on_target, &k->nprocs);
 	kfig_each_entry(bpf_map__fd(obj->maps.pc_adds), sizeof(struct pc_key), sizeof(__u64), on_pc_file, k);
 	read_percpu_counters(bpf_map__fd(obj->maps.syscalls), k->syscalls, MAX_SYSCALLS);
 	read_percpu_counters(bpf_map__fd(obj->maps.phase_syscalls), k->phase_syscalls, MAX_SYSCALLS);
 	kfig_each_entry(bpf_map__fd(obj->maps.account), sizeof(struct account_key), sizeof(struct account_stats),
 		   on_account, k);
+	if (hot.ncpus > 0)
+		kfig_each_entry(bpf_map__fd(obj->maps.hot_account), sizeof(__u32),
+				(size_t)hot.ncpus * percpu_stride(sizeof(struct hot_account)), on_hot_account, &hot);
 	k->misc = obj->bss->misc;
 	qsort(k->procs, k->nproc_sites, sizeof(k->procs[0]), cmp_proc);
 	sort_pairs(k->zp_key, sizeof(k->zp_key[0]), k->zp, sizeof(k->zp[0]), k->nzp, cmp_zc_path);

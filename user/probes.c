@@ -388,6 +388,7 @@ static void set_io_table(struct zctrace_bpf *obj)
 		       obj->rodata->track_boundary;
 	obj->rodata->track_io = any;
 	obj->rodata->o_direct_flag = O_DIRECT;
+	obj->rodata->nr_cpus = libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1;
 	obj->rodata->execve_nr = SYS_execve;	/* where perf's enable_on_exec starts counting */
 	obj->rodata->recvfrom_nr = SYS_recvfrom;
 	obj->rodata->sendto_nr = SYS_sendto;
