@@ -531,26 +531,34 @@ def traced_cmd(cmd, extra=()):
     return p, led
 
 
-# A helper program in Python: a forked child sends N bytes over loopback TCP to its parent.
+# A helper program in Python: forked children, one after another, each send their N bytes over
+# loopback TCP to the parent (argv: N[,N...] CHUNK [one-cpu]); it prints each child's pid and N.
+# With one-cpu, all of them run on one CPU.
 FORK_SENDER = r"""
 import os, socket, sys
-n, chunk = int(sys.argv[1]), int(sys.argv[2])
-ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(1)
+counts, chunk = [int(a) for a in sys.argv[1].split(",")], int(sys.argv[2])
+if sys.argv[3:] == ["one-cpu"]:
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(len(counts))
 port = ls.getsockname()[1]
-pid = os.fork()
-if pid == 0:
-    s = socket.create_connection(("127.0.0.1", port))
-    buf, left = b"x" * chunk, n
-    while left:
-        left -= s.send(buf[:min(chunk, left)])
-    s.close(); os._exit(0)
-c, _ = ls.accept(); got = 0
-while True:
-    d = c.recv(1 << 16)
-    if not d: break
-    got += len(d)
-os.waitpid(pid, 0)
-assert got == n, got
+pids = []
+for n in counts:
+    pid = os.fork()
+    if pid == 0:
+        s = socket.create_connection(("127.0.0.1", port))
+        buf, left = b"x" * chunk, n
+        while left:
+            left -= s.send(buf[:min(chunk, left)])
+        s.close(); os._exit(0)
+    pids.append(pid)
+    c, _ = ls.accept(); got = 0
+    while True:
+        d = c.recv(1 << 16)
+        if not d: break
+        got += len(d)
+    os.waitpid(pid, 0)
+    assert got == n, (got, n)
+print("senders", " ".join(f"{p}:{n}" for p, n in zip(pids, counts)), flush=True)
 """
 
 
@@ -565,42 +573,13 @@ def command_and_children_traced():
     assert led["sites"]["user_copy"]["bytes"] == 0
 
 
-# Several processes on one CPU, each sending its own byte count over loopback TCP to the parent,
-# which reports each child's pid and count.
-CPU_SHARERS = r"""
-import os, socket, sys
-counts = [int(a) for a in sys.argv[1:]]
-os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(len(counts))
-port = ls.getsockname()[1]
-pids = []
-for n in counts:
-    pid = os.fork()
-    if pid == 0:
-        s = socket.create_connection(("127.0.0.1", port))
-        buf, left = b"y" * 4096, n
-        while left:
-            left -= s.send(buf[:min(4096, left)])
-        s.close(); os._exit(0)
-    pids.append(pid)
-    c, _ = ls.accept(); got = 0
-    while True:
-        d = c.recv(1 << 16)
-        if not d: break
-        got += len(d)
-    os.waitpid(pid, 0)
-    assert got == n, (got, n)
-print("sharers", " ".join(f"{p}:{n}" for p, n in zip(pids, counts)), flush=True)
-"""
-
-
 def processes_sharing_a_cpu_counted_apart():
     """A site's per-CPU slot belongs to the first process that counts there: the others on that CPU
     count in the shared map, and each process still gets exactly its own bytes."""
     counts = [1_000_003, 700_001, 400_009, 250_007]
-    p, led = traced_cmd([sys.executable, "-c", CPU_SHARERS, *map(str, counts)])
+    p, led = traced_cmd([sys.executable, "-c", FORK_SENDER, ",".join(map(str, counts)), "4096", "one-cpu"])
     assert p.returncode == 0, p.stdout[-500:] + p.stderr[-500:]
-    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("sharers "))
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("senders "))
     sent = dict((int(a), int(b)) for a, b in (w.split(":") for w in line.split()[1:]))
     procs = {q["pid"]: q for q in led["by_process"]}
     for pid, n in sent.items():
