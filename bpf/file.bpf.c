@@ -321,16 +321,16 @@ __noinline int close_sock_call(struct io_call *call, long ret)
 }
 
 /*
- * Whether a returning sendto/sendmsg/write (@kind) was a TCP send: on the tracepoint path, every
- * socket send of a thread passes sock_send_length before its syscall returns, and the last one left what
+ * Whether a returning sendto/sendmsg (@kind) was a TCP send: on the tracepoint path, every socket
+ * send of a thread passes sock_send_length before its syscall returns, and the last one left what
  * it returned in the thread's send call if it was TCP. The return must match; the mark is taken.
- * No descriptor, file or socket is read.
+ * No descriptor, file or socket is read. (A write on a socket has its entry's verdict instead.)
  */
 static __always_inline bool tcp_send_returns(bool btf, __u32 kind, long ret)
 {
 	struct send_call *call;
 
-	if (!btf || (kind != IO_SEND && kind != IO_WRITE) || !site_uses(SITE_SEND_COPY, METHOD_TP_BTF))
+	if (!btf || kind != IO_SEND || !site_uses(SITE_SEND_COPY, METHOD_TP_BTF))
 		return false;
 	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0, 0);
 	if (!call || call->closed_ret != ret)

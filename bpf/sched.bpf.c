@@ -227,8 +227,9 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 	if (start && now > start) {
 		__u64 delta = now - start;
 
+		/* a run's sum is the same for both; the census's is each process's */
 		if (!st || (trace_all && next_tgid != prev_tgid))
-			st = trace_all ? bpf_map_lookup_elem(&sched, &tgid) : sched_of(tgid);
+			st = sched_of(tgid);
 		if (st) {
 			sched_add(&st->offcpu_ns, delta);
 			sched_add(&st->offcpu_hist[log2_slot(delta / 1000)], 1);

@@ -126,6 +126,14 @@ static inline __u64 hot_account_word(__u32 call, __u32 fd_type)
 	return ((__u64)call << 32 | fd_type) + 1;
 }
 
+/* ... and the row's key back from it. */
+static inline struct account_key hot_account_key(__u64 word)
+{
+	struct account_key key = { .call = (__u32)((word - 1) >> 32), .fd_type = (__u32)(word - 1) };
+
+	return key;
+}
+
 /* What a file descriptor refers to, as seen from its struct file. */
 #define FD_REG		0x1	/* regular file */
 #define FD_DIRECT	0x2	/* opened with O_DIRECT: DMA, not a page-cache copy */

@@ -3688,9 +3688,9 @@ for _ in range(n):
         got += len(os.read(c.fileno(), 65536))
     c.close()
     reuse(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
-    s = socket.socket(fileno=fd); s.sendto(b"u" * 1000, u_rx.getsockname())
+    s = socket.socket(fileno=fd); s.sendto(b"u" * 400, u_rx.getsockname())
     s.connect(u_rx.getsockname()); s.detach()
-    os.write(fd, b"v" * 400); os.close(fd)
+    os.write(fd, b"v" * 1000); os.close(fd)
     u_rx.recv(65536); u_rx.recv(65536)
     r, w = os.pipe(); reuse(w)
     os.write(fd, b"p" * 700); os.close(fd); os.read(r, 700); os.close(r)
@@ -3703,15 +3703,15 @@ os.unlink(path)
 def boundary_fd_reused_by_another_type():
     """One descriptor number reused round after round by a TCP socket, a UDP socket, a pipe and a
     regular file: each call's bytes land in its own file type's row of the account, exactly (a
-    verdict on the descriptor's last file is never reused for the next). write() on the TCP socket
-    and then on the UDP one move the same 400 bytes: the UDP write is not taken for a TCP send."""
+    verdict on the descriptor's last file is never reused for the next). A write() of 400 bytes on
+    the TCP socket, then a sendto() of 400 on the UDP one: the UDP send is not taken for TCP's."""
     n = 200
     p, led = traced_cmd(["/usr/bin/python3", "-B", "-c", FD_REUSE_PROGRAM, str(n)])
     assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-500:]
     rows = {(r["call"], r["file"]): r["bytes"] for r in led["boundary"]["calls"]}
     for key, size in ((("sendto", "TCP socket"), 3000), (("write", "TCP socket"), 400),
-                      (("read", "TCP socket"), 3400), (("sendto", "UDP socket"), 1000),
-                      (("write", "UDP socket"), 400), (("write", "pipe"), 700),
+                      (("read", "TCP socket"), 3400), (("sendto", "UDP socket"), 400),
+                      (("write", "UDP socket"), 1000), (("write", "pipe"), 700),
                       (("write", "regular file"), 500)):
         assert_eq(f"{key[0]} on a {key[1]}", rows.get(key, 0), n * size)
     assert_eq("udp_send_copy", site_bytes(led, "udp_send_copy"), n * 1400)

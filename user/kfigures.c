@@ -38,8 +38,7 @@ static void each_entry_slowly(int fd, size_t ksz, size_t vsz, kfig_entry_fn fn, 
 
 /*
  * Each thread's batch buffers, kept from one read to the next: the live view, the census and the
- * exporter read the same maps every tick, and buffers of a few hundred KiB allocated and freed
- * each time move malloc's mmap threshold and leave the heap a step higher now and then.
+ * exporter read the same maps every tick, and need no allocation of a few hundred KiB each time.
  */
 static __thread struct {
 	char *keys, *vals;
@@ -174,44 +173,51 @@ static void on_account(void *ctx, const void *key, const void *val)
 	add_account_row(ctx, key, val);
 }
 
-/* The kernel hands a per-CPU map's value as one 8-byte-aligned copy per possible CPU. */
-static size_t percpu_stride(size_t vsz)
-{
-	return (vsz + 7) & ~(size_t)7;
-}
-
-struct hot_read {
-	struct kfigures *k;
+struct per_cpu {
+	kfig_entry_fn fn;
+	void *ctx;
 	int ncpus;
+	size_t stride;
 };
 
-/* A site's slots on every CPU: each taken slot is its target's, as a key of sites would be. */
-static void on_hot_site(void *ctx, const void *key, const void *val)
+static void on_cpu_copies(void *ctx, const void *key, const void *val)
 {
-	const struct hot_read *r = ctx;
-	__u32 site = *(const __u32 *)key;
+	const struct per_cpu *p = ctx;
 
-	for (int cpu = 0; cpu < r->ncpus; cpu++) {
-		const struct hot_site *h = (const void *)((const char *)val + cpu * percpu_stride(sizeof(*h)));
-		struct site_key sk = { .tgid = (__u32)h->tgid, .site = site };
-
-		if (h->tgid)
-			on_site(r->k, &sk, &h->st);
-	}
+	for (int cpu = 0; cpu < p->ncpus; cpu++)
+		p->fn(p->ctx, key, (const char *)val + cpu * p->stride);
 }
 
+/*
+ * Calls @fn on each CPU's copy of every entry of per-CPU map @fd (@vsz: one copy's size). The kernel
+ * hands a per-CPU value as one 8-byte-aligned copy per possible CPU.
+ */
+static void each_cpu_copy(int fd, size_t ksz, size_t vsz, kfig_entry_fn fn, void *ctx)
+{
+	struct per_cpu p = { fn, ctx, libbpf_num_possible_cpus(), (vsz + 7) & ~(size_t)7 };
+
+	if (p.ncpus > 0)
+		kfig_each_entry(fd, ksz, (size_t)p.ncpus * p.stride, on_cpu_copies, &p);
+}
+
+/* A site's slot on one CPU: when taken, its target's, as a key of sites would be. */
+static void on_hot_site(void *ctx, const void *key, const void *val)
+{
+	const struct hot_site *h = val;
+	struct site_key sk = { .tgid = (__u32)h->tgid, .site = *(const __u32 *)key };
+
+	if (h->tgid)
+		on_site(ctx, &sk, &h->st);
+}
+
+/* An account slot on one CPU: when taken, its row's. */
 static void on_hot_account(void *ctx, const void *key, const void *val)
 {
-	const struct hot_read *r = ctx;
+	const struct hot_account *h = val;
+	struct account_key ak = hot_account_key(h->key);
 
-	(void)key;
-	for (int cpu = 0; cpu < r->ncpus; cpu++) {
-		const struct hot_account *h = (const void *)((const char *)val + cpu * percpu_stride(sizeof(*h)));
-		struct account_key ak = { .call = (h->key - 1) >> 32, .fd_type = (__u32)(h->key - 1) };
-
-		if (h->key)
-			add_account_row(r->k, &ak, &h->st);
-	}
+	if (h->key)
+		add_account_row(ctx, &ak, &h->st);
 }
 
 /* By file type, then call. */
@@ -236,14 +242,6 @@ static void on_sched(void *ctx, const void *key, const void *val)
 		sum->offcpu_hist[i] += sc->offcpu_hist[i];
 }
 
-static void on_sched_cpus(void *ctx, const void *key, const void *val)
-{
-	const struct hot_read *r = ctx;
-
-	for (int cpu = 0; cpu < r->ncpus; cpu++)
-		on_sched(&r->k->sched, key, (const char *)val + cpu * percpu_stride(sizeof(struct sched_stats)));
-}
-
 static void on_target(void *ctx, const void *key, const void *val)
 {
 	(*(int *)ctx)++;
@@ -259,40 +257,33 @@ static void on_pc_file(void *ctx, const void *key, const void *val)
 	k->pc_pages[k->npc++] = *(const __u64 *)val;
 }
 
-/* An array map of __u64 counters into @vals, by index; a per-CPU one's copies summed (@ncpus). */
+/* An array map of __u64 counters added into @vals (zeroed), by index; a per-CPU one's copies each. */
 struct counters {
 	__u64 *vals;
 	__u32 n;
-	int ncpus;
 };
 
 static void on_counter(void *ctx, const void *key, const void *val)
 {
 	struct counters *c = ctx;
 	__u32 i = *(const __u32 *)key;
-	const __u64 *per_cpu = val;
 
-	if (i >= c->n)
-		return;
-	c->vals[i] = 0;
-	for (int cpu = 0; cpu < c->ncpus; cpu++)
-		c->vals[i] += per_cpu[cpu];
+	if (i < c->n)
+		c->vals[i] += *(const __u64 *)val;
 }
 
 static void read_counters(int fd, __u64 *vals, __u32 n)
 {
-	struct counters c = { vals, n, 1 };
+	struct counters c = { vals, n };
 
 	kfig_each_entry(fd, sizeof(__u32), sizeof(__u64), on_counter, &c);
 }
 
-/* The kernel hands a per-CPU map's value as one 8-byte-aligned copy per possible CPU. */
 static void read_percpu_counters(int fd, __u64 *vals, __u32 n)
 {
-	struct counters c = { vals, n, libbpf_num_possible_cpus() };
+	struct counters c = { vals, n };
 
-	if (c.ncpus > 0)
-		kfig_each_entry(fd, sizeof(__u32), (size_t)c.ncpus * sizeof(__u64), on_counter, &c);
+	each_cpu_copy(fd, sizeof(__u32), sizeof(__u64), on_counter, &c);
 }
 
 static int cmp_proc(const void *a, const void *b)
@@ -339,28 +330,20 @@ _Static_assert(sizeof(struct zc_path_key) <= 64 && sizeof(struct account_key) <=
 
 void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj)
 {
-	struct hot_read hot = { k, libbpf_num_possible_cpus() };
-
 	memset(k, 0, sizeof(*k));
 	kfig_each_entry(bpf_map__fd(obj->maps.sites), sizeof(struct site_key), sizeof(struct site_stats), on_site, k);
-	if (hot.ncpus > 0)
-		kfig_each_entry(bpf_map__fd(obj->maps.hot_sites), sizeof(__u32),
-				(size_t)hot.ncpus * percpu_stride(sizeof(struct hot_site)), on_hot_site, &hot);
+	each_cpu_copy(bpf_map__fd(obj->maps.hot_sites), sizeof(__u32), sizeof(struct hot_site), on_hot_site, k);
 	kfig_each_entry(bpf_map__fd(obj->maps.zc_path), sizeof(struct zc_path_key), sizeof(struct zc_path_stats),
 		   on_zc_path, k);
 	kfig_each_entry(bpf_map__fd(obj->maps.sched), sizeof(__u32), sizeof(struct sched_stats), on_sched, &k->sched);
-	if (hot.ncpus > 0)
-		kfig_each_entry(bpf_map__fd(obj->maps.sched_cpu), sizeof(__u32),
-				(size_t)hot.ncpus * percpu_stride(sizeof(struct sched_stats)), on_sched_cpus, &hot);
+	each_cpu_copy(bpf_map__fd(obj->maps.sched_cpu), sizeof(__u32), sizeof(struct sched_stats), on_sched, &k->sched);
 	kfig_each_entry(bpf_map__fd(obj->maps.targets), sizeof(__u32), sizeof(__u8), on_target, &k->nprocs);
 	kfig_each_entry(bpf_map__fd(obj->maps.pc_adds), sizeof(struct pc_key), sizeof(__u64), on_pc_file, k);
 	read_percpu_counters(bpf_map__fd(obj->maps.syscalls), k->syscalls, MAX_SYSCALLS);
 	read_percpu_counters(bpf_map__fd(obj->maps.phase_syscalls), k->phase_syscalls, MAX_SYSCALLS);
 	kfig_each_entry(bpf_map__fd(obj->maps.account), sizeof(struct account_key), sizeof(struct account_stats),
 		   on_account, k);
-	if (hot.ncpus > 0)
-		kfig_each_entry(bpf_map__fd(obj->maps.hot_account), sizeof(__u32),
-				(size_t)hot.ncpus * percpu_stride(sizeof(struct hot_account)), on_hot_account, &hot);
+	each_cpu_copy(bpf_map__fd(obj->maps.hot_account), sizeof(__u32), sizeof(struct hot_account), on_hot_account, k);
 	k->misc = obj->bss->misc;
 	qsort(k->procs, k->nproc_sites, sizeof(k->procs[0]), cmp_proc);
 	sort_pairs(k->zp_key, sizeof(k->zp_key[0]), k->zp, sizeof(k->zp[0]), k->nzp, cmp_zc_path);
