@@ -102,13 +102,16 @@ struct send_call {
 	__u32 mode;		/* enum send_mode */
 	__u32 zc_id;		/* MSG_ZEROCOPY notification id of this call */
 	__u64 ubuf;		/* the caller's ubuf_info (io_uring SEND_ZC's notification), 0 if none */
-	__s64 closed_ret;	/* tracepoint path: what the thread's last socket send returned if it was
-				 * a TCP call this thread's slot followed, else 0 */
+	__s64 closed_ret;	/* what the thread's last TCP send returned, for its syscall's exit, or 0 */
+	__u32 closed_nr;	/* fentry and kprobe paths: the syscall it ran in + 1 (0: the tracepoint
+				 * path's, which every socket send clears) */
+	__s32 closed_fd;	/* ... and that syscall's descriptor */
 };
 
 /*
  * The tracepoint path's send calls, one per thread in the thread itself: no hash lookup per
- * event (the fentry and kprobe flavours keep send_calls, by tid).
+ * event. Every path leaves its TCP sends' mark here; the kprobe flavour keeps its calls'
+ * arguments in send_calls, by tid.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);

@@ -321,22 +321,27 @@ __noinline int close_sock_call(struct io_call *call, long ret)
 }
 
 /*
- * Whether a returning sendto/sendmsg (@kind) was a TCP send: on the tracepoint path, every socket
- * send of a thread passes sock_send_length before its syscall returns, and the last one left what
- * it returned in the thread's send call if it was TCP. The return must match; the mark is taken.
- * No descriptor, file or socket is read. (A write on a socket has its entry's verdict instead.)
+ * Whether a returning sendto/sendmsg (@kind, syscall @nr) was a TCP send, from the mark its
+ * tcp_sendmsg_locked left in the thread's send call: no descriptor, file or socket is read. On the
+ * tracepoint path every socket send of a thread passes sock_send_length before its syscall returns,
+ * and the last one left what it returned if it was TCP; the fentry and kprobe paths' mark names
+ * the syscall and descriptor it was left in (mark_tcp_send()). The return must match too. Any
+ * send's exit takes the mark.
  */
-static __always_inline bool tcp_send_returns(bool btf, __u32 kind, long ret)
+static __always_inline bool tcp_send_returns(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
 {
 	struct send_call *call;
+	__s64 mark;
 
-	if (!btf || kind != IO_SEND || !site_uses(SITE_SEND_COPY, METHOD_TP_BTF))
+	if (!btf || kind != IO_SEND)
 		return false;
 	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0, 0);
-	if (!call || call->closed_ret != ret)
+	if (!call || !call->closed_ret)
 		return false;
+	mark = call->closed_ret;
 	call->closed_ret = 0;
-	return true;
+	return mark == ret &&
+	       (!call->closed_nr || (call->closed_nr == nr + 1 && call->closed_fd == (__s32)SYSCALL_ARG(btf, regs, 1)));
 }
 
 /*
@@ -369,7 +374,7 @@ static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32
 
 	if (ret <= 0 || !is_target_memo(current_tgid()))
 		return;
-	if (tcp_send_returns(btf, kind, ret)) {
+	if (tcp_send_returns(btf, regs, nr, kind, ret)) {
 		/* a TCP send has no socket site at its return: its row of the account alone */
 		if (track_boundary)
 			account_add(nr, FT_TCP, ret, false);

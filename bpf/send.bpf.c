@@ -172,6 +172,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	}
 	/* every socket send passes here: the syscall's exit finds this one's, or none */
 	call->closed_ret = closed ? ret : 0;
+	call->closed_nr = 0;	/* any send's exit may take it */
 	/* closed: the thread's next call reuses the slot */
 	call->sk = 0;
 	return 0;
@@ -180,22 +181,89 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 /* ---- fentry/fexit and kprobe flavours, for kernels that allow them --------------------------- */
 
 /*
- * A send call seen at its entry and its return: what it returned is what it moved, and the mode the
- * kernel chose before its loop says how (the same choice the tracepoint path reads). Copied bytes
- * go to send_copy; a MSG_ZEROCOPY call is kept for its completion notice; pins and page references
- * are counted where the kernel makes them (skb_zerocopy_iter_stream, skb_splice_from_iter).
+ * What the syscall's exit takes instead of reading the descriptor (tcp_send_returns()): this TCP
+ * send's return, under the syscall and the descriptor it ran in, read from the task's user
+ * registers. No program sees every socket send on these kernels to clear it, as sock_send_length
+ * does on the tracepoint path: the exit takes it only for the same syscall on the same descriptor,
+ * and a TCP send inside any other call (write, sendmmsg, splice) leaves one no send's exit takes.
  */
-static __always_inline void enter_send(struct sock *sk, struct msghdr *msg)
+static __always_inline void mark_tcp_send(bool btf, long ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct send_call *call = bpf_task_storage_get(&send_call_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!call || !regs)
+		return;
+	call->closed_ret = ret;
+	call->closed_nr = SYSCALL_NR(btf, regs) + 1;
+	call->closed_fd = SYSCALL_ARG(btf, regs, 1);
+}
+
+/*
+ * A send call at its return, with the socket and message it was called with: what it returned is
+ * what it moved, and the mode the kernel chose before its loop says how (the same choice the
+ * tracepoint path reads). Copied bytes go to send_copy; a MSG_ZEROCOPY call is kept for its
+ * completion notice; pins and page references are counted where the kernel makes them
+ * (skb_zerocopy_iter_stream, skb_splice_from_iter).
+ */
+static __always_inline void sent(__u32 method, __u32 tgid, struct sock *sk, struct msghdr *msg, long ret)
+{
+	__u32 mode;
+
+	if (ret <= 0)
+		return;
+	mode = send_mode(false, sk, msg);
+	if (mode == SEND_MODE_COPY && site_uses(SITE_SEND_COPY, method))
+		record(tgid, SITE_SEND_COPY, ret);
+	/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
+	if (mode == SEND_MODE_ZEROCOPY)
+		keep_zc_call((__u64)sk, BPF_CORE_READ(sk, sk_zckey.counter) - 1, msg_ubuf(false, msg), tgid, ret);
+	mark_tcp_send(method == METHOD_FENTRY, ret);
+}
+
+/* At a send's entry, only a zerocopy call has work: before its first skb leaves, zc_path notes its owner there. */
+static __always_inline bool zc_send_entry(bool btf, struct sock *sk, struct msghdr *msg, __u32 tgid)
+{
+	if (!(READ_FIELD(btf, msg, msg_flags) & ZCT_MSG_ZEROCOPY) || !is_target_memo(tgid))
+		return false;
+	saw_zc_send();
+	note_sock(sk, tgid);
+	return true;
+}
+
+/* fexit has the call's arguments beside its return: the entry keeps nothing. */
+SEC("fentry/tcp_sendmsg_locked")
+int BPF_PROG(tcp_sendmsg_locked_fentry, struct sock *sk, struct msghdr *msg)
+{
+	zc_send_entry(true, sk, msg, current_tgid());
+	return 0;
+}
+
+SEC("fexit/tcp_sendmsg_locked")
+int BPF_PROG(tcp_sendmsg_locked_fexit, struct sock *sk, struct msghdr *msg, size_t size, int ret)
+{
+	__u32 tgid = current_tgid();
+
+	if (is_target_memo(tgid))
+		sent(METHOD_FENTRY, tgid, sk, msg, ret);
+	return 0;
+}
+
+/*
+ * A kretprobe has no arguments: the entry keeps them by thread, in a hash of its own (the thread's
+ * send_call is the tracepoint path's, whose loop must not take a kprobe's call for its own).
+ */
+SEC("kprobe/tcp_sendmsg_locked")
+int BPF_KPROBE(tcp_sendmsg_locked_kprobe, struct sock *sk, struct msghdr *msg)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct send_call *call;
 
+	zc_send_entry(false, sk, msg, tgid);
 	if (!is_target_memo(tgid))
-		return;
-	/* before the call's first skb leaves: zc_path notes its owner there */
-	if (BPF_CORE_READ(msg, msg_flags) & ZCT_MSG_ZEROCOPY)
-		saw_zc_send();
+		return 0;
 	call = bpf_map_lookup_elem(&send_calls, &tid);
 	if (call) {
 		call->sk = (__u64)sk;
@@ -206,62 +274,26 @@ static __always_inline void enter_send(struct sock *sk, struct msghdr *msg)
 		if (bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY))
 			__sync_fetch_and_add(&misc.send_calls_dropped, 1);
 	}
-	note_zc_sock(sk, msg, false, tgid);
-}
-
-static __always_inline void leave_send(__u32 method, long ret)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	struct send_call *call;
-	struct sock *sk;
-	struct msghdr *msg;
-	__u32 mode;
-
-	if (!is_target_memo(tgid))
-		return;
-	call = bpf_map_lookup_elem(&send_calls, &tid);
-	if (!call || !call->sk)
-		return;
-	sk = (struct sock *)call->sk;
-	msg = (struct msghdr *)call->msg;
-	/* closed, not deleted: the thread's next call reuses the slot */
-	call->sk = 0;
-	if (ret <= 0)
-		return;
-	mode = send_mode(false, sk, msg);
-	if (mode == SEND_MODE_COPY && site_uses(SITE_SEND_COPY, method))
-		record(tgid, SITE_SEND_COPY, ret);
-	/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
-	if (mode == SEND_MODE_ZEROCOPY)
-		keep_zc_call((__u64)sk, BPF_CORE_READ(sk, sk_zckey.counter) - 1, msg_ubuf(false, msg), tgid, ret);
-}
-
-SEC("fentry/tcp_sendmsg_locked")
-int BPF_PROG(tcp_sendmsg_locked_fentry, struct sock *sk, struct msghdr *msg)
-{
-	enter_send(sk, msg);
-	return 0;
-}
-
-SEC("fexit/tcp_sendmsg_locked")
-int BPF_PROG(tcp_sendmsg_locked_fexit, struct sock *sk, struct msghdr *msg, size_t size, int ret)
-{
-	leave_send(METHOD_FENTRY, ret);
-	return 0;
-}
-
-SEC("kprobe/tcp_sendmsg_locked")
-int BPF_KPROBE(tcp_sendmsg_locked_kprobe, struct sock *sk, struct msghdr *msg)
-{
-	enter_send(sk, msg);
 	return 0;
 }
 
 SEC("kretprobe/tcp_sendmsg_locked")
 int BPF_KRETPROBE(tcp_sendmsg_locked_kretprobe, int ret)
 {
-	leave_send(METHOD_KPROBE, ret);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct send_call *call;
+	__u64 sk;
+
+	if (!is_target_memo(tgid))
+		return 0;
+	call = bpf_map_lookup_elem(&send_calls, &tid);
+	if (!call || !call->sk)
+		return 0;
+	sk = call->sk;
+	/* closed, not deleted: the thread's next call reuses the slot */
+	call->sk = 0;
+	sent(METHOD_KPROBE, tgid, (struct sock *)sk, (struct msghdr *)call->msg, ret);
 	return 0;
 }
 

@@ -3713,18 +3713,20 @@ def boundary_fd_reused_by_another_type():
     """One descriptor number reused round after round by a TCP socket, a UDP socket, a pipe and a
     regular file: each call's bytes land in its own file type's row of the account, exactly (a
     verdict on the descriptor's last file is never reused for the next). A write() of 400 bytes on
-    the TCP socket, then a sendto() of 400 on the UDP one: the UDP send is not taken for TCP's."""
+    the TCP socket, then a sendto() of 400 on the UDP one on the same descriptor: the UDP send is
+    not taken for TCP's (the TCP send's mark). With the best methods and with kprobes at most."""
     n = 200
-    p, led = traced_cmd(["/usr/bin/python3", "-B", "-c", FD_REUSE_PROGRAM, str(n)])
-    assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-500:]
-    rows = {(r["call"], r["file"]): r["bytes"] for r in led["boundary"]["calls"]}
-    for key, size in ((("sendto", "TCP socket"), 3000), (("write", "TCP socket"), 400),
-                      (("read", "TCP socket"), 3400), (("sendto", "UDP socket"), 400),
-                      (("write", "UDP socket"), 1000), (("write", "pipe"), 700),
-                      (("write", "regular file"), 500)):
-        assert_eq(f"{key[0]} on a {key[1]}", rows.get(key, 0), n * size)
-    assert_eq("udp_send_copy", site_bytes(led, "udp_send_copy"), n * 1400)
-    assert_eq("send_copy", site_bytes(led, "send_copy"), n * 3400)
+    for extra in ((), ("--method", "kprobe")):
+        p, led = traced_cmd(["/usr/bin/python3", "-B", "-c", FD_REUSE_PROGRAM, str(n)], extra)
+        assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-500:]
+        rows = {(r["call"], r["file"]): r["bytes"] for r in led["boundary"]["calls"]}
+        for key, size in ((("sendto", "TCP socket"), 3000), (("write", "TCP socket"), 400),
+                          (("read", "TCP socket"), 3400), (("sendto", "UDP socket"), 400),
+                          (("write", "UDP socket"), 1000), (("write", "pipe"), 700),
+                          (("write", "regular file"), 500)):
+            assert_eq(f"{key[0]} on a {key[1]} {extra}", rows.get(key, 0), n * size)
+        assert_eq(f"udp_send_copy {extra}", site_bytes(led, "udp_send_copy"), n * 1400)
+        assert_eq(f"send_copy {extra}", site_bytes(led, "send_copy"), n * 3400)
 
 
 # A traced Python program that moves its payload through UDP, a pipe and Unix sockets (stream and
