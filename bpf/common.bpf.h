@@ -106,6 +106,9 @@ struct send_call {
 	__u32 closed_nr;	/* fentry and kprobe paths: the syscall it ran in + 1 (0: the tracepoint
 				 * path's, which every socket send clears) */
 	__s32 closed_fd;	/* ... and that syscall's descriptor */
+	__u64 recv_bytes;	/* TCP bytes copied to user memory inside the syscall below, so far */
+	__u32 recv_nr;		/* that syscall + 1, or 0 */
+	__s32 recv_fd;		/* ... and its descriptor */
 };
 
 /*
@@ -202,6 +205,36 @@ struct {
  * kprobe, and pointers the programs keep as numbers).
  */
 #define READ_FIELD(btf, p, field) ((btf) ? (p)->field : BPF_CORE_READ(p, field))
+
+/*
+ * Syscall argument @n from the syscall's registers: a plain load where the verifier types them
+ * (tp_btf, @btf, a constant: each flavour keeps only its own branch), else a read.
+ */
+#define SYSCALL_ARG(btf, regs, n) \
+	((btf) ? PT_REGS_PARM##n##_SYSCALL(regs) : PT_REGS_PARM##n##_CORE_SYSCALL(regs))
+
+#if defined(__TARGET_ARCH_x86)
+#define SYSCALL_NR(btf, regs) READ_FIELD(btf, regs, orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+#define SYSCALL_NR(btf, regs) READ_FIELD(btf, regs, syscallno)
+#else
+#define SYSCALL_NR(btf, regs) MAX_SYSCALLS	/* unknown here: look every call up */
+#endif
+
+/*
+ * The syscall the current thread is in (its number + 1; 0 if its registers are out of reach) and
+ * that syscall's first argument (a descriptor, for the socket calls), from its user registers:
+ * what a program inside the call leaves for the syscall's exit to match.
+ */
+static __always_inline __u32 current_syscall(bool btf, struct task_struct *task, __s32 *arg0)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!regs)
+		return 0;
+	*arg0 = SYSCALL_ARG(btf, regs, 1);
+	return SYSCALL_NR(btf, regs) + 1;
+}
 
 static __always_inline __u32 log2_slot(__u64 v)
 {

@@ -181,7 +181,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 /* ---- fentry/fexit and kprobe flavours, for kernels that allow them --------------------------- */
 
 /*
- * What the syscall's exit takes instead of reading the descriptor (tcp_send_returns()): this TCP
+ * What the syscall's exit takes instead of reading the descriptor (tcp_call_returns()): this TCP
  * send's return, under the syscall and the descriptor it ran in, read from the task's user
  * registers. No program sees every socket send on these kernels to clear it, as sock_send_length
  * does on the tracepoint path: the exit takes it only for the same syscall on the same descriptor,
@@ -191,13 +191,11 @@ static __always_inline void mark_tcp_send(bool btf, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct send_call *call = bpf_task_storage_get(&send_call_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
-	if (!call || !regs)
+	if (!call)
 		return;
 	call->closed_ret = ret;
-	call->closed_nr = SYSCALL_NR(btf, regs) + 1;
-	call->closed_fd = SYSCALL_ARG(btf, regs, 1);
+	call->closed_nr = current_syscall(btf, task, &call->closed_fd);
 }
 
 /*

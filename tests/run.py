@@ -3691,14 +3691,20 @@ def reuse(s):
 for _ in range(n):
     t = socket.create_connection(ls.getsockname()); c, _ = ls.accept(); reuse(t)
     s = socket.socket(fileno=fd); s.sendall(b"t" * 3000); s.detach()
-    os.write(fd, b"w" * 400); os.close(fd)
+    os.write(fd, b"w" * 400)
     got = 0
     while got < 3400:
         got += len(os.read(c.fileno(), 65536))
-    c.close()
+    c.sendall(b"e" * 400)
+    got = 0
+    while got < 400:
+        got += len(os.read(fd, 400 - got))
+    os.close(fd); c.close()
     reuse(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
     s = socket.socket(fileno=fd); s.sendto(b"u" * 400, u_rx.getsockname())
-    s.connect(u_rx.getsockname()); s.detach()
+    s.connect(u_rx.getsockname())
+    u_rx.sendto(b"r" * 400, s.getsockname()); assert len(s.recv(65536)) == 400
+    s.detach()
     os.write(fd, b"v" * 1000); os.close(fd)
     u_rx.recv(65536); u_rx.recv(65536)
     r, w = os.pipe(); reuse(w)
@@ -3712,21 +3718,23 @@ os.unlink(path)
 def boundary_fd_reused_by_another_type():
     """One descriptor number reused round after round by a TCP socket, a UDP socket, a pipe and a
     regular file: each call's bytes land in its own file type's row of the account, exactly (a
-    verdict on the descriptor's last file is never reused for the next). A write() of 400 bytes on
-    the TCP socket, then a sendto() of 400 on the UDP one on the same descriptor: the UDP send is
-    not taken for TCP's (the TCP send's mark). With the best methods and with kprobes at most."""
+    verdict on the descriptor's last file is never reused for the next). A write() and a read() of
+    400 bytes on the TCP socket, then a sendto() and a recv() of 400 on the UDP one on the same
+    descriptor: neither UDP call is taken for TCP's (the marks TCP's sends and copies leave). With
+    the best methods and with kprobes at most."""
     n = 200
     for extra in ((), ("--method", "kprobe")):
         p, led = traced_cmd(["/usr/bin/python3", "-B", "-c", FD_REUSE_PROGRAM, str(n)], extra)
         assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-500:]
         rows = {(r["call"], r["file"]): r["bytes"] for r in led["boundary"]["calls"]}
-        for key, size in ((("sendto", "TCP socket"), 3000), (("write", "TCP socket"), 400),
-                          (("read", "TCP socket"), 3400), (("sendto", "UDP socket"), 400),
-                          (("write", "UDP socket"), 1000), (("write", "pipe"), 700),
-                          (("write", "regular file"), 500)):
+        for key, size in ((("sendto", "TCP socket"), 3400), (("write", "TCP socket"), 400),
+                          (("read", "TCP socket"), 3800), (("sendto", "UDP socket"), 800),
+                          (("write", "UDP socket"), 1000), (("recvfrom", "UDP socket"), 1800),
+                          (("write", "pipe"), 700), (("write", "regular file"), 500)):
             assert_eq(f"{key[0]} on a {key[1]} {extra}", rows.get(key, 0), n * size)
-        assert_eq(f"udp_send_copy {extra}", site_bytes(led, "udp_send_copy"), n * 1400)
-        assert_eq(f"send_copy {extra}", site_bytes(led, "send_copy"), n * 3400)
+        for site, size in (("udp_send_copy", 1800), ("udp_recv_copy", 1800), ("send_copy", 3800),
+                           ("recv_copy", 3800)):
+            assert_eq(f"{site} {extra}", site_bytes(led, site), n * size)
 
 
 # A traced Python program that moves its payload through UDP, a pipe and Unix sockets (stream and
