@@ -106,9 +106,6 @@ struct send_call {
 	__u32 closed_nr;	/* fentry and kprobe paths: the syscall it ran in + 1 (0: the tracepoint
 				 * path's, which every socket send clears) */
 	__s32 closed_fd;	/* ... and that syscall's descriptor */
-	__u64 recv_bytes;	/* TCP bytes copied to user memory inside the syscall below, so far */
-	__u32 recv_nr;		/* that syscall + 1, or 0 */
-	__s32 recv_fd;		/* ... and its descriptor */
 };
 
 /*

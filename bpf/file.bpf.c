@@ -314,33 +314,25 @@ __noinline int close_sock_call(struct io_call *call, long ret)
 }
 
 /*
- * Whether a returning send or receive (sendto/sendmsg, recvfrom/recvmsg: @kind, syscall @nr) was a
- * TCP call, from the mark the call's own TCP events left in the thread's send call: no descriptor,
- * file or socket is read. The call's return must match the mark, and any such exit takes it.
- * - A send: on the tracepoint path every socket send of a thread passes sock_send_length before
- *   its syscall returns, and the last one left what it returned if it was TCP (closed_nr 0). The
- *   fentry and kprobe paths' mark names the syscall and descriptor it was left in (mark_tcp_send()).
- * - A receive: the TCP bytes copied to user memory under this syscall and descriptor
- *   (mark_tcp_recv()).
+ * Whether a returning sendto/sendmsg (@kind, syscall @nr) was a TCP send, from the mark its
+ * tcp_sendmsg_locked left in the thread's send call: no descriptor, file or socket is read. On the
+ * tracepoint path every socket send of a thread passes sock_send_length before its syscall returns,
+ * and the last one left what it returned if it was TCP (closed_nr 0). The fentry and kprobe paths'
+ * mark names the syscall and descriptor it was left in (mark_tcp_send()). The return must match
+ * too; any send's exit takes the mark.
  */
-static __always_inline bool tcp_call_returns(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
+static __always_inline bool tcp_send_returns(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
 {
 	struct send_call *call;
 	bool mine;
-	__s32 fd;
 
-	if (!btf || (kind != IO_SEND && kind != IO_RECV))
+	if (!btf || kind != IO_SEND)
 		return false;
 	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0, 0);
 	if (!call)
 		return false;
-	fd = SYSCALL_ARG(btf, regs, 1);
-	if (kind == IO_RECV) {
-		mine = call->recv_nr == nr + 1 && call->recv_fd == fd && call->recv_bytes == ret;
-		call->recv_nr = 0;
-		return mine;
-	}
-	mine = call->closed_ret == ret && (!call->closed_nr || (call->closed_nr == nr + 1 && call->closed_fd == fd));
+	mine = call->closed_ret == ret &&
+	       (!call->closed_nr || (call->closed_nr == nr + 1 && call->closed_fd == (__s32)SYSCALL_ARG(btf, regs, 1)));
 	call->closed_ret = 0;
 	return mine;
 }
@@ -375,8 +367,8 @@ static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32
 
 	if (ret <= 0 || !is_target_memo(current_tgid()))
 		return;
-	if (tcp_call_returns(btf, regs, nr, kind, ret)) {
-		/* a TCP call has no socket site at its return: its row of the account alone */
+	if (tcp_send_returns(btf, regs, nr, kind, ret)) {
+		/* a TCP send has no socket site at its return: its row of the account alone */
 		if (track_boundary)
 			account_add(nr, FT_TCP, ret, false);
 		return;

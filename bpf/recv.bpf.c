@@ -27,30 +27,6 @@ static __always_inline __u32 recv_site(bool btf, const struct sock *sk)
 	return NR_SITES;
 }
 
-/*
- * A TCP copy to user memory inside a syscall: its bytes add up in the thread's mark, under that
- * syscall and its descriptor, for the syscall's exit to match what it returns (tcp_call_returns()):
- * a receive's exit then reads no descriptor. A copy under another syscall or descriptor starts
- * the sum afresh.
- */
-static __always_inline void mark_tcp_recv(bool btf, int len)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct send_call *call = bpf_task_storage_get(&send_call_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	__s32 fd = -1;
-	__u32 nr;
-
-	if (!call)
-		return;
-	nr = current_syscall(btf, task, &fd);
-	if (call->recv_nr != nr || call->recv_fd != fd) {
-		call->recv_nr = nr;
-		call->recv_fd = fd;
-		call->recv_bytes = 0;
-	}
-	call->recv_bytes += len;
-}
-
 static __always_inline void on_datagram_copy(bool btf, const struct sk_buff *skb, int len, __u32 method)
 {
 	__u32 tgid = current_tgid(), site;
@@ -58,11 +34,8 @@ static __always_inline void on_datagram_copy(bool btf, const struct sk_buff *skb
 	if (len <= 0 || !is_target_memo(tgid))
 		return;
 	site = recv_site(btf, READ_FIELD(btf, skb, sk));
-	if (site >= NR_SITES || !site_uses(site, method))
-		return;
-	record(tgid, site, len);
-	if (site == SITE_RECV_COPY)
-		mark_tcp_recv(btf, len);
+	if (site < NR_SITES && site_uses(site, method))
+		record(tgid, site, len);
 }
 
 SEC("tp_btf/skb_copy_datagram_iovec")

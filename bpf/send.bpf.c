@@ -181,7 +181,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 /* ---- fentry/fexit and kprobe flavours, for kernels that allow them --------------------------- */
 
 /*
- * What the syscall's exit takes instead of reading the descriptor (tcp_call_returns()): this TCP
+ * What the syscall's exit takes instead of reading the descriptor (tcp_send_returns()): this TCP
  * send's return, under the syscall and the descriptor it ran in, read from the task's user
  * registers. No program sees every socket send on these kernels to clear it, as sock_send_length
  * does on the tracepoint path: the exit takes it only for the same syscall on the same descriptor,
