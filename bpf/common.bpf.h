@@ -376,7 +376,7 @@ __noinline int record_n(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies)
 		}
 	}
 add:
-	slot = log2_slot(bytes / ncopies);
+	slot = log2_slot(ncopies == 1 ? bytes : bytes / ncopies);	/* no division for the one copy most calls count */
 	__sync_fetch_and_add(&st->count, ncopies);
 	__sync_fetch_and_add(&st->bytes, bytes);
 	__sync_fetch_and_add(&st->hist[slot], ncopies);
