@@ -106,12 +106,13 @@ struct send_call {
 	__u32 closed_nr;	/* fentry and kprobe paths: the syscall it ran in + 1 (0: the tracepoint
 				 * path's, which every socket send clears) */
 	__s32 closed_fd;	/* ... and that syscall's descriptor */
+	__u64 kp_sk;		/* kprobe path: the call's socket from entry to return, 0 between calls */
+	__u64 kp_msg;		/* ... and its message */
 };
 
 /*
- * The tracepoint path's send calls, one per thread in the thread itself: no hash lookup per
- * event. Every path leaves its TCP sends' mark here; the kprobe flavour keeps its calls'
- * arguments in send_calls, by tid.
+ * Each thread's send call, in the thread itself: no hash lookup per event, and freed with the
+ * thread. Every path leaves its TCP sends' mark here.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -119,14 +120,6 @@ struct {
 	__type(key, int);
 	__type(value, struct send_call);
 } send_call_task SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 65536);
-	__type(key, __u32);	/* tid */
-	__type(value, struct send_call);
-} send_calls SEC(".maps");
 
 struct zc_key {
 	__u64 sk;

@@ -187,13 +187,8 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
  * does on the tracepoint path: the exit takes it only for the same syscall on the same descriptor,
  * and a TCP send inside any other call (write, sendmmsg, splice) leaves one no send's exit takes.
  */
-static __always_inline void mark_tcp_send(bool btf, long ret)
+static __always_inline void mark_tcp_send(bool btf, struct task_struct *task, struct send_call *call, long ret)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct send_call *call = bpf_task_storage_get(&send_call_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-
-	if (!call)
-		return;
 	call->closed_ret = ret;
 	call->closed_nr = current_syscall(btf, task, &call->closed_fd);
 }
@@ -203,9 +198,10 @@ static __always_inline void mark_tcp_send(bool btf, long ret)
  * what it moved, and the mode the kernel chose before its loop says how (the same choice the
  * tracepoint path reads). Copied bytes go to send_copy; a MSG_ZEROCOPY call is kept for its
  * completion notice; pins and page references are counted where the kernel makes them
- * (skb_zerocopy_iter_stream, skb_splice_from_iter).
+ * (skb_zerocopy_iter_stream, skb_splice_from_iter). @call: the thread's send call, for the mark.
  */
-static __always_inline void sent(__u32 method, __u32 tgid, struct sock *sk, struct msghdr *msg, long ret)
+static __always_inline void sent(__u32 method, __u32 tgid, struct sock *sk, struct msghdr *msg, long ret,
+				 struct task_struct *task, struct send_call *call)
 {
 	__u32 mode;
 
@@ -217,7 +213,7 @@ static __always_inline void sent(__u32 method, __u32 tgid, struct sock *sk, stru
 	/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
 	if (mode == SEND_MODE_ZEROCOPY)
 		keep_zc_call((__u64)sk, BPF_CORE_READ(sk, sk_zckey.counter) - 1, msg_ubuf(false, msg), tgid, ret);
-	mark_tcp_send(method == METHOD_FENTRY, ret);
+	mark_tcp_send(method == METHOD_FENTRY, task, call, ret);
 }
 
 /* At a send's entry, only a zerocopy call has work: before its first skb leaves, zc_path notes its owner there. */
@@ -241,57 +237,59 @@ int BPF_PROG(tcp_sendmsg_locked_fentry, struct sock *sk, struct msghdr *msg)
 SEC("fexit/tcp_sendmsg_locked")
 int BPF_PROG(tcp_sendmsg_locked_fexit, struct sock *sk, struct msghdr *msg, size_t size, int ret)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = current_tgid();
+	struct send_call *call;
 
-	if (is_target_memo(tgid))
-		sent(METHOD_FENTRY, tgid, sk, msg, ret);
+	if (!is_target_memo(tgid))
+		return 0;
+	call = bpf_task_storage_get(&send_call_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (call)
+		sent(METHOD_FENTRY, tgid, sk, msg, ret, task, call);
+	else
+		__sync_fetch_and_add(&misc.send_calls_dropped, 1);
 	return 0;
 }
 
 /*
- * A kretprobe has no arguments: the entry keeps them by thread, in a hash of its own (the thread's
- * send_call is the tracepoint path's, whose loop must not take a kprobe's call for its own).
+ * A kretprobe has no arguments: the entry keeps them in the thread's send call, apart from the
+ * tracepoint path's (whose loop must never take a kprobe's call for its own).
  */
 SEC("kprobe/tcp_sendmsg_locked")
 int BPF_KPROBE(tcp_sendmsg_locked_kprobe, struct sock *sk, struct msghdr *msg)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u32 tgid = current_tgid();
 	struct send_call *call;
 
 	zc_send_entry(false, sk, msg, tgid);
 	if (!is_target_memo(tgid))
 		return 0;
-	call = bpf_map_lookup_elem(&send_calls, &tid);
-	if (call) {
-		call->sk = (__u64)sk;
-		call->msg = (__u64)msg;
-	} else {
-		struct send_call fresh = { .sk = (__u64)sk, .msg = (__u64)msg };
-
-		if (bpf_map_update_elem(&send_calls, &tid, &fresh, BPF_ANY))
-			__sync_fetch_and_add(&misc.send_calls_dropped, 1);
+	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!call) {
+		__sync_fetch_and_add(&misc.send_calls_dropped, 1);
+		return 0;
 	}
+	call->kp_sk = (__u64)sk;
+	call->kp_msg = (__u64)msg;
 	return 0;
 }
 
 SEC("kretprobe/tcp_sendmsg_locked")
 int BPF_KRETPROBE(tcp_sendmsg_locked_kretprobe, int ret)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = current_tgid();
 	struct send_call *call;
 	__u64 sk;
 
 	if (!is_target_memo(tgid))
 		return 0;
-	call = bpf_map_lookup_elem(&send_calls, &tid);
-	if (!call || !call->sk)
+	call = bpf_task_storage_get(&send_call_task, task, 0, 0);
+	if (!call || !call->kp_sk)
 		return 0;
-	sk = call->sk;
-	/* closed, not deleted: the thread's next call reuses the slot */
-	call->sk = 0;
-	sent(METHOD_KPROBE, tgid, (struct sock *)sk, (struct msghdr *)call->msg, ret);
+	sk = call->kp_sk;
+	call->kp_sk = 0;	/* closed: the thread's next call sets it again */
+	sent(METHOD_KPROBE, tgid, (struct sock *)sk, (struct msghdr *)call->kp_msg, ret, task, call);
 	return 0;
 }
 

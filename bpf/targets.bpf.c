@@ -48,9 +48,7 @@ static __always_inline void on_exit(struct task_struct *task)
 
 	if (!is_target(BPF_CORE_READ(task, tgid)))
 		return;
-	/* send call slots live as long as their thread */
 	tid = BPF_CORE_READ(task, pid);
-	bpf_map_delete_elem(&send_calls, &tid);
 	if (trace_all && tid == BPF_CORE_READ(task, tgid))
 		note_ident(tid, BPF_EXIST);
 	__sync_fetch_and_add(&misc.exits, 1);
