@@ -102,17 +102,36 @@ struct send_call {
 	__u32 mode;		/* enum send_mode */
 	__u32 zc_id;		/* MSG_ZEROCOPY notification id of this call */
 	__u64 ubuf;		/* the caller's ubuf_info (io_uring SEND_ZC's notification), 0 if none */
-	__s64 closed_ret;	/* what the thread's last TCP send returned, for its syscall's exit, or 0 */
-	__u32 closed_nr;	/* fentry and kprobe paths: the syscall it ran in + 1 (0: the tracepoint
-				 * path's, which every socket send clears) */
-	__s32 closed_fd;	/* ... and that syscall's descriptor */
 	__u64 kp_sk;		/* kprobe path: the call's socket from entry to return, 0 between calls */
 	__u64 kp_msg;		/* ... and its message */
 };
 
 /*
+ * The last TCP send's mark on each CPU, for its syscall's exit (tcp_send_returns()): what it
+ * returned, and whose it was. It holds only while its thread stays on the CPU: a thread that is
+ * switched out (the only way it can leave the CPU, or let another thread's syscall run on it) has
+ * another count of switches by the time its exit compares.
+ */
+struct send_mark {
+	__u32 tid;		/* 0: none */
+	__u32 nr;		/* fentry and kprobe paths: the syscall it ran in + 1; 0: the tracepoint
+				 * path's, which every socket send of the thread rewrites */
+	__u64 switches;		/* the thread's nvcsw + nivcsw when it was left */
+	__s64 ret;
+	__s32 fd;		/* the syscall's descriptor (with nr) */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct send_mark);
+} send_marks SEC(".maps");
+
+/*
  * Each thread's send call, in the thread itself: no hash lookup per event, and freed with the
- * thread. Every path leaves its TCP sends' mark here.
+ * thread.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -224,6 +243,34 @@ static __always_inline __u32 current_syscall(bool btf, struct task_struct *task,
 		return 0;
 	*arg0 = SYSCALL_ARG(btf, regs, 1);
 	return SYSCALL_NR(btf, regs) + 1;
+}
+
+/* How many times @task has been switched out (@btf: a typed pointer, read with plain loads). */
+static __always_inline __u64 task_switches(bool btf, struct task_struct *task)
+{
+	return READ_FIELD(btf, task, nvcsw) + READ_FIELD(btf, task, nivcsw);
+}
+
+/*
+ * Leaves this CPU's send mark: @ret for thread @tid (@task), with syscall @nr (+ 1, or 0) and
+ * descriptor @fd. The thread id goes last: a program preempted while it writes (fexit) leaves a
+ * mark whose every field is its own or the one that came between, whose exit cleared the id.
+ */
+static __always_inline void leave_send_mark(bool btf, struct task_struct *task, __u32 tid, long ret,
+					    __u32 nr, __s32 fd)
+{
+	__u32 zero = 0;
+	struct send_mark *m = bpf_map_lookup_elem(&send_marks, &zero);
+
+	if (!m)
+		return;
+	m->tid = 0;
+	m->nr = nr;
+	m->fd = fd;
+	m->ret = ret;
+	m->switches = task_switches(btf, task);
+	asm volatile("" ::: "memory");
+	m->tid = tid;
 }
 
 static __always_inline __u32 log2_slot(__u64 v)

@@ -315,25 +315,26 @@ __noinline int close_sock_call(struct io_call *call, long ret)
 
 /*
  * Whether a returning sendto/sendmsg (@kind, syscall @nr) was a TCP send, from the mark its
- * tcp_sendmsg_locked left in the thread's send call: no descriptor, file or socket is read. On the
- * tracepoint path every socket send of a thread passes sock_send_length before its syscall returns,
- * and the last one left what it returned if it was TCP (closed_nr 0). The fentry and kprobe paths'
- * mark names the syscall and descriptor it was left in (mark_tcp_send()). The return must match
- * too; any send's exit takes the mark.
+ * TCP send left on this CPU (struct send_mark): no descriptor, file or socket is read. The mark
+ * must be this thread's, left since it was last switched out, and what it returned must match. On
+ * the tracepoint path every socket send passes sock_send_length before its syscall returns, and
+ * the last one left its return if it was TCP (nr 0). The fentry and kprobe paths' mark names the
+ * syscall and descriptor it was left in (mark_tcp_send()). Any send's exit takes the mark.
  */
 static __always_inline bool tcp_send_returns(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
 {
-	struct send_call *call;
+	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
+	struct send_mark *m;
 	bool mine;
 
 	if (!btf || kind != IO_SEND)
 		return false;
-	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0, 0);
-	if (!call)
+	m = bpf_map_lookup_elem(&send_marks, &zero);
+	if (!m || m->tid != tid)
 		return false;
-	mine = call->closed_ret == ret &&
-	       (!call->closed_nr || (call->closed_nr == nr + 1 && call->closed_fd == (__s32)SYSCALL_ARG(btf, regs, 1)));
-	call->closed_ret = 0;
+	mine = m->ret == ret && m->switches == task_switches(true, bpf_get_current_task_btf()) &&
+	       (!m->nr || (m->nr == nr + 1 && m->fd == (__s32)SYSCALL_ARG(btf, regs, 1)));
+	m->tid = 0;
 	return mine;
 }
 

@@ -152,16 +152,20 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 {
-	__u32 tgid = current_tgid();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = pid_tgid >> 32;
 	struct send_call *call;
 	bool closed;
 
 	if (!is_target_memo(tgid))
 		return 0;
-	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0, 0);
+	call = bpf_task_storage_get(&send_call_task, task, 0, 0);
+	closed = call && call->sk == (__u64)sk && ret > 0;
+	/* every socket send passes here: the syscall's exit finds this one's, or none */
+	leave_send_mark(true, task, (__u32)pid_tgid, closed ? ret : 0, 0, 0);
 	if (!call)
 		return 0;
-	closed = call->sk == (__u64)sk && ret > 0;
 	if (closed) {
 		__u64 earlier = call->start_left - call->last_left;
 
@@ -170,9 +174,6 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 		if (call->mode == SEND_MODE_ZEROCOPY)
 			keep_zc_call(call->sk, call->zc_id, call->ubuf, tgid, ret);
 	}
-	/* every socket send passes here: the syscall's exit finds this one's, or none */
-	call->closed_ret = closed ? ret : 0;
-	call->closed_nr = 0;	/* any send's exit may take it */
 	/* closed: the thread's next call reuses the slot */
 	call->sk = 0;
 	return 0;
@@ -187,10 +188,13 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
  * does on the tracepoint path: the exit takes it only for the same syscall on the same descriptor,
  * and a TCP send inside any other call (write, sendmmsg, splice) leaves one no send's exit takes.
  */
-static __always_inline void mark_tcp_send(bool btf, struct task_struct *task, struct send_call *call, long ret)
+static __always_inline void mark_tcp_send(bool btf, long ret)
 {
-	call->closed_ret = ret;
-	call->closed_nr = current_syscall(btf, task, &call->closed_fd);
+	struct task_struct *task = bpf_get_current_task_btf();
+	__s32 fd = -1;
+	__u32 nr = current_syscall(btf, task, &fd);
+
+	leave_send_mark(btf, task, (__u32)bpf_get_current_pid_tgid(), ret, nr, fd);
 }
 
 /*
@@ -198,10 +202,9 @@ static __always_inline void mark_tcp_send(bool btf, struct task_struct *task, st
  * what it moved, and the mode the kernel chose before its loop says how (the same choice the
  * tracepoint path reads). Copied bytes go to send_copy; a MSG_ZEROCOPY call is kept for its
  * completion notice; pins and page references are counted where the kernel makes them
- * (skb_zerocopy_iter_stream, skb_splice_from_iter). @call: the thread's send call, for the mark.
+ * (skb_zerocopy_iter_stream, skb_splice_from_iter); a TCP send leaves its mark for the syscall's exit.
  */
-static __always_inline void sent(__u32 method, __u32 tgid, struct sock *sk, struct msghdr *msg, long ret,
-				 struct task_struct *task, struct send_call *call)
+static __always_inline void sent(__u32 method, __u32 tgid, struct sock *sk, struct msghdr *msg, long ret)
 {
 	__u32 mode;
 
@@ -213,7 +216,7 @@ static __always_inline void sent(__u32 method, __u32 tgid, struct sock *sk, stru
 	/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
 	if (mode == SEND_MODE_ZEROCOPY)
 		keep_zc_call((__u64)sk, BPF_CORE_READ(sk, sk_zckey.counter) - 1, msg_ubuf(false, msg), tgid, ret);
-	mark_tcp_send(method == METHOD_FENTRY, task, call, ret);
+	mark_tcp_send(method == METHOD_FENTRY, ret);
 }
 
 /* At a send's entry, only a zerocopy call has work: before its first skb leaves, zc_path notes its owner there. */
@@ -237,17 +240,10 @@ int BPF_PROG(tcp_sendmsg_locked_fentry, struct sock *sk, struct msghdr *msg)
 SEC("fexit/tcp_sendmsg_locked")
 int BPF_PROG(tcp_sendmsg_locked_fexit, struct sock *sk, struct msghdr *msg, size_t size, int ret)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = current_tgid();
-	struct send_call *call;
 
-	if (!is_target_memo(tgid))
-		return 0;
-	call = bpf_task_storage_get(&send_call_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (call)
-		sent(METHOD_FENTRY, tgid, sk, msg, ret, task, call);
-	else
-		__sync_fetch_and_add(&misc.send_calls_dropped, 1);
+	if (is_target_memo(tgid))
+		sent(METHOD_FENTRY, tgid, sk, msg, ret);
 	return 0;
 }
 
@@ -277,19 +273,18 @@ int BPF_KPROBE(tcp_sendmsg_locked_kprobe, struct sock *sk, struct msghdr *msg)
 SEC("kretprobe/tcp_sendmsg_locked")
 int BPF_KRETPROBE(tcp_sendmsg_locked_kretprobe, int ret)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = current_tgid();
 	struct send_call *call;
 	__u64 sk;
 
 	if (!is_target_memo(tgid))
 		return 0;
-	call = bpf_task_storage_get(&send_call_task, task, 0, 0);
+	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0, 0);
 	if (!call || !call->kp_sk)
 		return 0;
 	sk = call->kp_sk;
 	call->kp_sk = 0;	/* closed: the thread's next call sets it again */
-	sent(METHOD_KPROBE, tgid, (struct sock *)sk, (struct msghdr *)call->kp_msg, ret, task, call);
+	sent(METHOD_KPROBE, tgid, (struct sock *)sk, (struct msghdr *)call->kp_msg, ret);
 	return 0;
 }
 
