@@ -255,9 +255,7 @@ static __always_inline void enter_io(bool btf, struct pt_regs *regs, __u32 nr, _
 		call.out = fd_class(PT_REGS_PARM3_CORE_SYSCALL(regs));
 		break;
 	default:		/* the socket calls, in io_kind_of only where a socket site or the account needs them */
-		/* only a zerocopy send has work during the call (UDP's pins): the others wait for the exit */
-		if (!sock_call_zc(btf, regs, nr, kind))
-			return;
+		/* only a zerocopy send comes here (on_syscall()): its work during the call is UDP's pins */
 		f = sock_call_at(btf, regs, nr, kind, &call);
 		if (call.type == FT_UDP)
 			udp_zc_enter(f, &call);

@@ -187,14 +187,15 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
  * registers. No program sees every socket send on these kernels to clear it, as sock_send_length
  * does on the tracepoint path: the exit takes it only for the same syscall on the same descriptor,
  * and a TCP send inside any other call (write, sendmmsg, splice) leaves one no send's exit takes.
+ * The current task and its registers are typed pointers in kprobes too: plain loads for both.
  */
-static __always_inline void mark_tcp_send(bool btf, long ret)
+static __always_inline void mark_tcp_send(long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__s32 fd = -1;
-	__u32 nr = current_syscall(btf, task, &fd);
+	__u32 nr = current_syscall(true, task, &fd);
 
-	leave_send_mark(btf, task, (__u32)bpf_get_current_pid_tgid(), ret, nr, fd);
+	leave_send_mark(true, task, (__u32)bpf_get_current_pid_tgid(), ret, nr, fd);
 }
 
 /*
@@ -216,7 +217,7 @@ static __always_inline void sent(__u32 method, __u32 tgid, struct sock *sk, stru
 	/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
 	if (mode == SEND_MODE_ZEROCOPY)
 		keep_zc_call((__u64)sk, BPF_CORE_READ(sk, sk_zckey.counter) - 1, msg_ubuf(false, msg), tgid, ret);
-	mark_tcp_send(method == METHOD_FENTRY, ret);
+	mark_tcp_send(ret);
 }
 
 /* At a send's entry, only a zerocopy call has work: before its first skb leaves, zc_path notes its owner there. */

@@ -40,6 +40,7 @@ static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 {
 	__u32 nr = id, seg = segment, key, tgid = current_tgid();
 	__u64 *cnt;
+	__u8 kind;
 
 	if (id < 0 || id >= MAX_SYSCALLS || !is_target_memo(tgid))
 		return;
@@ -65,8 +66,10 @@ static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 		if (cnt)
 			*cnt += 1;
 	}
-	if (track_io && io_kind_of[nr & (MAX_SYSCALLS - 1)])
-		enter_io(btf, regs, nr, io_kind_of[nr & (MAX_SYSCALLS - 1)]);
+	kind = io_kind_of[nr & (MAX_SYSCALLS - 1)];
+	/* a socket call but a zerocopy send waits for its exit: nothing to build on its way in */
+	if (track_io && kind && (kind < IO_SEND || sock_call_zc(btf, regs, nr, kind)))
+		enter_io(btf, regs, nr, kind);
 }
 
 SEC("tp_btf/sys_enter")
