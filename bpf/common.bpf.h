@@ -110,7 +110,8 @@ struct send_call {
  * The last TCP send's mark on each CPU, for its syscall's exit (tcp_send_returns()): what it
  * returned, and whose it was. It holds only while its thread stays on the CPU: a thread that is
  * switched out (the only way it can leave the CPU, or let another thread's syscall run on it) has
- * another count of switches by the time its exit compares.
+ * another count of switches by the time its exit compares. And it holds only within one send
+ * syscall: the next one's entry forgets it (forget_send_mark()).
  */
 struct send_mark {
 	__u32 tid;		/* 0: none */
@@ -249,6 +250,20 @@ static __always_inline __u32 current_syscall(bool btf, struct task_struct *task,
 static __always_inline __u64 task_switches(bool btf, struct task_struct *task)
 {
 	return READ_FIELD(btf, task, nvcsw) + READ_FIELD(btf, task, nivcsw);
+}
+
+/*
+ * A send syscall starts: the thread's mark on this CPU, if any, is an earlier call's (one whose
+ * exit did not take it: a zerocopy send's, a TCP send's in task work after a syscall's exit), and
+ * no exit may take it from here on. A mark holds from its syscall's entry to its exit.
+ */
+static __always_inline void forget_send_mark(void)
+{
+	__u32 zero = 0;
+	struct send_mark *m = bpf_map_lookup_elem(&send_marks, &zero);
+
+	if (m && m->tid == (__u32)bpf_get_current_pid_tgid())
+		m->tid = 0;
 }
 
 /*

@@ -137,6 +137,9 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 			else
 				fresh.zc_id = BPF_CORE_READ(sk, sk_zckey.counter) - 1;
 		}
+		/* the kprobe flavour's call, where both are attached, is not this loop's to end */
+		fresh.kp_sk = call->kp_sk;
+		fresh.kp_msg = call->kp_msg;
 		*call = fresh;	/* only this thread writes its slot */
 		note_zc_sock(sk, msg, true, tgid);
 		return 0;
@@ -195,7 +198,9 @@ static __always_inline void mark_tcp_send(long ret)
 	__s32 fd = -1;
 	__u32 nr = current_syscall(true, task, &fd);
 
-	leave_send_mark(true, task, (__u32)bpf_get_current_pid_tgid(), ret, nr, fd);
+	/* outside a syscall (task work on the way out) the registers name none: no mark */
+	if (nr)
+		leave_send_mark(true, task, (__u32)bpf_get_current_pid_tgid(), ret, nr, fd);
 }
 
 /*

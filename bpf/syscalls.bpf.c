@@ -67,6 +67,8 @@ static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 			*cnt += 1;
 	}
 	kind = io_kind_of[nr & (MAX_SYSCALLS - 1)];
+	if (kind == IO_SEND)
+		forget_send_mark();
 	/* a socket call but a zerocopy send waits for its exit: nothing to build on its way in */
 	if (track_io && kind && (kind < IO_SEND || sock_call_zc(btf, regs, nr, kind)))
 		enter_io(btf, regs, nr, kind);
