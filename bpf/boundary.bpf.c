@@ -3,6 +3,8 @@
  * The boundary account: the bytes each I/O call of the targets moved between user memory and the
  * kernel, by call and file type, counted at the call's return, apart from every copy site. User
  * space holds it against the sites that explain such bytes; what none explains is "unattributed".
+ * Here too the send marks a TCP send leaves for its syscall's exit, so that the exit need not read
+ * the descriptor to know the call was TCP's.
  * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h).
  */
 
@@ -28,6 +30,105 @@ struct {
 	__type(key, __u32);
 	__type(value, struct hot_account);
 } hot_account SEC(".maps");
+
+/*
+ * The last TCP send's mark on each CPU, for its syscall's exit (tcp_send_returns()): what it
+ * returned, and whose it was. It holds only while its thread stays on the CPU: a thread that is
+ * switched out (the only way it can leave the CPU, or let another thread's syscall run on it) has
+ * another count of switches by the time its exit compares. And it holds only within one send
+ * syscall: the next one's entry forgets it (forget_send_mark()).
+ */
+struct send_mark {
+	__u32 tid;		/* 0: none */
+	__u32 nr;		/* fentry and kprobe paths: the syscall it ran in + 1; 0: the tracepoint
+				 * path's, which every socket send of the thread rewrites */
+	__u64 switches;		/* the thread's nvcsw + nivcsw when it was left */
+	__s64 ret;
+	__s32 fd;		/* the syscall's descriptor (with nr) */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct send_mark);
+} send_marks SEC(".maps");
+
+/*
+ * The syscall the current thread is in (its number + 1; 0 outside any, or if its registers are
+ * out of reach) and that syscall's first argument (a descriptor, for the socket calls), from its
+ * user registers: typed pointers in every program that leaves a mark (tp_btf, fexit, kprobes).
+ */
+static __always_inline __u32 current_syscall(struct task_struct *task, __s32 *arg0)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!regs)
+		return 0;
+	*arg0 = SYSCALL_ARG(true, regs, 1);
+	return SYSCALL_NR(true, regs) + 1;
+}
+
+/* How many times @task has been switched out. */
+static __always_inline __u64 task_switches(struct task_struct *task)
+{
+	return task->nvcsw + task->nivcsw;
+}
+
+/*
+ * A send syscall starts: the thread's mark on this CPU, if any, is an earlier call's (one whose
+ * exit did not take it: a zerocopy send's, a TCP send's in task work after a syscall's exit), and
+ * no exit may take it from here on. A mark holds from its syscall's entry to its exit.
+ */
+static __always_inline void forget_send_mark(void)
+{
+	__u32 zero = 0;
+	struct send_mark *m = bpf_map_lookup_elem(&send_marks, &zero);
+
+	if (m && m->tid == (__u32)bpf_get_current_pid_tgid())
+		m->tid = 0;
+}
+
+/*
+ * Leaves this CPU's send mark: @ret for thread @tid (@task), with syscall @nr (+ 1, or 0) and
+ * descriptor @fd. The thread id goes last: a program preempted while it writes (fexit) leaves a
+ * mark whose every field is its own or the one that came between, whose exit cleared the id.
+ */
+static __always_inline void leave_send_mark(struct task_struct *task, __u32 tid, long ret, __u32 nr, __s32 fd)
+{
+	__u32 zero = 0;
+	struct send_mark *m = bpf_map_lookup_elem(&send_marks, &zero);
+
+	if (!m)
+		return;
+	m->tid = 0;
+	m->nr = nr;
+	m->fd = fd;
+	m->ret = ret;
+	m->switches = task_switches(task);
+	asm volatile("" ::: "memory");
+	m->tid = tid;
+}
+
+/*
+ * A send syscall (@nr, on descriptor @fd) returns @ret: whether this CPU holds the calling
+ * thread's mark for it, left since the thread was last switched out, with the same return, and
+ * the same syscall and descriptor where the mark names them. The mark is taken either way.
+ */
+static __always_inline bool take_send_mark(__u32 nr, __s32 fd, long ret)
+{
+	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
+	struct send_mark *m = bpf_map_lookup_elem(&send_marks, &zero);
+	bool mine;
+
+	if (!m || m->tid != tid)
+		return false;
+	mine = m->ret == ret && m->switches == task_switches(bpf_get_current_task_btf()) &&
+	       (!m->nr || (m->nr == nr + 1 && m->fd == fd));
+	m->tid = 0;
+	return mine;
+}
 
 #define ZCT_MMSGHDR_SIZE 64	/* struct mmsghdr: a 56-byte msghdr, then msg_len */
 #define ZCT_MMSG_LEN_OFF 56
@@ -122,7 +223,7 @@ static __always_inline void account_add(__u32 call, __u8 type, __u64 bytes, bool
 		__u32 slot = (call * 7 + type) & (HOT_ACCOUNT_SLOTS - 1);
 		struct hot_account *h = bpf_map_lookup_elem(&hot_account, &slot);
 
-		if (h && (h->key == word || (!h->key && !__sync_val_compare_and_swap(&h->key, 0, word)))) {
+		if (h && claim_slot(&h->key, word)) {
 			st = &h->st;
 			goto add;
 		}

@@ -107,30 +107,6 @@ struct send_call {
 };
 
 /*
- * The last TCP send's mark on each CPU, for its syscall's exit (tcp_send_returns()): what it
- * returned, and whose it was. It holds only while its thread stays on the CPU: a thread that is
- * switched out (the only way it can leave the CPU, or let another thread's syscall run on it) has
- * another count of switches by the time its exit compares. And it holds only within one send
- * syscall: the next one's entry forgets it (forget_send_mark()).
- */
-struct send_mark {
-	__u32 tid;		/* 0: none */
-	__u32 nr;		/* fentry and kprobe paths: the syscall it ran in + 1; 0: the tracepoint
-				 * path's, which every socket send of the thread rewrites */
-	__u64 switches;		/* the thread's nvcsw + nivcsw when it was left */
-	__s64 ret;
-	__s32 fd;		/* the syscall's descriptor (with nr) */
-	__u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct send_mark);
-} send_marks SEC(".maps");
-
-/*
  * Each thread's send call, in the thread itself: no hash lookup per event, and freed with the
  * thread.
  */
@@ -230,63 +206,6 @@ struct {
 #else
 #define SYSCALL_NR(btf, regs) MAX_SYSCALLS	/* unknown here: look every call up */
 #endif
-
-/*
- * The syscall the current thread is in (its number + 1; 0 if its registers are out of reach) and
- * that syscall's first argument (a descriptor, for the socket calls), from its user registers:
- * what a program inside the call leaves for the syscall's exit to match.
- */
-static __always_inline __u32 current_syscall(bool btf, struct task_struct *task, __s32 *arg0)
-{
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-
-	if (!regs)
-		return 0;
-	*arg0 = SYSCALL_ARG(btf, regs, 1);
-	return SYSCALL_NR(btf, regs) + 1;
-}
-
-/* How many times @task has been switched out (@btf: a typed pointer, read with plain loads). */
-static __always_inline __u64 task_switches(bool btf, struct task_struct *task)
-{
-	return READ_FIELD(btf, task, nvcsw) + READ_FIELD(btf, task, nivcsw);
-}
-
-/*
- * A send syscall starts: the thread's mark on this CPU, if any, is an earlier call's (one whose
- * exit did not take it: a zerocopy send's, a TCP send's in task work after a syscall's exit), and
- * no exit may take it from here on. A mark holds from its syscall's entry to its exit.
- */
-static __always_inline void forget_send_mark(void)
-{
-	__u32 zero = 0;
-	struct send_mark *m = bpf_map_lookup_elem(&send_marks, &zero);
-
-	if (m && m->tid == (__u32)bpf_get_current_pid_tgid())
-		m->tid = 0;
-}
-
-/*
- * Leaves this CPU's send mark: @ret for thread @tid (@task), with syscall @nr (+ 1, or 0) and
- * descriptor @fd. The thread id goes last: a program preempted while it writes (fexit) leaves a
- * mark whose every field is its own or the one that came between, whose exit cleared the id.
- */
-static __always_inline void leave_send_mark(bool btf, struct task_struct *task, __u32 tid, long ret,
-					    __u32 nr, __s32 fd)
-{
-	__u32 zero = 0;
-	struct send_mark *m = bpf_map_lookup_elem(&send_marks, &zero);
-
-	if (!m)
-		return;
-	m->tid = 0;
-	m->nr = nr;
-	m->fd = fd;
-	m->ret = ret;
-	m->switches = task_switches(btf, task);
-	asm volatile("" ::: "memory");
-	m->tid = tid;
-}
 
 static __always_inline __u32 log2_slot(__u64 v)
 {
@@ -398,6 +317,15 @@ static __always_inline void note_ident(__u32 tgid, __u64 flags)
 }
 
 /*
+ * Whether a CPU's slot whose owner word is *@owner is @word's: already, or claimed now while free
+ * (0). A compare-and-swap, since a program on the same CPU may claim it in between.
+ */
+static __always_inline bool claim_slot(__u64 *owner, __u64 word)
+{
+	return *owner == word || (!*owner && !__sync_val_compare_and_swap(owner, 0, word));
+}
+
+/*
  * Adds @ncopies copies of @bytes in all to a site; the histogram gets the mean copy size. A global
  * function: the verifier checks it once, not again on every path of every program that counts.
  */
@@ -413,7 +341,7 @@ __noinline int record_n(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies)
 	if (!trace_all) {
 		struct hot_site *h = bpf_map_lookup_elem(&hot_sites, &site);
 
-		if (h && (h->tgid == tgid || (!h->tgid && !__sync_val_compare_and_swap(&h->tgid, 0, (__u64)tgid)))) {
+		if (h && claim_slot(&h->tgid, tgid)) {
 			st = &h->st;
 			goto add;
 		}

@@ -321,19 +321,7 @@ __noinline int close_sock_call(struct io_call *call, long ret)
  */
 static __always_inline bool tcp_send_returns(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
 {
-	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
-	struct send_mark *m;
-	bool mine;
-
-	if (!btf || kind != IO_SEND)
-		return false;
-	m = bpf_map_lookup_elem(&send_marks, &zero);
-	if (!m || m->tid != tid)
-		return false;
-	mine = m->ret == ret && m->switches == task_switches(true, bpf_get_current_task_btf()) &&
-	       (!m->nr || (m->nr == nr + 1 && m->fd == (__s32)SYSCALL_ARG(btf, regs, 1)));
-	m->tid = 0;
-	return mine;
+	return btf && kind == IO_SEND && take_send_mark(nr, (__s32)SYSCALL_ARG(btf, regs, 1), ret);
 }
 
 /*

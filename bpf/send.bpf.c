@@ -166,7 +166,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	call = bpf_task_storage_get(&send_call_task, task, 0, 0);
 	closed = call && call->sk == (__u64)sk && ret > 0;
 	/* every socket send passes here: the syscall's exit finds this one's, or none */
-	leave_send_mark(true, task, (__u32)pid_tgid, closed ? ret : 0, 0, 0);
+	leave_send_mark(task, (__u32)pid_tgid, closed ? ret : 0, 0, 0);
 	if (!call)
 		return 0;
 	if (closed) {
@@ -190,17 +190,16 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
  * registers. No program sees every socket send on these kernels to clear it, as sock_send_length
  * does on the tracepoint path: the exit takes it only for the same syscall on the same descriptor,
  * and a TCP send inside any other call (write, sendmmsg, splice) leaves one no send's exit takes.
- * The current task and its registers are typed pointers in kprobes too: plain loads for both.
  */
 static __always_inline void mark_tcp_send(long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__s32 fd = -1;
-	__u32 nr = current_syscall(true, task, &fd);
+	__u32 nr = current_syscall(task, &fd);
 
 	/* outside a syscall (task work on the way out) the registers name none: no mark */
 	if (nr)
-		leave_send_mark(true, task, (__u32)bpf_get_current_pid_tgid(), ret, nr, fd);
+		leave_send_mark(task, (__u32)bpf_get_current_pid_tgid(), ret, nr, fd);
 }
 
 /*
@@ -226,13 +225,12 @@ static __always_inline void sent(__u32 method, __u32 tgid, struct sock *sk, stru
 }
 
 /* At a send's entry, only a zerocopy call has work: before its first skb leaves, zc_path notes its owner there. */
-static __always_inline bool zc_send_entry(bool btf, struct sock *sk, struct msghdr *msg, __u32 tgid)
+static __always_inline void zc_send_entry(bool btf, struct sock *sk, struct msghdr *msg, __u32 tgid)
 {
 	if (!(READ_FIELD(btf, msg, msg_flags) & ZCT_MSG_ZEROCOPY) || !is_target_memo(tgid))
-		return false;
+		return;
 	saw_zc_send();
 	note_sock(sk, tgid);
-	return true;
 }
 
 /* fexit has the call's arguments beside its return: the entry keeps nothing. */
