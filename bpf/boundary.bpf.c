@@ -139,12 +139,29 @@ static __always_inline bool take_send_mark(__u32 nr, __s32 fd, long ret)
 #define ZCT_S_IFIFO 0010000
 #define ZCT_S_IFSOCK 0140000
 
+/* What socket @sk is, for the account (enum fd_type): plain loads where @btf types it. */
+static __always_inline __u8 sock_fd_type(bool btf, const struct sock *sk)
+{
+	__u16 family, proto, type;
+
+	if (!sk)
+		return FT_SOCK_OTHER;
+	family = READ_FIELD(btf, sk, __sk_common.skc_family);
+	proto = READ_FIELD(btf, sk, sk_protocol);
+	type = READ_FIELD(btf, sk, sk_type);
+	if (family == ZCT_AF_UNIX)
+		return type == ZCT_SOCK_STREAM ? FT_UNIX_STREAM : FT_UNIX_DGRAM;
+	if (family != ZCT_AF_INET && family != ZCT_AF_INET6)
+		return FT_SOCK_OTHER;
+	if (proto == ZCT_IPPROTO_TCP)
+		return FT_TCP;
+	return proto == ZCT_IPPROTO_UDP ? FT_UDP : FT_SOCK_OTHER;
+}
+
 /* What an open file is, for the account (enum fd_type). */
 static __always_inline __u8 file_type(struct file *f, __u32 mode, __u32 flags)
 {
 	struct socket *sock;
-	struct sock *sk;
-	__u16 family, proto, type;
 
 	if (mode == ZCT_S_IFREG)
 		return flags & o_direct_flag ? FT_REG_DIRECT : FT_REG;
@@ -153,19 +170,7 @@ static __always_inline __u8 file_type(struct file *f, __u32 mode, __u32 flags)
 	if (mode != ZCT_S_IFSOCK)
 		return FT_OTHER;
 	sock = BPF_CORE_READ(f, private_data);
-	sk = BPF_CORE_READ(sock, sk);
-	if (!sk)
-		return FT_SOCK_OTHER;
-	family = BPF_CORE_READ(sk, __sk_common.skc_family);
-	proto = BPF_CORE_READ(sk, sk_protocol);
-	type = BPF_CORE_READ(sk, sk_type);
-	if (family == ZCT_AF_UNIX)
-		return type == ZCT_SOCK_STREAM ? FT_UNIX_STREAM : FT_UNIX_DGRAM;
-	if (family != ZCT_AF_INET && family != ZCT_AF_INET6)
-		return FT_SOCK_OTHER;
-	if (proto == ZCT_IPPROTO_TCP)
-		return FT_TCP;
-	return proto == ZCT_IPPROTO_UDP ? FT_UDP : FT_SOCK_OTHER;
+	return sock_fd_type(false, BPF_CORE_READ(sock, sk));
 }
 
 /* What a returning I/O call moved between user memory and the kernel. */

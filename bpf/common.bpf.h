@@ -177,6 +177,74 @@ struct {
 	__type(value, struct io_call);
 } io_calls SEC(".maps");
 
+/*
+ * Where the socket returns a socket call's length (socket_lengths), the call is closed there
+ * (file.bpf.c's close_at_length()) and its exit skips it. A call that may end so, a read, write,
+ * sendto, sendmsg (not a zerocopy one), recvfrom or recvmsg on a socket, opens this CPU's slot at
+ * its entry; the thread's switch out (sched.bpf.c) and the call's exit clear it. So a slot that
+ * holds a thread id is that of the thread running, inside the call that opened it: task work after
+ * the exit (an io_uring request's) and a call that slept find none, and their exits do the work.
+ */
+struct sock_call_slot {
+	__u32 tid;		/* 0: none */
+	__u32 nr;		/* the syscall */
+	__u8 kind;		/* enum io_kind */
+	__u8 closed;		/* its socket returned its length, and it was counted there */
+	__u8 pad[6];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sock_call_slot);
+} sock_call_slots SEC(".maps");
+
+/* user space: sock_send_length and sock_recv_length close the socket calls, sched_switch attached */
+const volatile __u8 socket_lengths = 0;
+
+static __always_inline struct sock_call_slot *sock_call_slot(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&sock_call_slots, &zero);
+}
+
+/* Thread @tid enters socket call @nr (@kind): this CPU's slot is its. */
+static __always_inline void open_sock_call(__u32 tid, __u32 nr, __u8 kind)
+{
+	struct sock_call_slot *slot = sock_call_slot();
+
+	if (!slot)
+		return;
+	slot->nr = nr;
+	slot->kind = kind;
+	slot->closed = 0;
+	slot->tid = tid;
+}
+
+/* The running thread leaves the CPU, or its call returns: no slot. */
+static __always_inline void drop_sock_call(void)
+{
+	struct sock_call_slot *slot = sock_call_slot();
+
+	if (slot)
+		slot->tid = 0;
+}
+
+/* Socket call @nr returns: whether its socket closed it (close_at_length()); the slot is cleared. */
+static __always_inline bool sock_call_closed(__u32 nr)
+{
+	struct sock_call_slot *slot = sock_call_slot();
+	bool closed;
+
+	if (!socket_lengths || !slot)
+		return false;
+	closed = slot->tid && slot->closed && slot->nr == nr;
+	slot->tid = 0;
+	return closed;
+}
+
 /* Sockets the targets sent on: deferred copies happen in softirq context, found by socket. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

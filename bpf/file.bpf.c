@@ -230,13 +230,19 @@ static __always_inline void enter_io(bool btf, struct pt_regs *regs, __u32 nr, _
 	/* read and write on a socket have no work during the call: closed at the exit, as recv and send are */
 	case IO_READ:
 		call.in = file_class_type_at(btf, fd_file_at(btf, a0), &call.type, nr + 1);
-		if (call.in & FD_SOCK)
+		if (call.in & FD_SOCK) {
+			if (socket_lengths)
+				open_sock_call(tid, nr, kind);
 			return;
+		}
 		break;
 	case IO_WRITE:
 		call.out = file_class_type_at(btf, fd_file_at(btf, a0), &call.type, nr + 1);
-		if (call.out & FD_SOCK)
+		if (call.out & FD_SOCK) {
+			if (socket_lengths)
+				open_sock_call(tid, nr, kind);
 			return;
+		}
 		break;
 	case IO_SENDFILE:
 		call.out = fd_class(a0);
@@ -312,6 +318,53 @@ __noinline int close_sock_call(struct io_call *call, long ret)
 }
 
 /*
+ * A socket returns what a call moved (tp_btf sock_send_length, sock_recv_length: @sk, @ret, the
+ * receive's @flags), in thread @task. Where it is the body of the call that opened this CPU's slot
+ * (a read, write, sendto, sendmsg, recvfrom or recvmsg on a socket: open_sock_call()), on a socket
+ * user space holds, the call is closed here as its exit would close it, and its exit skips it
+ * (sock_call_closed()): no descriptor, file or socket is read there. Each such call reaches its
+ * socket once (sock_sendmsg(), sock_recvmsg()), and returns what the socket returned. A kernel
+ * socket's send inside a call has no file; the first return closes the slot either way.
+ */
+static __always_inline void close_at_length(struct task_struct *task, struct sock *sk, int ret, int flags,
+					    bool to_user)
+{
+	struct sock_call_slot *slot = sock_call_slot();
+	struct io_call call = {};
+	struct socket *sock;
+
+	if (!socket_lengths || !slot || slot->tid != task->pid || slot->closed)
+		return;
+	if (to_user != (slot->kind == IO_READ || slot->kind == IO_RECV))
+		return;
+	sock = sk->sk_socket;
+	if (!sock || !sock->file)
+		return;
+	slot->closed = 1;
+	if (ret <= 0)
+		return;
+	call.type = sock_fd_type(true, sk);
+	if (call.type == FT_TCP) {
+		/* a TCP call has no socket site at its return: its row of the account alone */
+		if (track_boundary)
+			account_add(slot->nr, FT_TCP, ret, false);
+		return;
+	}
+	call.kind = slot->kind;
+	call.nr = slot->nr;
+	call.flags = flags;
+	close_sock_call(&call, ret);
+}
+
+/* The receives' end (the sends' is sock_send_length_btf's, send.bpf.c). */
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(sock_recv_length_btf, struct sock *sk, int ret, int flags)
+{
+	close_at_length(bpf_get_current_task_btf(), sk, ret, flags, true);
+	return 0;
+}
+
+/*
  * Whether a returning sendto/sendmsg (@kind, syscall @nr) was a TCP send, from the mark its
  * TCP send left on this CPU (struct send_mark): no descriptor, file or socket is read. The mark
  * must be this thread's, left since it was last switched out, and what it returned must match. On
@@ -378,8 +431,8 @@ static __always_inline void exit_io(bool btf, struct pt_regs *regs, __u32 nr, __
 	__u32 tgid = current_tgid();
 
 	if (!call) {
-		/* read or write on a socket: enter_io() kept nothing */
-		if (kind == IO_READ || kind == IO_WRITE)
+		/* read or write on a socket: enter_io() kept nothing, and its socket may have closed it */
+		if ((kind == IO_READ || kind == IO_WRITE) && !sock_call_closed(nr))
 			exit_sock_call(btf, regs, nr, kind, ret);
 		return;
 	}
@@ -417,8 +470,12 @@ static __always_inline void on_sys_exit(bool btf, struct pt_regs *regs, long ret
 	if (nr < MAX_SYSCALLS && !io_kind_of[nr])
 		return;
 	kind = nr < MAX_SYSCALLS ? io_kind_of[nr] : IO_NONE;
-	if (kind >= IO_SEND && !sock_call_zc(btf, regs, nr, kind))
+	if (kind >= IO_SEND && !sock_call_zc(btf, regs, nr, kind)) {
+		/* closed where its socket returned (close_at_length()) */
+		if ((kind == IO_SEND || kind == IO_RECV) && sock_call_closed(nr))
+			return;
 		exit_sock_call(btf, regs, nr, kind, ret);
+	}
 	else
 		exit_io(btf, regs, nr, kind, ret, method);
 }

@@ -107,15 +107,15 @@ SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr *msg,
 	     const struct sk_buff *skb, int size_goal)
 {
-	__u32 tgid = current_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid;
 	struct send_call *call;
 	__u64 left;
 
 	if (!is_target_memo(tgid))
 		return 0;
 	left = msg->msg_iter.count;
-	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	call = bpf_task_storage_get(&send_call_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!call) {
 		__sync_fetch_and_add(&misc.send_calls_dropped, 1);
 		return 0;
@@ -151,22 +151,31 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 	return 0;
 }
 
-/* Closes a send call: its last chunk is what it returned minus what earlier iterations moved. */
+/* tcp_sendmsg_locked_btf is attached (user space): its calls end below. */
+const volatile __u8 tp_send_loop = 0;
+
+/*
+ * Every socket send returns here: it closes the I/O call it is the body of (close_at_length()),
+ * and a TCP send call of the loop above: its last chunk is what it returned minus what earlier
+ * iterations moved.
+ */
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tgid = pid_tgid >> 32;
+	__u32 tgid = task->tgid;
 	struct send_call *call;
 	bool closed;
 
-	if (!is_target_memo(tgid))
+	/* only a target's call opens a slot: no filter before it */
+	close_at_length(task, sk, ret, flags, false);
+	if (!tp_send_loop || !is_target_memo(tgid))
 		return 0;
 	call = bpf_task_storage_get(&send_call_task, task, 0, 0);
 	closed = call && call->sk == (__u64)sk && ret > 0;
-	/* every socket send passes here: the syscall's exit finds this one's, or none */
-	leave_send_mark(task, (__u32)pid_tgid, closed ? ret : 0, 0, 0);
+	/* where the exits close the sends, they find this one's mark, or none */
+	if (!socket_lengths)
+		leave_send_mark(task, task->pid, closed ? ret : 0, 0, 0);
 	if (!call)
 		return 0;
 	if (closed) {
@@ -190,13 +199,18 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
  * registers. No program sees every socket send on these kernels to clear it, as sock_send_length
  * does on the tracepoint path: the exit takes it only for the same syscall on the same descriptor,
  * and a TCP send inside any other call (write, sendmmsg, splice) leaves one no send's exit takes.
+ * Where sock_send_length closes the sends (socket_lengths), no exit takes one: none is left.
  */
 static __always_inline void mark_tcp_send(long ret)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task;
 	__s32 fd = -1;
-	__u32 nr = current_syscall(task, &fd);
+	__u32 nr;
 
+	if (socket_lengths)
+		return;
+	task = bpf_get_current_task_btf();
+	nr = current_syscall(task, &fd);
 	/* outside a syscall (task work on the way out) the registers name none: no mark */
 	if (nr)
 		leave_send_mark(task, (__u32)bpf_get_current_pid_tgid(), ret, nr, fd);

@@ -38,7 +38,8 @@ struct {
 
 static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 {
-	__u32 nr = id, seg = segment, key, tgid = current_tgid();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 nr = id, seg = segment, key, tgid = pid_tgid >> 32;
 	__u64 *cnt;
 	__u8 kind;
 
@@ -67,11 +68,14 @@ static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 			*cnt += 1;
 	}
 	kind = io_kind_of[nr & (MAX_SYSCALLS - 1)];
-	if (kind == IO_SEND)
+	if (kind == IO_SEND && !socket_lengths)
 		forget_send_mark();
-	/* a socket call but a zerocopy send waits for its exit: nothing to build on its way in */
+	/* a socket call but a zerocopy send waits for its exit: nothing to build on its way in, but
+	 * the slot of one its socket may close */
 	if (track_io && kind && (kind < IO_SEND || sock_call_zc(btf, regs, nr, kind)))
 		enter_io(btf, regs, nr, kind);
+	else if (socket_lengths && (kind == IO_SEND || kind == IO_RECV))
+		open_sock_call((__u32)pid_tgid, nr, kind);
 }
 
 SEC("tp_btf/sys_enter")

@@ -487,8 +487,15 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 				obj->rodata->uring_account = 1;
 		}
 	}
-	if (obj)
+	if (obj) {
+		obj->rodata->tp_send_loop = bpf_program__autoload(obj->progs.tcp_sendmsg_locked_btf);
+		/* a socket call's slot holds while its thread stays on the CPU: sched_switch clears it */
+		obj->rodata->socket_lengths = bpf_program__autoload(obj->progs.sock_send_length_btf) &&
+					      bpf_program__autoload(obj->progs.sock_recv_length_btf) &&
+					      (bpf_program__autoload(obj->progs.switch_btf) ||
+					       bpf_program__autoload(obj->progs.switch_raw));
 		set_io_table(obj);
+	}
 	return 0;
 }
 

@@ -42,6 +42,9 @@
 #define UDP_PIN_KPROBE_PROGS PROG(zerocopy_sg_from_iter_kprobe), PROG(zerocopy_sg_from_iter_kretprobe)
 /* io_uring's CQEs: the zerocopy notifications (SEND_ZC), and the bytes each request moved */
 #define URING_CQES PROG(io_uring_complete_btf)
+/* where the socket calls end (sock_sendmsg(), sock_recvmsg()) */
+#define SOCK_LENGTH_PROGS PROG(sock_send_length_btf), PROG(sock_recv_length_btf)
+#define SOCK_LENGTH_NEEDS "tp_btf:sock_send_length", "tp_btf:sock_recv_length"
 /* zerocopy skbs handed to a device (their owners noted there) and arriving at one */
 #define ZC_PATH_PROGS PROG(net_dev_start_xmit_btf), PROG(netif_receive_skb_btf)
 #define ZC_PATH_NEEDS "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb"
@@ -225,6 +228,13 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { "raw_tp:page_fault_user", "raw_tp:page_fault_kernel" } },
 	} },
 	[PROBE_BOUNDARY] = { "boundary", .cands = {
+		/* 6.3+: a socket call closed where its socket returns its length, its exit skipping it */
+		{ METHOD_TP_BTF, "tp_btf sys_enter/sys_exit of read, write, send and receive syscalls, "
+		  "sock_send_length/sock_recv_length (socket calls) + io_uring_complete (their io_uring requests)",
+		  { IO_PROGS, SOCK_LENGTH_PROGS, URING_CQES }, { IO_NEEDS, SOCK_LENGTH_NEEDS, "tp_btf:io_uring_complete" } },
+		{ METHOD_TP_BTF, "tp_btf sys_enter/sys_exit of read, write, send and receive syscalls, "
+		  "sock_send_length/sock_recv_length (socket calls)",
+		  { IO_PROGS, SOCK_LENGTH_PROGS }, { IO_NEEDS, SOCK_LENGTH_NEEDS } },
 		{ METHOD_TP_BTF, "tp_btf sys_enter/sys_exit of read, write, send and receive syscalls + "
 		  "io_uring_complete (their io_uring requests)", { IO_PROGS, URING_CQES },
 		  { IO_NEEDS, "tp_btf:io_uring_complete" } },
