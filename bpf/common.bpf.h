@@ -178,32 +178,32 @@ struct {
 } io_calls SEC(".maps");
 
 /*
- * Where the socket returns a socket call's length (socket_lengths), the call is closed there
- * (file.bpf.c's close_at_length()) and its exit skips it. A call that may end so, a read, write,
- * sendto, sendmsg (not a zerocopy one), recvfrom or recvmsg on a socket, opens this CPU's slot at
- * its entry; the thread's switch out (sched.bpf.c) and the call's exit clear it. So a slot that
- * holds a thread id is that of the thread running, inside the call that opened it: task work after
- * the exit (an io_uring request's) and a call that slept find none, and their exits do the work.
+ * Where the socket returns a socket call's length (socket_lengths), the socket's type is noted
+ * there (file.bpf.c's type_at_length()) for the call's exit, which then reads no descriptor, file
+ * or socket. A call that may end so, a read, write, sendto, sendmsg (not a zerocopy one), recvfrom
+ * or recvmsg on a socket, opens this CPU's slot at its entry; every switch on the CPU (sched.bpf.c)
+ * and the call's exit clear it. So a slot that is not 0 is the running thread's, inside the call
+ * that opened it: task work after the exit (an io_uring request's) and a call that slept find none,
+ * and their exits read the descriptor. One word, written whole: a program preempted between its
+ * load and its store (migration is off in it) can only write back the running thread's own slot.
  */
-struct sock_call_slot {
-	__u32 tid;		/* 0: none */
-	__u32 nr;		/* the syscall */
-	__u8 kind;		/* enum io_kind */
-	__u8 closed;		/* its socket returned its length, and it was counted there */
-	__u8 pad[6];
-};
+#define SOCK_SLOT(tid, nr, kind) ((__u64)(tid) << 32 | (__u64)((nr) & 0xffff) << 16 | (__u64)(kind) << 8)
+#define SOCK_SLOT_TID(w) ((__u32)((w) >> 32))
+#define SOCK_SLOT_NR(w) ((__u32)((w) >> 16) & 0xffff)
+#define SOCK_SLOT_KIND(w) ((__u8)((w) >> 8))
+#define SOCK_SLOT_TYPE(w) ((__u8)(w))	/* enum fd_type + 1; 0: not yet returned */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sock_call_slot);
+	__type(value, __u64);	/* SOCK_SLOT() */
 } sock_call_slots SEC(".maps");
 
-/* user space: sock_send_length and sock_recv_length close the socket calls, sched_switch attached */
+/* user space: sock_send_length and sock_recv_length note the socket calls, sched_switch attached */
 const volatile __u8 socket_lengths = 0;
 
-static __always_inline struct sock_call_slot *sock_call_slot(void)
+static __always_inline __u64 *sock_call_slot(void)
 {
 	__u32 zero = 0;
 
@@ -213,36 +213,34 @@ static __always_inline struct sock_call_slot *sock_call_slot(void)
 /* Thread @tid enters socket call @nr (@kind): this CPU's slot is its. */
 static __always_inline void open_sock_call(__u32 tid, __u32 nr, __u8 kind)
 {
-	struct sock_call_slot *slot = sock_call_slot();
-
-	if (!slot)
-		return;
-	slot->nr = nr;
-	slot->kind = kind;
-	slot->closed = 0;
-	slot->tid = tid;
-}
-
-/* The running thread leaves the CPU, or its call returns: no slot. */
-static __always_inline void drop_sock_call(void)
-{
-	struct sock_call_slot *slot = sock_call_slot();
+	__u64 *slot = sock_call_slot();
 
 	if (slot)
-		slot->tid = 0;
+		*slot = SOCK_SLOT(tid, nr, kind);
 }
 
-/* Socket call @nr returns: whether its socket closed it (close_at_length()); the slot is cleared. */
-static __always_inline bool sock_call_closed(__u32 nr)
+/* A switch on this CPU: the slot, if any, was the thread's that leaves. */
+static __always_inline void drop_sock_call(void)
 {
-	struct sock_call_slot *slot = sock_call_slot();
-	bool closed;
+	__u64 *slot = sock_call_slot();
+
+	if (slot)
+		*slot = 0;
+}
+
+/*
+ * Socket call @nr returns: the type of the socket that returned its length (enum fd_type + 1), or
+ * 0 where none did while its thread stayed on the CPU. The slot is cleared.
+ */
+static __always_inline __u8 sock_call_type(__u32 nr)
+{
+	__u64 *slot = sock_call_slot(), w;
 
 	if (!socket_lengths || !slot)
-		return false;
-	closed = slot->tid && slot->closed && slot->nr == nr;
-	slot->tid = 0;
-	return closed;
+		return 0;
+	w = *slot;
+	*slot = 0;
+	return SOCK_SLOT_NR(w) == (nr & 0xffff) ? SOCK_SLOT_TYPE(w) : 0;
 }
 
 /* Sockets the targets sent on: deferred copies happen in softirq context, found by socket. */

@@ -318,49 +318,41 @@ __noinline int close_sock_call(struct io_call *call, long ret)
 }
 
 /*
- * A socket returns what a call moved (tp_btf sock_send_length, sock_recv_length: @sk, @ret, the
- * receive's @flags), in thread @task. Where it is the body of the call that opened this CPU's slot
- * (a read, write, sendto, sendmsg, recvfrom or recvmsg on a socket: open_sock_call()), on a socket
- * user space holds, the call is closed here as its exit would close it, and its exit skips it
- * (sock_call_closed()): no descriptor, file or socket is read there. Each such call reaches its
- * socket once (sock_sendmsg(), sock_recvmsg()), and returns what the socket returned. A kernel
- * socket's send inside a call has no file; the first return closes the slot either way.
+ * A socket returns what a call moved (tp_btf sock_send_length, sock_recv_length), inside the call
+ * that opened this CPU's slot (a read, write, sendto, sendmsg, recvfrom or recvmsg on a socket:
+ * open_sock_call()), in the running thread (@tid, where the caller knows it, else 0). The slot
+ * notes the type of @sk for the call's exit (sock_call_type()), if user space holds the socket
+ * (a kernel socket's send inside a call has no file). Each such call reaches its socket once
+ * (sock_sendmsg(), sock_recvmsg()); only the first return is noted. Only the exit counts: a call
+ * whose thread is switched out before it returns has no slot there, and its exit reads the
+ * descriptor as any other's.
  */
-static __always_inline void close_at_length(struct task_struct *task, struct sock *sk, int ret, int flags,
-					    bool to_user)
+static __always_inline void type_at_length(__u32 tid, struct sock *sk, bool to_user)
 {
-	struct sock_call_slot *slot = sock_call_slot();
-	struct io_call call = {};
+	__u64 *slot = sock_call_slot(), w;
 	struct socket *sock;
+	__u8 kind;
 
-	if (!socket_lengths || !slot || slot->tid != task->pid || slot->closed)
+	if (!socket_lengths || !slot)
 		return;
-	if (to_user != (slot->kind == IO_READ || slot->kind == IO_RECV))
+	w = *slot;
+	if (!w || SOCK_SLOT_TYPE(w) || (tid && SOCK_SLOT_TID(w) != tid))
+		return;
+	kind = SOCK_SLOT_KIND(w);
+	if (to_user != (kind == IO_READ || kind == IO_RECV))
 		return;
 	sock = sk->sk_socket;
 	if (!sock || !sock->file)
 		return;
-	slot->closed = 1;
-	if (ret <= 0)
-		return;
-	call.type = sock_fd_type(true, sk);
-	if (call.type == FT_TCP) {
-		/* a TCP call has no socket site at its return: its row of the account alone */
-		if (track_boundary)
-			account_add(slot->nr, FT_TCP, ret, false);
-		return;
-	}
-	call.kind = slot->kind;
-	call.nr = slot->nr;
-	call.flags = flags;
-	close_sock_call(&call, ret);
+	*slot = w | (sock_fd_type(true, sk) + 1);
 }
 
 /* The receives' end (the sends' is sock_send_length_btf's, send.bpf.c). */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(sock_recv_length_btf, struct sock *sk, int ret, int flags)
 {
-	close_at_length(bpf_get_current_task_btf(), sk, ret, flags, true);
+	/* no helper call: a slot that is not 0 is the running thread's */
+	type_at_length(0, sk, true);
 	return 0;
 }
 
@@ -404,7 +396,24 @@ static __always_inline bool sock_rw_known(bool btf, __u32 nr, __u32 kind, struct
 static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
 {
 	struct io_call call = {};
+	/* one its socket typed (only a target's call opens a slot): no descriptor to read */
+	__u8 typed = sock_call_type(nr);
 
+	if (typed) {
+		if (ret <= 0)
+			return;
+		call.type = typed - 1;
+		if (call.type == FT_TCP) {
+			if (track_boundary)
+				account_add(nr, FT_TCP, ret, false);
+			return;
+		}
+		call.kind = kind;
+		call.nr = nr;
+		call.flags = sock_call_flags(btf, regs, nr, kind);
+		close_sock_call(&call, ret);
+		return;
+	}
 	if (ret <= 0 || !is_target_memo(current_tgid()))
 		return;
 	if (tcp_send_returns(btf, regs, nr, kind, ret)) {
@@ -431,8 +440,8 @@ static __always_inline void exit_io(bool btf, struct pt_regs *regs, __u32 nr, __
 	__u32 tgid = current_tgid();
 
 	if (!call) {
-		/* read or write on a socket: enter_io() kept nothing, and its socket may have closed it */
-		if ((kind == IO_READ || kind == IO_WRITE) && !sock_call_closed(nr))
+		/* read or write on a socket: enter_io() kept nothing */
+		if (kind == IO_READ || kind == IO_WRITE)
 			exit_sock_call(btf, regs, nr, kind, ret);
 		return;
 	}
@@ -471,9 +480,6 @@ static __always_inline void on_sys_exit(bool btf, struct pt_regs *regs, long ret
 		return;
 	kind = nr < MAX_SYSCALLS ? io_kind_of[nr] : IO_NONE;
 	if (kind >= IO_SEND && !sock_call_zc(btf, regs, nr, kind)) {
-		/* closed where its socket returned (close_at_length()) */
-		if ((kind == IO_SEND || kind == IO_RECV) && sock_call_closed(nr))
-			return;
 		exit_sock_call(btf, regs, nr, kind, ret);
 	}
 	else

@@ -155,9 +155,9 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 const volatile __u8 tp_send_loop = 0;
 
 /*
- * Every socket send returns here: it closes the I/O call it is the body of (close_at_length()),
- * and a TCP send call of the loop above: its last chunk is what it returned minus what earlier
- * iterations moved.
+ * Every socket send returns here: the socket's type is noted for the exit of the I/O call it is the
+ * body of (type_at_length()), and a TCP send call of the loop above is closed: its last chunk is
+ * what it returned minus what earlier iterations moved.
  */
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
@@ -168,7 +168,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	bool closed;
 
 	/* only a target's call opens a slot: no filter before it */
-	close_at_length(task, sk, ret, flags, false);
+	type_at_length(task->pid, sk, false);
 	if (!tp_send_loop || !is_target_memo(tgid))
 		return 0;
 	call = bpf_task_storage_get(&send_call_task, task, 0, 0);
@@ -199,7 +199,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
  * registers. No program sees every socket send on these kernels to clear it, as sock_send_length
  * does on the tracepoint path: the exit takes it only for the same syscall on the same descriptor,
  * and a TCP send inside any other call (write, sendmmsg, splice) leaves one no send's exit takes.
- * Where sock_send_length closes the sends (socket_lengths), no exit takes one: none is left.
+ * Where sock_send_length notes the sends (socket_lengths), no exit takes one: none is left.
  */
 static __always_inline void mark_tcp_send(long ret)
 {
