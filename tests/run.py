@@ -3742,6 +3742,70 @@ def boundary_fd_reused_by_another_type():
         assert_eq(f"send_copy + zc_pin {extra}", site_bytes(led, "send_copy") + site_bytes(led, "zc_pin"), n * 4200)
 
 
+# A traced Python program whose receives sleep after their socket has returned, before their
+# syscall does: each round's recvfrom() on a TCP and on a UDP socket has its address length on a
+# page of a file not in memory (MADV_RANDOM: one page read a fault), which the kernel reads after
+# the socket returned the bytes. It prints the bytes each got and its major faults.
+SLOW_ADDR_PROGRAM = r"""
+import ctypes, mmap, os, resource, socket, sys, tempfile
+n = int(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+libc.recvfrom.restype = ctypes.c_ssize_t
+libc.recvfrom.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+pg = mmap.PAGESIZE
+fd, path = tempfile.mkstemp(dir="/var/tmp"); os.unlink(path)
+os.write(fd, b"\x10" * (pg * 2 * n)); os.fsync(fd)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+m = mmap.mmap(fd, pg * 2 * n, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+m.madvise(mmap.MADV_RANDOM)
+base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(1)
+t = socket.create_connection(ls.getsockname()); c, _ = ls.accept()
+u_rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u_rx.bind(("127.0.0.1", 0))
+u_tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+buf = ctypes.create_string_buffer(65536)
+maj0 = resource.getrusage(resource.RUSAGE_THREAD).ru_majflt
+got_t = got_u = 0
+for i in range(n):
+    ulen = base + i * pg                     # a page not in memory: the fault sleeps on its read
+    t.sendall(b"t" * 1000)
+    k = 0
+    while k < 1000:
+        r = libc.recvfrom(c.fileno(), buf, 65536, 0, ulen + 64, ulen)
+        assert r > 0, ctypes.get_errno()
+        k += r
+    got_t += k
+    u_tx.sendto(b"u" * 400, u_rx.getsockname())
+    ulen = base + (n + i) * pg
+    r = libc.recvfrom(u_rx.fileno(), buf, 65536, 0, ulen + 64, ulen)
+    assert r == 400, (r, ctypes.get_errno())
+    got_u += r
+maj = resource.getrusage(resource.RUSAGE_THREAD).ru_majflt - maj0
+print("SLOW", got_t, got_u, maj)
+"""
+
+
+def boundary_receive_sleeps_before_its_exit():
+    """A recvfrom() whose thread sleeps between its socket's return and its syscall's exit (a major
+    fault on the address length it writes back), on TCP and on UDP: each call counted once in the
+    account, exactly. The socket's return notes its type on the CPU; the sleep takes the note away,
+    and the exit reads the descriptor instead of counting the call a second time. With the best
+    methods and with kprobes at most."""
+    n = 200
+    for extra in ((), ("--method", "kprobe")):
+        p, led = traced_cmd(["/usr/bin/python3", "-B", "-c", SLOW_ADDR_PROGRAM, str(n)], extra)
+        assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-500:]
+        got_t, got_u, majflt = map(int, re.search(r"^SLOW (\d+) (\d+) (\d+)$", p.stdout, re.M).groups())
+        assert got_t == n * 1000 and got_u == n * 400, (got_t, got_u)
+        assert majflt >= 2 * n, f"{majflt} major faults for {2 * n} receives: the file was in memory"
+        rows = {(r["call"], r["file"]): r for r in led["boundary"]["calls"]}
+        for key, size in ((("recvfrom", "TCP socket"), 1000), (("recvfrom", "UDP socket"), 400)):
+            assert_eq(f"{key[0]} on a {key[1]} {extra}", rows[key]["bytes"], n * size)
+        assert_eq(f"recvfrom UDP calls {extra}", rows[("recvfrom", "UDP socket")]["calls"], n)
+        assert_eq(f"recv_copy {extra}", site_bytes(led, "recv_copy"), n * 1000)
+        assert_eq(f"udp_recv_copy {extra}", site_bytes(led, "udp_recv_copy"), n * 400)
+
+
 # A traced Python program that moves its payload through UDP, a pipe and Unix sockets (stream and
 # datagram), each byte copied in and out once; it prints nothing, so no other pipe bytes.
 MIXED_PROGRAM = r"""
@@ -4643,7 +4707,7 @@ def main():
               robust_concurrent_runs, robust_bad_input, robust_json_path_written_or_left_alone,
               robust_stdout_unwritable,
               robust_missing_capabilities, robust_refused_tracepoint, unattributed_where_a_site_is_refused, boundary_mmsg_calls_exact,
-              boundary_fd_reused_by_another_type,
+              boundary_fd_reused_by_another_type, boundary_receive_sleeps_before_its_exit,
               traced_python_mixed_paths, udp_zerocopy_pins_exact, robust_refused_program_falls_back,
               two_passes_figures_and_ledger, untraced_pass_attaches_nothing, detach_after_the_report_leaves_nothing,
               floor_attaches_empty_programs,
