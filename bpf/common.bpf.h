@@ -169,11 +169,14 @@ struct io_call {
 	__u32 pad2;
 };
 
+/*
+ * In the thread itself (task storage): no hash update, allocation or delete per call, and freed
+ * with the thread. A call's exit empties it (kind IO_NONE) for the next.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 65536);
-	__type(key, __u32);	/* tid */
+	__type(key, int);
 	__type(value, struct io_call);
 } io_calls SEC(".maps");
 
@@ -327,11 +330,12 @@ static __always_inline bool is_target_memo(__u32 tgid)
 	return verdict;
 }
 
+/* The running thread's I/O syscall in flight, or NULL. */
 static __always_inline struct io_call *current_io(void)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct io_call *call = bpf_task_storage_get(&io_calls, bpf_get_current_task_btf(), 0, 0);
 
-	return bpf_map_lookup_elem(&io_calls, &tid);
+	return call && call->kind != IO_NONE ? call : NULL;
 }
 
 /* A target sends with zerocopy: the per-packet zerocopy programs have work from now on. */

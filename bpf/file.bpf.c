@@ -219,10 +219,9 @@ static __always_inline struct file *sock_call_at(bool btf, struct pt_regs *regs,
 }
 
 /* Remembers an I/O syscall's descriptors until its exit, for the file and pipe sites and the account. */
-static __always_inline void enter_io(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind)
+static __always_inline void enter_io(bool btf, struct pt_regs *regs, __u32 tid, __u32 nr, __u32 kind)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct io_call call = { .kind = kind, .nr = nr };
+	struct io_call call = { .kind = kind, .nr = nr }, *slot;
 	long a0 = SYSCALL_ARG(btf, regs, 1);
 	struct file *f;
 
@@ -267,7 +266,10 @@ static __always_inline void enter_io(bool btf, struct pt_regs *regs, __u32 nr, _
 			udp_zc_enter(f, &call);
 		break;
 	}
-	if (bpf_map_update_elem(&io_calls, &tid, &call, BPF_ANY))
+	slot = bpf_task_storage_get(&io_calls, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (slot)
+		*slot = call;
+	else
 		__sync_fetch_and_add(&misc.io_calls_dropped, 1);
 }
 
@@ -435,9 +437,14 @@ static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32
  */
 static __always_inline void exit_io(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret, __u32 method)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct io_call *call = bpf_map_lookup_elem(&io_calls, &tid);
+	struct io_call *call = current_io();
 	__u32 tgid = current_tgid();
+
+	if (call && call->nr != nr) {
+		/* an earlier call's, whose exit was not seen (it began before the tracer) */
+		call->kind = IO_NONE;
+		call = NULL;
+	}
 
 	if (!call) {
 		/* read or write on a socket: enter_io() kept nothing */
@@ -464,7 +471,7 @@ static __always_inline void exit_io(bool btf, struct pt_regs *regs, __u32 nr, __
 		pipe_syscall_exit(tgid, call->kind, call->in, call->out, ret);
 	}
 	close_sock_call(call, ret);
-	bpf_map_delete_elem(&io_calls, &tid);
+	call->kind = IO_NONE;	/* closed: the thread's next call fills it again */
 }
 
 /* Only a followed syscall has an io_call to close: no lookup for the others. */
