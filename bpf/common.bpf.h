@@ -330,12 +330,18 @@ static __always_inline bool is_target_memo(__u32 tgid)
 	return verdict;
 }
 
-/* The running thread's I/O syscall in flight, or NULL. */
-static __always_inline struct io_call *current_io(void)
+/* Thread @task's I/O syscall in flight, or NULL. */
+static __always_inline struct io_call *task_io(struct task_struct *task)
 {
-	struct io_call *call = bpf_task_storage_get(&io_calls, bpf_get_current_task_btf(), 0, 0);
+	struct io_call *call = bpf_task_storage_get(&io_calls, task, 0, 0);
 
 	return call && call->kind != IO_NONE ? call : NULL;
+}
+
+/* The running thread's. */
+static __always_inline struct io_call *current_io(void)
+{
+	return task_io(bpf_get_current_task_btf());
 }
 
 /* A target sends with zerocopy: the per-packet zerocopy programs have work from now on. */

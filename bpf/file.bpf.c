@@ -36,12 +36,12 @@ static __always_inline struct file *fd_file(long fd)
 }
 
 /*
- * The same, for tp_btf (@btf): the walk to the table is plain loads through the typed task; the
+ * The same, for tp_btf (@btf): the walk to the table is plain loads through the typed @task (the
+ * current one, which the caller has already); the
  * table's slots are untyped for the verifier and still read as raw_tp reads them.
  */
-static __always_inline struct file *fd_file_at(bool btf, long fd)
+static __always_inline struct file *fd_file_at(bool btf, struct task_struct *task, long fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct fdtable *fdt;
 	struct file **fds, *f = NULL;
 
@@ -137,7 +137,8 @@ static __always_inline void file_inode_flags(struct file *f, struct inode **inod
  * file_class_type() through the calling thread's last verdict, where @btf allows one; the verdict
  * notes @open_call (read and write on a socket: the syscall's number + 1, else 0) for the exit.
  */
-static __always_inline __u8 file_class_type_at(bool btf, struct file *f, __u8 *type, __u32 open_call)
+static __always_inline __u8 file_class_type_at(bool btf, struct task_struct *task, struct file *f, __u8 *type,
+						__u32 open_call)
 {
 	struct fd_verdict *v, now = { .file = (__u64)f };
 	struct inode *inode = NULL;
@@ -148,7 +149,7 @@ static __always_inline __u8 file_class_type_at(bool btf, struct file *f, __u8 *t
 	if (inode)
 		bpf_core_read(&now.ino, sizeof(now.ino), &inode->i_ino);
 	now.inode = (__u64)inode;
-	v = bpf_task_storage_get(&fd_verdicts, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	v = bpf_task_storage_get(&fd_verdicts, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (v && v->file == now.file && v->inode == now.inode && v->ino == now.ino && v->flags == now.flags) {
 		v->open_call = open_call && (v->cls & FD_SOCK) ? open_call : 0;
 		*type = v->type;
@@ -208,18 +209,20 @@ static __always_inline bool sock_call_zc(bool btf, struct pt_regs *regs, __u32 n
 static __always_inline struct file *sock_call_at(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind,
 						 struct io_call *call)
 {
-	struct file *f = fd_file_at(btf, SYSCALL_ARG(btf, regs, 1));
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct file *f = fd_file_at(btf, task, SYSCALL_ARG(btf, regs, 1));
 
 	call->kind = kind;
 	call->nr = nr;
-	file_class_type_at(btf, f, &call->type, 0);
+	file_class_type_at(btf, task, f, &call->type, 0);
 	call->vec = SYSCALL_ARG(btf, regs, 2);
 	call->flags = sock_call_flags(btf, regs, nr, kind);
 	return f;	/* its open file: the descriptor is looked up once */
 }
 
 /* Remembers an I/O syscall's descriptors until its exit, for the file and pipe sites and the account. */
-static __always_inline void enter_io(bool btf, struct pt_regs *regs, __u32 tid, __u32 nr, __u32 kind)
+static __always_inline void enter_io(bool btf, struct pt_regs *regs, struct task_struct *task, __u32 tid, __u32 nr,
+				     __u32 kind)
 {
 	struct io_call call = { .kind = kind, .nr = nr }, *slot;
 	long a0 = SYSCALL_ARG(btf, regs, 1);
@@ -228,7 +231,7 @@ static __always_inline void enter_io(bool btf, struct pt_regs *regs, __u32 tid, 
 	switch (kind) {
 	/* read and write on a socket have no work during the call: closed at the exit, as recv and send are */
 	case IO_READ:
-		call.in = file_class_type_at(btf, fd_file_at(btf, a0), &call.type, nr + 1);
+		call.in = file_class_type_at(btf, task, fd_file_at(btf, task, a0), &call.type, nr + 1);
 		if (call.in & FD_SOCK) {
 			if (socket_lengths)
 				open_sock_call(tid, nr, kind);
@@ -236,7 +239,7 @@ static __always_inline void enter_io(bool btf, struct pt_regs *regs, __u32 tid, 
 		}
 		break;
 	case IO_WRITE:
-		call.out = file_class_type_at(btf, fd_file_at(btf, a0), &call.type, nr + 1);
+		call.out = file_class_type_at(btf, task, fd_file_at(btf, task, a0), &call.type, nr + 1);
 		if (call.out & FD_SOCK) {
 			if (socket_lengths)
 				open_sock_call(tid, nr, kind);
@@ -266,7 +269,7 @@ static __always_inline void enter_io(bool btf, struct pt_regs *regs, __u32 tid, 
 			udp_zc_enter(f, &call);
 		break;
 	}
-	slot = bpf_task_storage_get(&io_calls, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	slot = bpf_task_storage_get(&io_calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (slot)
 		*slot = call;
 	else
@@ -437,8 +440,9 @@ static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32
  */
 static __always_inline void exit_io(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret, __u32 method)
 {
-	struct io_call *call = current_io();
-	__u32 tgid = current_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct io_call *call = task_io(task);
+	__u32 tgid = task->tgid;
 
 	if (call && call->nr != nr) {
 		/* an earlier call's, whose exit was not seen (it began before the tracer) */
