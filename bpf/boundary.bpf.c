@@ -36,7 +36,8 @@ struct {
  * returned, and whose it was. It holds only while its thread stays on the CPU: a thread that is
  * switched out (the only way it can leave the CPU, or let another thread's syscall run on it) has
  * another count of switches by the time its exit compares. And it holds only within one send
- * syscall: the next one's entry forgets it (forget_send_mark()).
+ * syscall: the next one's entry forgets it (forget_send_mark()). Where the socket's return notes
+ * what each socket call was (socket_lengths: sock_call_slots), no mark is left or taken.
  */
 struct send_mark {
 	__u32 tid;		/* 0: none */

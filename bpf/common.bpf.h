@@ -183,12 +183,13 @@ struct {
 /*
  * Where the socket returns a socket call's length (socket_lengths), the socket's type is noted
  * there (file.bpf.c's type_at_length()) for the call's exit, which then reads no descriptor, file
- * or socket. A call that may end so, a read, write, sendto, sendmsg (not a zerocopy one), recvfrom
- * or recvmsg on a socket, opens this CPU's slot at its entry; every switch on the CPU (sched.bpf.c)
- * and the call's exit clear it. So a slot that is not 0 is the running thread's, inside the call
- * that opened it: task work after the exit (an io_uring request's) and a call that slept find none,
- * and their exits read the descriptor. One word, written whole: a program preempted between its
- * load and its store (migration is off in it) can only write back the running thread's own slot.
+ * or socket. A call that may end so, a read or write (and their vector forms) on a socket, a
+ * sendto or sendmsg (not a zerocopy one), a recvfrom or recvmsg, opens this CPU's slot at its
+ * entry; every switch on the CPU (sched.bpf.c) and the call's exit clear it. So, while these
+ * programs are attached together (sched_switch is attached before and detached with the others), a
+ * slot that is not 0 is the running thread's, inside the call that opened it: task work after the
+ * exit (an io_uring request's) and a call that slept find none, and their exits read the
+ * descriptor. One word, written whole.
  */
 #define SOCK_SLOT(tid, nr, kind) ((__u64)(tid) << 32 | (__u64)((nr) & 0xffff) << 16 | (__u64)(kind) << 8)
 #define SOCK_SLOT_TID(w) ((__u32)((w) >> 32))

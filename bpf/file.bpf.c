@@ -37,8 +37,8 @@ static __always_inline struct file *fd_file(long fd)
 
 /*
  * The same, for tp_btf (@btf): the walk to the table is plain loads through the typed @task (the
- * current one, which the caller has already); the
- * table's slots are untyped for the verifier and still read as raw_tp reads them.
+ * current one, which the caller has at hand); the table's slots are untyped for the verifier and
+ * still read as raw_tp reads them.
  */
 static __always_inline struct file *fd_file_at(bool btf, struct task_struct *task, long fd)
 {
@@ -324,13 +324,12 @@ __noinline int close_sock_call(struct io_call *call, long ret)
 
 /*
  * A socket returns what a call moved (tp_btf sock_send_length, sock_recv_length), inside the call
- * that opened this CPU's slot (a read, write, sendto, sendmsg, recvfrom or recvmsg on a socket:
- * open_sock_call()), in the running thread (@tid, where the caller knows it, else 0). The slot
- * notes the type of @sk for the call's exit (sock_call_type()), if user space holds the socket
- * (a kernel socket's send inside a call has no file). Each such call reaches its socket once
- * (sock_sendmsg(), sock_recvmsg()); only the first return is noted. Only the exit counts: a call
- * whose thread is switched out before it returns has no slot there, and its exit reads the
- * descriptor as any other's.
+ * that opened this CPU's slot (open_sock_call()), in the running thread (@tid, where the caller
+ * knows it, else 0). The slot notes the type of @sk for the call's exit (sock_call_type()), if
+ * user space holds the socket (a kernel socket's send inside a call has no file). The call's own
+ * socket returns last (sock_sendmsg(), sock_recvmsg()), after any it sends through (KCM's TCP
+ * socket): the last return is the one noted. Only the exit counts: a call whose thread is switched
+ * out before it returns has no slot there, and its exit reads the descriptor as any other's.
  */
 static __always_inline void type_at_length(__u32 tid, struct sock *sk, bool to_user)
 {
@@ -341,7 +340,7 @@ static __always_inline void type_at_length(__u32 tid, struct sock *sk, bool to_u
 	if (!socket_lengths || !slot)
 		return;
 	w = *slot;
-	if (!w || SOCK_SLOT_TYPE(w) || (tid && SOCK_SLOT_TID(w) != tid))
+	if (!w || (tid && SOCK_SLOT_TID(w) != tid))
 		return;
 	kind = SOCK_SLOT_KIND(w);
 	if (to_user != (kind == IO_READ || kind == IO_RECV))
@@ -349,7 +348,7 @@ static __always_inline void type_at_length(__u32 tid, struct sock *sk, bool to_u
 	sock = sk->sk_socket;
 	if (!sock || !sock->file)
 		return;
-	*slot = w | (sock_fd_type(true, sk) + 1);
+	*slot = (w & ~0xffULL) | (sock_fd_type(true, sk) + 1);
 }
 
 /* The receives' end (the sends' is sock_send_length_btf's, send.bpf.c). */
@@ -367,7 +366,8 @@ int BPF_PROG(sock_recv_length_btf, struct sock *sk, int ret, int flags)
  * must be this thread's, left since it was last switched out, and what it returned must match. On
  * the tracepoint path every socket send passes sock_send_length before its syscall returns, and
  * the last one left its return if it was TCP (nr 0). The fentry and kprobe paths' mark names the
- * syscall and descriptor it was left in (mark_tcp_send()). Any send's exit takes the mark.
+ * syscall and descriptor it was left in (mark_tcp_send()). Any send's exit takes the mark. Where
+ * the socket's return notes the call instead (socket_lengths), no mark is left.
  */
 static __always_inline bool tcp_send_returns(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
 {
@@ -396,7 +396,8 @@ static __always_inline bool sock_rw_known(bool btf, __u32 nr, __u32 kind, struct
 
 /*
  * A socket call with no io_call (every one but a zerocopy send, and read and write on a socket):
- * what it was is read from its arguments now, with no map update on its way in or out.
+ * what its socket noted at its return (type_at_length()), else what its arguments say, read now;
+ * no map update on its way in or out.
  */
 static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
 {
@@ -408,14 +409,15 @@ static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32
 		if (ret <= 0)
 			return;
 		call.type = typed - 1;
-		if (call.type == FT_TCP) {
+		call.flags = sock_call_flags(btf, regs, nr, kind);
+		/* a TCP call has no socket site at its return: its row alone (MSG_TRUNC's has no size) */
+		if (call.type == FT_TCP && !(kind == IO_RECV && (call.flags & ZCT_MSG_TRUNC))) {
 			if (track_boundary)
 				account_add(nr, FT_TCP, ret, false);
 			return;
 		}
 		call.kind = kind;
 		call.nr = nr;
-		call.flags = sock_call_flags(btf, regs, nr, kind);
 		close_sock_call(&call, ret);
 		return;
 	}
@@ -444,8 +446,8 @@ static __always_inline void exit_io(bool btf, struct pt_regs *regs, __u32 nr, __
 	struct io_call *call = task_io(task);
 	__u32 tgid = task->tgid;
 
-	if (call && call->nr != nr) {
-		/* an earlier call's, whose exit was not seen (it began before the tracer) */
+	if (call && nr < MAX_SYSCALLS && call->nr != nr) {
+		/* an earlier call's, whose exit was not seen (where the registers name the syscall) */
 		call->kind = IO_NONE;
 		call = NULL;
 	}
@@ -490,9 +492,8 @@ static __always_inline void on_sys_exit(bool btf, struct pt_regs *regs, long ret
 	if (nr < MAX_SYSCALLS && !io_kind_of[nr])
 		return;
 	kind = nr < MAX_SYSCALLS ? io_kind_of[nr] : IO_NONE;
-	if (kind >= IO_SEND && !sock_call_zc(btf, regs, nr, kind)) {
+	if (kind >= IO_SEND && !sock_call_zc(btf, regs, nr, kind))
 		exit_sock_call(btf, regs, nr, kind, ret);
-	}
 	else
 		exit_io(btf, regs, nr, kind, ret, method);
 }

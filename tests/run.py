@@ -3775,6 +3775,10 @@ for i in range(n):
         assert r > 0, ctypes.get_errno()
         k += r
     got_t += k
+    t.sendall(b"d" * 100)                    # discarded unread: MSG_TRUNC on TCP copies nothing
+    k = 0
+    while k < 100:
+        k += len(c.recv(100 - k, socket.MSG_TRUNC))
     u_tx.sendto(b"u" * 400, u_rx.getsockname())
     ulen = base + (n + i) * pg
     r = libc.recvfrom(u_rx.fileno(), buf, 65536, 0, ulen + 64, ulen)
@@ -3789,8 +3793,9 @@ def boundary_receive_sleeps_before_its_exit():
     """A recvfrom() whose thread sleeps between its socket's return and its syscall's exit (a major
     fault on the address length it writes back), on TCP and on UDP: each call counted once in the
     account, exactly. The socket's return notes its type on the CPU; the sleep takes the note away,
-    and the exit reads the descriptor instead of counting the call a second time. With the best
-    methods and with kprobes at most."""
+    and the exit reads the descriptor instead of counting the call a second time. Each round also
+    discards 100 bytes with a TCP recv(MSG_TRUNC): counted as calls of no known size, not as bytes.
+    With the best methods and with kprobes at most."""
     n = 200
     for extra in ((), ("--method", "kprobe")):
         p, led = traced_cmd(["/usr/bin/python3", "-B", "-c", SLOW_ADDR_PROGRAM, str(n)], extra)
@@ -3801,6 +3806,8 @@ def boundary_receive_sleeps_before_its_exit():
         rows = {(r["call"], r["file"]): r for r in led["boundary"]["calls"]}
         for key, size in ((("recvfrom", "TCP socket"), 1000), (("recvfrom", "UDP socket"), 400)):
             assert_eq(f"{key[0]} on a {key[1]} {extra}", rows[key]["bytes"], n * size)
+        # the TCP receives with MSG_TRUNC return what they discarded: calls of no known size
+        assert rows[("recvfrom", "TCP socket")]["unsized_calls"] >= n, rows[("recvfrom", "TCP socket")]
         assert_eq(f"recvfrom UDP calls {extra}", rows[("recvfrom", "UDP socket")]["calls"], n)
         assert_eq(f"recv_copy {extra}", site_bytes(led, "recv_copy"), n * 1000)
         assert_eq(f"udp_recv_copy {extra}", site_bytes(led, "udp_recv_copy"), n * 400)

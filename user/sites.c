@@ -228,7 +228,7 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { "raw_tp:page_fault_user", "raw_tp:page_fault_kernel" } },
 	} },
 	[PROBE_BOUNDARY] = { "boundary", .cands = {
-		/* 6.3+: a socket call closed where its socket returns its length, its exit skipping it */
+		/* 6.3+: a socket call's socket notes its type where it returns the length, for the exit */
 		{ METHOD_TP_BTF, "tp_btf sys_enter/sys_exit of read, write, send and receive syscalls, "
 		  "sock_send_length/sock_recv_length (socket calls) + io_uring_complete (their io_uring requests)",
 		  { IO_PROGS, SOCK_LENGTH_PROGS, URING_CQES }, { IO_NEEDS, SOCK_LENGTH_NEEDS, "tp_btf:io_uring_complete" } },
