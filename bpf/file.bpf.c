@@ -401,36 +401,33 @@ static __always_inline bool sock_rw_known(bool btf, __u32 nr, __u32 kind, struct
  */
 static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
 {
-	struct io_call call = {};
-	/* one its socket typed (only a target's call opens a slot): no descriptor to read */
+	struct io_call call = { .kind = kind, .nr = nr };
+	/* taken whatever the call returned: the slot is this call's alone */
 	__u8 typed = sock_call_type(nr);
 
+	if (ret <= 0)
+		return;
 	if (typed) {
-		if (ret <= 0)
-			return;
+		/* its socket noted it (only a target's call opens a slot): no descriptor to read */
 		call.type = typed - 1;
 		call.flags = sock_call_flags(btf, regs, nr, kind);
-		/* a TCP call has no socket site at its return: its row alone (MSG_TRUNC's has no size) */
-		if (call.type == FT_TCP && !(kind == IO_RECV && (call.flags & ZCT_MSG_TRUNC))) {
-			if (track_boundary)
-				account_add(nr, FT_TCP, ret, false);
-			return;
-		}
-		call.kind = kind;
-		call.nr = nr;
-		close_sock_call(&call, ret);
+	} else if (!is_target_memo(current_tgid())) {
 		return;
+	} else if (tcp_send_returns(btf, regs, nr, kind, ret)) {
+		call.type = FT_TCP;
+	} else if (!sock_rw_known(btf, nr, kind, &call)) {
+		sock_call_at(btf, regs, nr, kind, &call);
 	}
-	if (ret <= 0 || !is_target_memo(current_tgid()))
-		return;
-	if (tcp_send_returns(btf, regs, nr, kind, ret)) {
-		/* a TCP send has no socket site at its return: its row of the account alone */
+	/*
+	 * A TCP call has no socket site at its return, and one message's return is its bytes: its row
+	 * of the account alone, with no call of the function that finds none. The mmsg calls return
+	 * messages, and a receive with MSG_TRUNC what it discarded: close_sock_call() sizes those.
+	 */
+	if (call.type == FT_TCP && kind != IO_SENDMMSG && kind != IO_RECVMMSG && !(call.flags & ZCT_MSG_TRUNC)) {
 		if (track_boundary)
 			account_add(nr, FT_TCP, ret, false);
 		return;
 	}
-	if (!sock_rw_known(btf, nr, kind, &call))
-		sock_call_at(btf, regs, nr, kind, &call);
 	close_sock_call(&call, ret);
 }
 

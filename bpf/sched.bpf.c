@@ -202,7 +202,7 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 	__u32 tid, zero_key = 0, *last;
 	__u64 now, start;
 
-	/* any thread's: the exit of a socket call @prev is in reads its descriptor (open_sock_call()) */
+	/* every switch, any thread's: the socket call @prev may be in loses its slot (open_sock_call()) */
 	if (socket_lengths)
 		drop_sock_call();
 	if (!prev_target && !next_target)

@@ -173,7 +173,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 		return 0;
 	call = bpf_task_storage_get(&send_call_task, task, 0, 0);
 	closed = call && call->sk == (__u64)sk && ret > 0;
-	/* where the exits close the sends, they find this one's mark, or none */
+	/* without the socket's note (socket_lengths), the exit takes this mark, or none */
 	if (!socket_lengths)
 		leave_send_mark(task, task->pid, closed ? ret : 0, 0, 0);
 	if (!call)

@@ -71,7 +71,7 @@ static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 	if (kind == IO_SEND && !socket_lengths)
 		forget_send_mark();
 	/* a socket call but a zerocopy send waits for its exit: nothing to build on its way in, but
-	 * the slot of one its socket may close */
+	 * the slot its socket notes its type in (read and write open theirs in enter_io()) */
 	if (track_io && kind && (kind < IO_SEND || sock_call_zc(btf, regs, nr, kind)))
 		enter_io(btf, regs, bpf_get_current_task_btf(), (__u32)pid_tgid, nr, kind);
 	else if (socket_lengths && (kind == IO_SEND || kind == IO_RECV))
