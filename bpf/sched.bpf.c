@@ -110,6 +110,27 @@ struct {
 
 /* ---- context switches and off-CPU time ----------------------------------------------------- */
 
+/*
+ * Now, on the scheduler's own clock: the runqueue's (rq->clock, sched_clock_cpu()), which
+ * __schedule() brought up to date before picking @next, the clock the scheduler's own accounting
+ * (schedstats, delay accounting) reads. @next is queued on this CPU's runqueue, reached through its
+ * CFS runqueue: plain loads and no helper call, where bpf_ktime_get_ns() can cost as much as all
+ * the rest of the program (rdtsc in a guest). After a wakeup that preempts, __schedule() keeps the
+ * wakeup's update: the time a switch-out is stamped with is then that wakeup's, at most the few
+ * microseconds until the switch earlier. A kernel without group scheduling has no cfs_rq->rq: there,
+ * the monotonic clock.
+ */
+static __always_inline __u64 switch_clock(bool btf, struct task_struct *next)
+{
+	struct cfs_rq *cfs_rq = NULL;
+
+	if (!bpf_core_field_exists(cfs_rq->rq))
+		return bpf_ktime_get_ns();
+	if (btf)
+		return next->se.cfs_rq->rq->clock;
+	return BPF_CORE_READ(next, se.cfs_rq, rq, clock);
+}
+
 /* A target task leaves the CPU at @now: noted in the task (@btf) or by its tid. */
 static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u64 now)
 {
@@ -207,7 +228,7 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 		drop_sock_call();
 	if (!prev_target && !next_target)
 		return;
-	now = bpf_ktime_get_ns();
+	now = switch_clock(btf, next);
 	if (prev_target)
 		st = switch_out(btf, preempt, prev, prev_state, prev_tgid, next_target, now);
 	if (!next_target)

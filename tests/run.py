@@ -573,6 +573,44 @@ def command_and_children_traced():
     assert led["sites"]["user_copy"]["bytes"] == 0
 
 
+# A helper program in Python: N sleeps of MS milliseconds each; it prints what they took, measured.
+SLEEPER = r"""
+import sys, time
+n, ms = int(sys.argv[1]), int(sys.argv[2])
+total = 0
+for _ in range(n):
+    a = time.monotonic_ns(); time.sleep(ms / 1000); total += time.monotonic_ns() - a
+print("slept_ns", total, flush=True)
+"""
+
+
+def offcpu_time_covers_sleeps():
+    """A traced program's N sleeps of 20 ms are off-CPU time: at least N x 20 ms in all, each in the
+    histogram's 16-32 ms slot or above, and no more than the run's wall time, for the tp_btf
+    program and for the raw_tp one (the clock read through probe reads there)."""
+    n, ms = 25, 20
+    for points, method in (([], "tp_btf"), (["tp_btf:sched_switch"], "raw_tp")):
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            start = time.monotonic_ns()
+            p = subprocess.run([ZCTRACE, "run", "--no-hist", "--json", f.name, "--", sys.executable, "-c",
+                                SLEEPER, str(n), str(ms)], capture_output=True, text=True,
+                               env=refused(points), timeout=TIMEOUT)
+            wall = time.monotonic_ns() - start
+            try:
+                led = json.load(open(f.name))
+            except ValueError:
+                raise AssertionError(f"{method}: no JSON ledger; exit {p.returncode}: {p.stderr[-300:]}")
+        assert p.returncode == 0 and led["probes"]["sched"] == method, (p.returncode, led["probes"], p.stderr[-300:])
+        slept = int(re.search(r"^slept_ns (\d+)$", p.stdout, re.M).group(1))
+        sc = led["sched"]
+        assert slept >= n * ms * 1_000_000, slept
+        assert n * ms * 1_000_000 <= sc["offcpu_ns"] <= wall, (method, sc["offcpu_ns"], n * ms * 1_000_000, wall)
+        hist = sc["offcpu_us_hist"]
+        long_ones = sum(b["count"] for b in hist if b["lo"] >= 16384)
+        assert long_ones >= n, (method, hist)
+        assert sum(b["count"] for b in hist) <= sc["switches"], (method, hist, sc)
+
+
 def processes_sharing_a_cpu_counted_apart():
     """A site's per-CPU slot belongs to the first process that counts there: the others on that CPU
     count in the shared map, and each process still gets exactly its own bytes."""
@@ -4681,7 +4719,7 @@ def main():
     tests += micro_tests()
     tests += [make_method_matrix_test(m) for m in ("fentry", "kprobe", "tracepoint")]
     tests += [tracepoint_forced_matches_default, kprobe_flavours_pass_verifier,
-              unrelated_traffic_not_counted, command_and_children_traced, processes_sharing_a_cpu_counted_apart,
+              unrelated_traffic_not_counted, command_and_children_traced, offcpu_time_covers_sleeps, processes_sharing_a_cpu_counted_apart,
               attach_to_running_pid,
               sigint_stops_cleanly, live_view_on_a_terminal, live_view_to_a_pipe, usage_errors,
               failing_command_fails_run, check_can_fail,
