@@ -27,11 +27,13 @@ static __always_inline __u32 recv_site(bool btf, const struct sock *sk)
 	return NR_SITES;
 }
 
-static __always_inline void on_datagram_copy(bool btf, const struct sk_buff *skb, int len, __u32 method)
+/* A target's (@tgid's) copy of @len bytes of @skb to user space. */
+static __always_inline void on_datagram_copy(bool btf, const struct sk_buff *skb, int len, __u32 method,
+					     __u32 tgid)
 {
-	__u32 tgid = current_tgid(), site;
+	__u32 site;
 
-	if (len <= 0 || !is_target_memo(tgid))
+	if (len <= 0)
 		return;
 	site = recv_site(btf, READ_FIELD(btf, skb, sk));
 	if (site < NR_SITES && site_uses(site, method))
@@ -49,7 +51,7 @@ int BPF_PROG(skb_copy_datagram_iovec_btf, const struct sk_buff *skb, int len)
 		on_zc_notice(skb, tgid);
 		return 0;
 	}
-	on_datagram_copy(true, skb, len, METHOD_TP_BTF);
+	on_datagram_copy(true, skb, len, METHOD_TP_BTF, tgid);
 	return 0;
 }
 
@@ -57,8 +59,10 @@ SEC("fexit/skb_copy_datagram_iter")
 int BPF_PROG(skb_copy_datagram_iter_fexit, const struct sk_buff *skb, int offset, void *to,
 	     int len)
 {
-	if ((int)func_ret(ctx) == 0)
-		on_datagram_copy(true, skb, len, METHOD_FENTRY);
+	__u32 tgid = current_tgid();
+
+	if ((int)func_ret(ctx) == 0 && is_target_memo(tgid))
+		on_datagram_copy(true, skb, len, METHOD_FENTRY, tgid);
 	return 0;
 }
 
@@ -66,7 +70,10 @@ SEC("kprobe/skb_copy_datagram_iter")
 int BPF_KPROBE(skb_copy_datagram_iter_kprobe, const struct sk_buff *skb, int offset, void *to,
 	       int len)
 {
-	on_datagram_copy(false, skb, len, METHOD_KPROBE);
+	__u32 tgid = current_tgid();
+
+	if (is_target_memo(tgid))
+		on_datagram_copy(false, skb, len, METHOD_KPROBE, tgid);
 	return 0;
 }
 
