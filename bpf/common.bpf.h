@@ -185,11 +185,13 @@ struct {
  * there (file.bpf.c's type_at_length()) for the call's exit, which then reads no descriptor, file
  * or socket. A call that may end so, a read or write (and their vector forms) on a socket, a
  * sendto or sendmsg (not a zerocopy one), a recvfrom or recvmsg, opens this CPU's slot at its
- * entry; every switch on the CPU (sched.bpf.c) and the call's exit clear it. So, while these
- * programs are attached together (sched_switch is attached before and detached with the others), a
- * slot that is not 0 is the running thread's, inside the call that opened it: task work after the
- * exit (an io_uring request's) and a call that slept find none, and their exits read the
- * descriptor. One word, written whole.
+ * entry, and its exit clears it. A switch on the CPU (sched.bpf.c) keeps the slot of the thread
+ * that leaves in that thread (the task storage its off-CPU time is in: no other lookup) and puts
+ * back the one the thread that comes in had kept, or 0: a call that waits for data, or sleeps
+ * anywhere before its exit, still finds its slot. So, while these programs are attached together
+ * (sched_switch is attached before and detached with the others), a slot that is not 0 is the
+ * running thread's, inside the call that opened it; task work after the exit (an io_uring
+ * request's) finds none, and the exits that find none read the descriptor. One word, written whole.
  */
 #define SOCK_SLOT(tid, nr, kind) ((__u64)(tid) << 32 | (__u64)((nr) & 0xffff) << 16 | (__u64)(kind) << 8)
 #define SOCK_SLOT_TID(w) ((__u32)((w) >> 32))
@@ -223,14 +225,6 @@ static __always_inline void open_sock_call(__u32 tid, __u32 nr, __u8 kind)
 		*slot = SOCK_SLOT(tid, nr, kind);
 }
 
-/* A switch on this CPU: the slot, if any, was the thread's that leaves. */
-static __always_inline void drop_sock_call(void)
-{
-	__u64 *slot = sock_call_slot();
-
-	if (slot)
-		*slot = 0;
-}
 
 /*
  * Socket call @nr returns: the type of the socket that returned its length (enum fd_type + 1), or

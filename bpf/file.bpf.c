@@ -328,8 +328,8 @@ __noinline int close_sock_call(struct io_call *call, long ret)
  * knows it, else 0). The slot notes the type of @sk for the call's exit (sock_call_type()), if
  * user space holds the socket (a kernel socket's send inside a call has no file). The call's own
  * socket returns last (sock_sendmsg(), sock_recvmsg()), after any it sends through (KCM's TCP
- * socket): the last return is the one noted. Only the exit counts: a call whose thread is switched
- * out before it returns has no slot there, and its exit reads the descriptor as any other's.
+ * socket): the last return is the one noted. Only the exit counts, and a thread switched out
+ * between the two takes its slot along (sched.bpf.c): its exit finds the note all the same.
  */
 static __always_inline void type_at_length(__u32 tid, struct sock *sk, bool to_user)
 {

@@ -91,13 +91,20 @@ struct {
 
 /*
  * ... the same for tp_btf, whose task pointers the verifier trusts: the time sits in the task
- * itself, with no hash update on the way out and no lookup and delete on the way back.
+ * itself, with no hash update on the way out and no lookup and delete on the way back. Beside it,
+ * the socket call the task was in as it left (common.bpf.h's sock_call_slots), for its CPU's slot
+ * when it comes back.
  */
+struct task_sched {
+	__u64 offcpu_start;	/* ns when it left the CPU, 0 once taken */
+	__u64 sock_call;	/* its CPU's SOCK_SLOT() word as it left, 0 once taken */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u64);	/* ns when it left the CPU, 0 once taken */
+	__type(value, struct task_sched);
 } offcpu_task SEC(".maps");
 
 /* The target task (tid) that last ran on each CPU: a step's handoffs are counted against it. */
@@ -131,18 +138,24 @@ static __always_inline __u64 switch_clock(bool btf, struct task_struct *next)
 	return BPF_CORE_READ(next, se.cfs_rq, rq, clock);
 }
 
-/* A target task leaves the CPU at @now: noted in the task (@btf) or by its tid. */
-static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u64 now)
+/*
+ * A target task leaves the CPU at @now, inside socket call @sock_call (a SOCK_SLOT() word, or 0):
+ * noted in the task (@btf), or the time alone by its tid (the call is dropped: its exit reads the
+ * descriptor).
+ */
+static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u64 now, __u64 sock_call)
 {
-	__u64 *slot;
+	struct task_sched *ts;
 	__u32 tid;
 
 	if (btf) {
-		slot = bpf_task_storage_get(&offcpu_task, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (slot)
-			*slot = now;
-		else
+		ts = bpf_task_storage_get(&offcpu_task, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (ts) {
+			ts->offcpu_start = now;
+			ts->sock_call = sock_call;
+		} else {
 			__sync_fetch_and_add(&misc.offcpu_dropped, 1);
+		}
 		return;
 	}
 	tid = BPF_CORE_READ(prev, pid);
@@ -150,17 +163,23 @@ static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u
 		__sync_fetch_and_add(&misc.offcpu_dropped, 1);
 }
 
-/* When target task @next (@tid) left the CPU, taken: 0 if it was not seen leaving. */
-static __always_inline __u64 offcpu_end(bool btf, struct task_struct *next, __u32 tid)
+/*
+ * When target task @next (@tid) left the CPU, taken: 0 if it was not seen leaving. The socket call
+ * it was in then, taken too, goes to *@sock_call (left 0 if none).
+ */
+static __always_inline __u64 offcpu_end(bool btf, struct task_struct *next, __u32 tid, __u64 *sock_call)
 {
+	struct task_sched *ts;
 	__u64 *slot, start;
 
 	if (btf) {
-		slot = bpf_task_storage_get(&offcpu_task, next, 0, 0);
-		if (!slot)
+		ts = bpf_task_storage_get(&offcpu_task, next, 0, 0);
+		if (!ts)
 			return 0;
-		start = *slot;
-		*slot = 0;
+		start = ts->offcpu_start;
+		*sock_call = ts->sock_call;
+		ts->offcpu_start = 0;
+		ts->sock_call = 0;
 		return start;
 	}
 	slot = bpf_map_lookup_elem(&offcpu_start, &tid);
@@ -174,7 +193,7 @@ static __always_inline __u64 offcpu_end(bool btf, struct task_struct *next, __u3
 /* Target @prev (of @tgid) leaves the CPU at @now: its switch is counted. Its figures, or NULL. */
 static __always_inline struct sched_stats *switch_out(bool btf, bool preempt, struct task_struct *prev,
 						      unsigned int prev_state, __u32 tgid, bool next_target,
-						      __u64 now)
+						      __u64 now, __u64 sock_call)
 {
 	struct sched_stats *st = sched_of(tgid);
 	struct seg_stats *seg = cur_seg();
@@ -201,7 +220,7 @@ static __always_inline struct sched_stats *switch_out(bool btf, bool preempt, st
 	/* perf stops counting a task inside do_exit(): what follows is the tracer's alone */
 	if (READ_FIELD(btf, prev, flags) & ZCT_PF_EXITING)
 		__sync_fetch_and_add(&misc.switches_exiting, 1);
-	offcpu_begin(btf, prev, now);
+	offcpu_begin(btf, prev, now, sock_call);
 	return st;
 }
 
@@ -221,16 +240,27 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 	struct sched_stats *st = NULL;
 	__u32 tgid = next_tgid;
 	__u32 tid, zero_key = 0, *last;
-	__u64 now, start;
+	__u64 now, start, *slot = NULL, sock_call = 0;
 
-	/* every switch, any thread's: the socket call @prev may be in loses its slot (open_sock_call()) */
-	if (socket_lengths)
-		drop_sock_call();
+	/*
+	 * Every switch, any thread's: the CPU's socket call slot (open_sock_call()) goes with @prev
+	 * (only a target opens one), and comes back with @next below, or is 0.
+	 */
+	if (socket_lengths) {
+		slot = sock_call_slot();
+		if (slot) {
+			sock_call = *slot;
+			*slot = 0;
+		}
+	}
 	if (!prev_target && !next_target)
 		return;
 	now = switch_clock(btf, next);
-	if (prev_target)
-		st = switch_out(btf, preempt, prev, prev_state, prev_tgid, next_target, now);
+	if (prev_target) {
+		if (SOCK_SLOT_TID(sock_call) != READ_FIELD(btf, prev, pid))
+			sock_call = 0;
+		st = switch_out(btf, preempt, prev, prev_state, prev_tgid, next_target, now, sock_call);
+	}
 	if (!next_target)
 		return;
 	tid = READ_FIELD(btf, next, pid);
@@ -247,7 +277,10 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 			__sync_fetch_and_add(&seg->handoffs, 1);
 		*last = tid;
 	}
-	start = offcpu_end(btf, next, tid);
+	sock_call = 0;
+	start = offcpu_end(btf, next, tid, &sock_call);
+	if (slot && sock_call)
+		*slot = sock_call;
 	if (start && now > start) {
 		__u64 delta = now - start;
 
