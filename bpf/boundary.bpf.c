@@ -71,12 +71,6 @@ static __always_inline __u32 current_syscall(struct task_struct *task, __s32 *ar
 	return SYSCALL_NR(true, regs) + 1;
 }
 
-/* How many times @task has been switched out. */
-static __always_inline __u64 task_switches(struct task_struct *task)
-{
-	return task->nvcsw + task->nivcsw;
-}
-
 /*
  * A send syscall starts: the thread's mark on this CPU, if any, is an earlier call's (one whose
  * exit did not take it: a zerocopy send's, a TCP send's in task work after a syscall's exit), and

@@ -216,6 +216,15 @@ static __always_inline __u64 *sock_call_slot(void)
 	return bpf_map_lookup_elem(&sock_call_slots, &zero);
 }
 
+/*
+ * How many times @task has been switched out: __schedule() counts a switch before its tracepoint,
+ * and nothing counts while the task is off the CPU.
+ */
+static __always_inline __u64 task_switches(struct task_struct *task)
+{
+	return task->nvcsw + task->nivcsw;
+}
+
 /* Thread @tid enters socket call @nr (@kind): this CPU's slot is its. */
 static __always_inline void open_sock_call(__u32 tid, __u32 nr, __u8 kind)
 {

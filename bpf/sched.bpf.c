@@ -98,6 +98,7 @@ struct {
 struct task_sched {
 	__u64 offcpu_start;	/* ns when it left the CPU, 0 once taken */
 	__u64 sock_call;	/* its CPU's SOCK_SLOT() word as it left, 0 once taken */
+	__u64 switches;		/* task_switches() as it left: which leaving sock_call is from */
 };
 
 struct {
@@ -153,6 +154,7 @@ static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u
 		if (ts) {
 			ts->offcpu_start = now;
 			ts->sock_call = sock_call;
+			ts->switches = task_switches(prev);
 		} else {
 			__sync_fetch_and_add(&misc.offcpu_dropped, 1);
 		}
@@ -164,7 +166,7 @@ static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u
 }
 
 /*
- * When target task @next (@tid) left the CPU, taken: 0 if it was not seen leaving. The socket call
+ * When target task @next (@tid) left the CPU, taken: 0 if its last time out was not noted. The socket call
  * it was in then, taken too, goes to *@sock_call (left 0 if none).
  */
 static __always_inline __u64 offcpu_end(bool btf, struct task_struct *next, __u32 tid, __u64 *sock_call)
@@ -176,8 +178,15 @@ static __always_inline __u64 offcpu_end(bool btf, struct task_struct *next, __u3
 		ts = bpf_task_storage_get(&offcpu_task, next, 0, 0);
 		if (!ts)
 			return 0;
-		start = ts->offcpu_start;
-		*sock_call = ts->sock_call;
+		/*
+		 * Only what the task's last time out left: the storage refuses a lookup while another
+		 * holds this CPU's lock on it (a preempted program, where syscall tracepoints are
+		 * preemptible), and what an earlier switch-out left must come back neither into a later
+		 * call nor as the start of a later time off the CPU.
+		 */
+		start = ts->switches == task_switches(next) ? ts->offcpu_start : 0;
+		if (start)
+			*sock_call = ts->sock_call;
 		ts->offcpu_start = 0;
 		ts->sock_call = 0;
 		return start;
