@@ -166,8 +166,8 @@ static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u
 }
 
 /*
- * When target task @next (@tid) left the CPU, taken: 0 if its last time out was not noted. The socket call
- * it was in then, taken too, goes to *@sock_call (left 0 if none).
+ * When target task @next (@tid) left the CPU, taken: 0 if its last time out was not noted. The
+ * socket call it was in then, taken too, goes to *@sock_call (left 0 if none).
  */
 static __always_inline __u64 offcpu_end(bool btf, struct task_struct *next, __u32 tid, __u64 *sock_call)
 {

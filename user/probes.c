@@ -489,7 +489,8 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 	}
 	if (obj) {
 		obj->rodata->tp_send_loop = bpf_program__autoload(obj->progs.tcp_sendmsg_locked_btf);
-		/* a socket call's slot holds while its thread stays on the CPU: sched_switch clears it */
+		/* a socket call's slot stays on the CPU: sched_switch moves it with its thread (tp_btf)
+		 * or clears it (raw_tp) */
 		obj->rodata->socket_lengths = bpf_program__autoload(obj->progs.sock_send_length_btf) &&
 					      bpf_program__autoload(obj->progs.sock_recv_length_btf) &&
 					      (bpf_program__autoload(obj->progs.switch_btf) ||
