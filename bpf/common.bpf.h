@@ -234,7 +234,6 @@ static __always_inline void open_sock_call(__u32 tid, __u32 nr, __u8 kind)
 		*slot = SOCK_SLOT(tid, nr, kind);
 }
 
-
 /*
  * Socket call @nr returns: the type of the socket that returned its length (enum fd_type + 1), or
  * 0 where none did while its thread stayed on the CPU. The slot is cleared.

@@ -266,7 +266,8 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 		return;
 	now = switch_clock(btf, next);
 	if (prev_target) {
-		if (SOCK_SLOT_TID(sock_call) != READ_FIELD(btf, prev, pid))
+		/* raw_tp has no task storage to keep it in: the call's exit reads the descriptor */
+		if (!btf || SOCK_SLOT_TID(sock_call) != prev->pid)
 			sock_call = 0;
 		st = switch_out(btf, preempt, prev, prev_state, prev_tgid, next_target, now, sock_call);
 	}
