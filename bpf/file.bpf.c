@@ -330,25 +330,28 @@ __noinline int close_sock_call(struct io_call *call, long ret)
  * socket returns last (sock_sendmsg(), sock_recvmsg()), after any it sends through (KCM's TCP
  * socket): the last return is the one noted. Only the exit counts, and a thread switched out
  * between the two takes its slot along (sched.bpf.c): its exit finds the note all the same.
+ * Returns the type noted, or NR_FD_TYPES where none was.
  */
-static __always_inline void type_at_length(__u32 tid, struct sock *sk, bool to_user)
+static __always_inline __u8 type_at_length(__u32 tid, struct sock *sk, bool to_user)
 {
 	__u64 *slot = sock_call_slot(), w;
 	struct socket *sock;
-	__u8 kind;
+	__u8 kind, type;
 
 	if (!socket_lengths || !slot)
-		return;
+		return NR_FD_TYPES;
 	w = *slot;
 	if (!w || (tid && SOCK_SLOT_TID(w) != tid))
-		return;
+		return NR_FD_TYPES;
 	kind = SOCK_SLOT_KIND(w);
 	if (to_user != (kind == IO_READ || kind == IO_RECV))
-		return;
+		return NR_FD_TYPES;
 	sock = sk->sk_socket;
 	if (!sock || !sock->file)
-		return;
-	*slot = (w & ~0xffULL) | (sock_fd_type(true, sk) + 1);
+		return NR_FD_TYPES;
+	type = sock_fd_type(true, sk);
+	*slot = (w & ~0xffULL) | (type + 1);
+	return type;
 }
 
 /* The receives' end (the sends' is sock_send_length_btf's, send.bpf.c). */

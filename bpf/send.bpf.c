@@ -102,16 +102,23 @@ static __always_inline void note_zc_sock(const struct sock *sk, const struct msg
 /*
  * Fires at the head of every loop iteration of tcp_sendmsg_locked(); each iteration moves one
  * chunk (one copy, one pin or one set of page references), seen as the drop of msg_data_left().
+ * Only a call that may pin or reference pages is followed chunk by chunk: one that can only copy
+ * is one copy of what it returned (sock_send_length_btf), as fexit counts it on other kernels.
  */
 SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr *msg,
 	     const struct sk_buff *skb, int size_goal)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tgid = task->tgid;
+	struct task_struct *task;
 	struct send_call *call;
 	__u64 left;
+	__u32 tgid;
 
+	/* a call that can only copy is counted whole where it returns (sock_send_length_btf) */
+	if (!(msg->msg_flags & (ZCT_MSG_ZEROCOPY | ZCT_MSG_SPLICE_PAGES)))
+		return 0;
+	task = bpf_get_current_task_btf();
+	tgid = task->tgid;
 	if (!is_target_memo(tgid))
 		return 0;
 	left = msg->msg_iter.count;
@@ -157,7 +164,8 @@ const volatile __u8 tp_send_loop = 0;
 /*
  * Every socket send returns here: the socket's type is noted for the exit of the I/O call it is the
  * body of (type_at_length()), and a TCP send call of the loop above is closed: its last chunk is
- * what it returned minus what earlier iterations moved.
+ * what it returned minus what earlier iterations moved. A TCP send the loop did not follow only
+ * copied: what it returned is one copy.
  */
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
@@ -165,29 +173,36 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid;
 	struct send_call *call;
-	bool closed;
+	bool open, tcp;
+	__u8 type;
 
 	/* only a target's call opens a slot: no filter before it */
-	type_at_length(task->pid, sk, false);
+	type = type_at_length(task->pid, sk, false);
 	if (!tp_send_loop || !is_target_memo(tgid))
 		return 0;
-	call = bpf_task_storage_get(&send_call_task, task, 0, 0);
-	closed = call && call->sk == (__u64)sk && ret > 0;
+	/*
+	 * Made if missing: a lookup that finds its element in the task's cache is the cheap one. None
+	 * made (storage refused) means none was there, so no loop call is open either.
+	 */
+	call = bpf_task_storage_get(&send_call_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	open = call && call->sk == (__u64)sk;
+	tcp = open || (type < NR_FD_TYPES ? type : sock_fd_type(true, sk)) == FT_TCP;
 	/* without the socket's note (socket_lengths), the exit takes this mark, or none */
 	if (!socket_lengths)
-		leave_send_mark(task, task->pid, closed ? ret : 0, 0, 0);
-	if (!call)
-		return 0;
-	if (closed) {
+		leave_send_mark(task, task->pid, tcp && ret > 0 ? ret : 0, 0, 0);
+	if (open && ret > 0) {
 		__u64 earlier = call->start_left - call->last_left;
 
 		if ((__u64)ret > earlier)
 			record_send_chunk(tgid, call->mode, ret - earlier);
 		if (call->mode == SEND_MODE_ZEROCOPY)
 			keep_zc_call(call->sk, call->zc_id, call->ubuf, tgid, ret);
+	} else if (tcp && ret > 0) {
+		record_send_chunk(tgid, SEND_MODE_COPY, ret);
 	}
 	/* closed: the thread's next call reuses the slot */
-	call->sk = 0;
+	if (call)
+		call->sk = 0;
 	return 0;
 }
 

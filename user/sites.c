@@ -74,7 +74,7 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { SEND_FENTRY_PROGS }, { "fentry:tcp_sendmsg_locked" } },
 		{ METHOD_KPROBE, "kprobe/kretprobe tcp_sendmsg_locked (bytes of each copying call)",
 		  { SEND_KPROBE_PROGS }, { "kprobe:tcp_sendmsg_locked" } },
-		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked per-iteration + sock_send_length",
+		{ METHOD_TP_BTF, "tp_btf sock_send_length (copying calls) + tcp_sendmsg_locked per-iteration (the others)",
 		  { TP_SEND_PROGS }, { TP_SEND } },
 	} },
 	[SITE_ZC_PIN] = { "zc_pin", .cands = {
