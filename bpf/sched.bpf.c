@@ -179,9 +179,9 @@ static __always_inline __u64 offcpu_end(bool btf, struct task_struct *next, __u3
 		if (!ts)
 			return 0;
 		/*
-		 * Only what the task's last time out left: the storage refuses a lookup while another
-		 * holds this CPU's lock on it (a preempted program, where syscall tracepoints are
-		 * preemptible), and what an earlier switch-out left must come back neither into a later
+		 * Only what the task's last time out left: a switch-out this program did not see to
+		 * the end (before 6.2 the storage refuses even a lookup while a preempted program holds
+		 * this CPU's lock on it) must bring back what an earlier one left neither into a later
 		 * call nor as the start of a later time off the CPU.
 		 */
 		start = ts->switches == task_switches(next) ? ts->offcpu_start : 0;

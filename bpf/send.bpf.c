@@ -99,6 +99,9 @@ static __always_inline void note_zc_sock(const struct sock *sk, const struct msg
 		note_sock(sk, tgid);
 }
 
+/* Set once the loop below follows a call: until then no thread has one open (sock_send_length_btf). */
+__u32 loop_calls_seen = 0;
+
 /*
  * Fires at the head of every loop iteration of tcp_sendmsg_locked(); each iteration moves one
  * chunk (one copy, one pin or one set of page references), seen as the drop of msg_data_left().
@@ -144,6 +147,8 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 			else
 				fresh.zc_id = BPF_CORE_READ(sk, sk_zckey.counter) - 1;
 		}
+		if (!loop_calls_seen)
+			loop_calls_seen = 1;
 		/* the kprobe flavour's call, where both are attached, is not this loop's to end */
 		fresh.kp_sk = call->kp_sk;
 		fresh.kp_msg = call->kp_msg;
@@ -180,11 +185,8 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	type = type_at_length(task->pid, sk, false);
 	if (!tp_send_loop || !is_target_memo(tgid))
 		return 0;
-	/*
-	 * Made if missing: a lookup that finds its element in the task's cache is the cheap one. None
-	 * made (storage refused) means none was there, so no loop call is open either.
-	 */
-	call = bpf_task_storage_get(&send_call_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/* a run whose sends all copied opened no loop call: no thread's needs looking up */
+	call = loop_calls_seen ? bpf_task_storage_get(&send_call_task, task, 0, 0) : NULL;
 	open = call && call->sk == (__u64)sk;
 	tcp = open || (type < NR_FD_TYPES ? type : sock_fd_type(true, sk)) == FT_TCP;
 	/* without the socket's note (socket_lengths), the exit takes this mark, or none */
