@@ -405,10 +405,12 @@ static __always_inline bool claim_slot(__u64 *owner, __u64 word)
 }
 
 /*
- * Adds @ncopies copies of @bytes in all to a site; the histogram gets the mean copy size. A global
- * function: the verifier checks it once, not again on every path of every program that counts.
+ * Adds @ncopies copies of @bytes in all to a site; the histogram gets the mean copy size. The
+ * programs that count once per message or skb take it inlined (record_inline()): here a call and
+ * its return cost them as much as the counting. The others call record_n(), a global function the
+ * verifier checks once, not again on every path of every program that counts.
  */
-__noinline int record_n(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies)
+static __always_inline int count_copies(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies)
 {
 	static const struct site_stats zero;
 	struct site_key key = { .tgid = tgid, .site = site };
@@ -445,9 +447,20 @@ add:
 	return 0;
 }
 
+__noinline int record_n(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies)
+{
+	return count_copies(tgid, site, bytes, ncopies);
+}
+
 static __always_inline void record(__u32 tgid, __u32 site, __u64 bytes)
 {
 	record_n(tgid, site, bytes, 1);
+}
+
+/* One copy, counted inline: for the programs that count once per message or skb. */
+static __always_inline void record_inline(__u32 tgid, __u32 site, __u64 bytes)
+{
+	count_copies(tgid, site, bytes, 1);
 }
 
 /* What the traced function returned, in an fexit program (bpf_get_func_ret: the return value's

@@ -81,11 +81,15 @@ static __always_inline void keep_zc_call(__u64 sk, __u32 zc_id, __u64 ubuf, __u3
 		__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
 }
 
-static __always_inline void record_send_chunk(__u32 tgid, __u32 mode, __u64 bytes)
+static __always_inline void record_send_chunk(__u32 tgid, __u32 mode, __u64 bytes, bool inline_count)
 {
 	__u32 site = mode_site(mode);
 
-	if (bytes && site_uses(site, METHOD_TP_BTF))
+	if (!bytes || !site_uses(site, METHOD_TP_BTF))
+		return;
+	if (inline_count)
+		record_inline(tgid, site, bytes);
+	else
 		record(tgid, site, bytes);
 }
 
@@ -157,7 +161,7 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 		return 0;
 	}
 	if (left < call->last_left) {
-		record_send_chunk(tgid, call->mode, call->last_left - left);
+		record_send_chunk(tgid, call->mode, call->last_left - left, false);
 		call->last_left = left;
 	}
 	return 0;
@@ -178,6 +182,8 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid;
 	struct send_call *call;
+	__u32 mode = SEND_MODE_COPY;
+	__u64 bytes = 0;
 	bool open, tcp;
 	__u8 type;
 
@@ -195,13 +201,16 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	if (open && ret > 0) {
 		__u64 earlier = call->start_left - call->last_left;
 
+		mode = call->mode;
 		if ((__u64)ret > earlier)
-			record_send_chunk(tgid, call->mode, ret - earlier);
-		if (call->mode == SEND_MODE_ZEROCOPY)
+			bytes = ret - earlier;
+		if (mode == SEND_MODE_ZEROCOPY)
 			keep_zc_call(call->sk, call->zc_id, call->ubuf, tgid, ret);
 	} else if (tcp && ret > 0) {
-		record_send_chunk(tgid, SEND_MODE_COPY, ret);
+		bytes = ret;
 	}
+	/* once per call: counted inline */
+	record_send_chunk(tgid, mode, bytes, true);
 	/* closed: the thread's next call reuses the slot */
 	if (call)
 		call->sk = 0;
@@ -248,7 +257,7 @@ static __always_inline void sent(__u32 method, __u32 tgid, struct sock *sk, stru
 		return;
 	mode = send_mode(false, sk, msg);
 	if (mode == SEND_MODE_COPY && site_uses(SITE_SEND_COPY, method))
-		record(tgid, SITE_SEND_COPY, ret);
+		record_inline(tgid, SITE_SEND_COPY, ret);
 	/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
 	if (mode == SEND_MODE_ZEROCOPY)
 		keep_zc_call((__u64)sk, BPF_CORE_READ(sk, sk_zckey.counter) - 1, msg_ubuf(false, msg), tgid, ret);
