@@ -109,8 +109,8 @@ __u32 loop_calls_seen = 0;
 /*
  * Fires at the head of every loop iteration of tcp_sendmsg_locked(); each iteration moves one
  * chunk (one copy, one pin or one set of page references), seen as the drop of msg_data_left().
- * Only a call that may pin or reference pages is followed chunk by chunk: one that can only copy
- * is one copy of what it returned (sock_send_length_btf), as fexit counts it on other kernels.
+ * Only a call that may pin or reference pages is followed chunk by chunk: one that copies is one
+ * copy of what it returned (sock_send_length_btf), as fexit counts it on other kernels.
  */
 SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr *msg,
@@ -161,7 +161,9 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 		return 0;
 	}
 	if (left < call->last_left) {
-		record_send_chunk(tgid, call->mode, call->last_left - left, false);
+		/* a call that copies (MSG_ZEROCOPY the kernel declined) is one copy, counted at its close */
+		if (call->mode != SEND_MODE_COPY)
+			record_send_chunk(tgid, call->mode, call->last_left - left, false);
 		call->last_left = left;
 	}
 	return 0;
@@ -199,7 +201,8 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	if (!socket_lengths)
 		leave_send_mark(task, task->pid, tcp && ret > 0 ? ret : 0, 0, 0);
 	if (open && ret > 0) {
-		__u64 earlier = call->start_left - call->last_left;
+		/* the loop counted the chunks of a call that pinned or referenced pages, not a copying one's */
+		__u64 earlier = call->mode == SEND_MODE_COPY ? 0 : call->start_left - call->last_left;
 
 		mode = call->mode;
 		if ((__u64)ret > earlier)

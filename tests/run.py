@@ -619,6 +619,43 @@ def offcpu_time_covers_sleeps():
         assert sum(b["count"] for b in hist) <= sc["switches"], (method, hist, sc)
 
 
+# A TCP sender over loopback: N sends of SIZE bytes with MSG_ZEROCOPY on a socket without
+# SO_ZEROCOPY (the kernel declines and copies), then N plain ones; a thread drains the receiver.
+# Prints the bytes each kind of send returned.
+DECLINED_ZC_SENDER = r"""
+import socket, sys, threading
+n, size = int(sys.argv[1]), int(sys.argv[2])
+MSG_ZEROCOPY = 0x4000000
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(1)
+s = socket.create_connection(ls.getsockname()); c, _ = ls.accept()
+def drain():
+    while c.recv(1 << 20):
+        pass
+t = threading.Thread(target=drain); t.start()
+buf, sent = b"d" * size, {"zerocopy": 0, "plain": 0}
+for kind, flags in (("zerocopy", MSG_ZEROCOPY), ("plain", 0)):
+    for _ in range(n):
+        sent[kind] += s.send(buf, flags)
+s.close(); t.join()
+print("sent", sent["zerocopy"], sent["plain"], flush=True)
+"""
+
+
+def tcp_send_copies_one_per_call():
+    """A TCP send that copies is one copy of what it returned, however many chunks its loop took,
+    on the tracepoint path as fexit counts it: 64 KiB sends, plain and MSG_ZEROCOPY on a socket
+    without SO_ZEROCOPY (the kernel copies those too). send_copy is exactly their bytes, its copies
+    exactly the send calls of the boundary account, and nothing is pinned."""
+    n, size = 300, 65536
+    p, led = traced_cmd([sys.executable, "-c", DECLINED_ZC_SENDER, str(n), str(size)])
+    assert p.returncode == 0, p.stdout[-500:] + p.stderr[-500:]
+    zc, plain = map(int, re.search(r"^sent (\d+) (\d+)$", p.stdout, re.M).groups())
+    assert_eq("send_copy", site_bytes(led, "send_copy"), zc + plain)
+    assert_eq("zc_pin", site_bytes(led, "zc_pin"), 0)
+    calls = sum(r["calls"] for r in led["boundary"]["calls"] if r["file"] == "TCP socket" and r["call"] == "sendto")
+    assert_eq("send_copy copies == sendto calls on the TCP socket", led["sites"]["send_copy"]["count"], calls)
+    assert calls >= 2 * n, calls
+
 def processes_sharing_a_cpu_counted_apart():
     """A site's per-CPU slot belongs to the first process that counts there: the others on that CPU
     count in the shared map, and each process still gets exactly its own bytes."""
@@ -4727,7 +4764,8 @@ def main():
     tests += micro_tests()
     tests += [make_method_matrix_test(m) for m in ("fentry", "kprobe", "tracepoint")]
     tests += [tracepoint_forced_matches_default, kprobe_flavours_pass_verifier,
-              unrelated_traffic_not_counted, command_and_children_traced, offcpu_time_covers_sleeps, processes_sharing_a_cpu_counted_apart,
+              unrelated_traffic_not_counted, command_and_children_traced, offcpu_time_covers_sleeps, tcp_send_copies_one_per_call,
+              processes_sharing_a_cpu_counted_apart,
               attach_to_running_pid,
               sigint_stops_cleanly, live_view_on_a_terminal, live_view_to_a_pipe, usage_errors,
               failing_command_fails_run, check_can_fail,
