@@ -610,8 +610,8 @@ def offcpu_time_covers_sleeps():
         slept = int(re.search(r"^slept_ns (\d+)$", p.stdout, re.M).group(1))
         sc = led["sched"]
         assert slept >= n * ms * 1_000_000, slept
-        # one sleep may go unseen: CI once counted 483.5 ms for 25 sleeps of 20 ms, with every check
-        # held (no storage refused); the cause is not known, and 12 runs beside 3 busy loops kept all 25
+        # one sleep may go unseen: a loaded run once counted 483.5 ms for 25 sleeps of 20 ms, with every
+        # check held (no storage refused); the cause is not known, and 12 runs beside 3 busy loops kept all 25
         assert (n - 1) * ms * 1_000_000 <= sc["offcpu_ns"] <= wall, (method, sc["offcpu_ns"], n * ms * 1_000_000, wall)
         hist = sc["offcpu_us_hist"]
         long_ones = sum(b["count"] for b in hist if b["lo"] >= 16384)
@@ -655,6 +655,7 @@ def tcp_send_copies_one_per_call():
     calls = sum(r["calls"] for r in led["boundary"]["calls"] if r["file"] == "TCP socket" and r["call"] == "sendto")
     assert_eq("send_copy copies == sendto calls on the TCP socket", led["sites"]["send_copy"]["count"], calls)
     assert calls >= 2 * n, calls
+
 
 def processes_sharing_a_cpu_counted_apart():
     """A site's per-CPU slot belongs to the first process that counts there: the others on that CPU
