@@ -81,16 +81,13 @@ static __always_inline void keep_zc_call(__u64 sk, __u32 zc_id, __u64 ubuf, __u3
 		__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
 }
 
-static __always_inline void record_send_chunk(__u32 tgid, __u32 mode, __u64 bytes, bool inline_count)
+/* Inline: sock_send_length_btf counts once per TCP send; the loop's chunks are the others'. */
+static __always_inline void record_send_chunk(__u32 tgid, __u32 mode, __u64 bytes)
 {
 	__u32 site = mode_site(mode);
 
-	if (!bytes || !site_uses(site, METHOD_TP_BTF))
-		return;
-	if (inline_count)
+	if (bytes && site_uses(site, METHOD_TP_BTF))
 		record_inline(tgid, site, bytes);
-	else
-		record(tgid, site, bytes);
 }
 
 /*
@@ -109,7 +106,7 @@ __u32 loop_calls_seen = 0;
 /*
  * Fires at the head of every loop iteration of tcp_sendmsg_locked(); each iteration moves one
  * chunk (one copy, one pin or one set of page references), seen as the drop of msg_data_left().
- * Only a call that may pin or reference pages is followed chunk by chunk: one that copies is one
+ * Only a call that pins or references pages is followed chunk by chunk: one that copies is one
  * copy of what it returned (sock_send_length_btf), as fexit counts it on other kernels.
  */
 SEC("tp_btf/tcp_sendmsg_locked")
@@ -143,6 +140,11 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 			.mode = send_mode(true, sk, msg),
 		};
 
+		/* MSG_ZEROCOPY the kernel declines copies: no call opened, one copy at its return */
+		if (fresh.mode == SEND_MODE_COPY) {
+			call->sk = 0;
+			return 0;
+		}
 		if (fresh.mode == SEND_MODE_ZEROCOPY) {
 			saw_zc_send();
 			fresh.ubuf = msg_ubuf(true, msg);
@@ -161,9 +163,7 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 		return 0;
 	}
 	if (left < call->last_left) {
-		/* a call that copies (MSG_ZEROCOPY the kernel declined) is one copy, counted at its close */
-		if (call->mode != SEND_MODE_COPY)
-			record_send_chunk(tgid, call->mode, call->last_left - left, false);
+		record_send_chunk(tgid, call->mode, call->last_left - left);
 		call->last_left = left;
 	}
 	return 0;
@@ -201,8 +201,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	if (!socket_lengths)
 		leave_send_mark(task, task->pid, tcp && ret > 0 ? ret : 0, 0, 0);
 	if (open && ret > 0) {
-		/* the loop counted the chunks of a call that pinned or referenced pages, not a copying one's */
-		__u64 earlier = call->mode == SEND_MODE_COPY ? 0 : call->start_left - call->last_left;
+		__u64 earlier = call->start_left - call->last_left;
 
 		mode = call->mode;
 		if ((__u64)ret > earlier)
@@ -212,8 +211,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	} else if (tcp && ret > 0) {
 		bytes = ret;
 	}
-	/* once per call: counted inline */
-	record_send_chunk(tgid, mode, bytes, true);
+	record_send_chunk(tgid, mode, bytes);
 	/* closed: the thread's next call reuses the slot */
 	if (call)
 		call->sk = 0;
