@@ -209,7 +209,11 @@ static __always_inline void call_bytes(const struct io_call *call, long ret, str
 	m->msgs = ret;
 }
 
-/* Adds one call's bytes to the account under (call, file type). */
+/*
+ * Adds one call's bytes to the account under (call, file type). Its callers are tracepoints (the
+ * syscall's exit, io_uring_complete), which cannot be preempted: plain adds to a CPU's slot
+ * (hold_slot()).
+ */
 static __always_inline void account_add(__u32 call, __u8 type, __u64 bytes, bool unsized)
 {
 	static const struct account_stats zero;
@@ -224,8 +228,14 @@ static __always_inline void account_add(__u32 call, __u8 type, __u64 bytes, bool
 		struct hot_account *h = bpf_map_lookup_elem(&hot_account, &slot);
 
 		if (h && claim_slot(&h->key, word)) {
-			st = &h->st;
-			goto add;
+			hold_slot(&h->key, word);
+			h->st.calls += 1;
+			if (unsized)
+				h->st.unsized += 1;
+			else
+				h->st.bytes += bytes;
+			let_go_slot(&h->key, word);
+			return;
 		}
 	}
 	st = bpf_map_lookup_elem(&account, &key);
@@ -237,7 +247,6 @@ static __always_inline void account_add(__u32 call, __u8 type, __u64 bytes, bool
 			return;
 		}
 	}
-add:
 	__sync_fetch_and_add(&st->calls, 1);
 	if (unsized)
 		__sync_fetch_and_add(&st->unsized, 1);

@@ -87,7 +87,7 @@ static __always_inline void record_send_chunk(__u32 tgid, __u32 mode, __u64 byte
 	__u32 site = mode_site(mode);
 
 	if (bytes && site_uses(site, METHOD_TP_BTF))
-		record_inline(tgid, site, bytes);
+		record_inline(tgid, site, bytes, METHOD_TP_BTF);
 }
 
 /*
@@ -258,7 +258,7 @@ static __always_inline void sent(__u32 method, __u32 tgid, struct sock *sk, stru
 		return;
 	mode = send_mode(false, sk, msg);
 	if (mode == SEND_MODE_COPY && site_uses(SITE_SEND_COPY, method))
-		record_inline(tgid, SITE_SEND_COPY, ret);
+		record_inline(tgid, SITE_SEND_COPY, ret, method);
 	/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
 	if (mode == SEND_MODE_ZEROCOPY)
 		keep_zc_call((__u64)sk, BPF_CORE_READ(sk, sk_zckey.counter) - 1, msg_ubuf(false, msg), tgid, ret);

@@ -115,6 +115,12 @@ struct account_stats {
 	__u64 unsized;	/* calls whose bytes the return does not give (recv with MSG_TRUNC) */
 };
 
+/*
+ * Set in a CPU's slot's owner word (hot_site's tgid, hot_account's key) while a program adds to it
+ * with plain loads and stores: a program that comes in between on the CPU counts elsewhere.
+ */
+#define HOT_BUSY (1ULL << 63)
+
 /* A run's account row in a CPU's slot: its key as hot_account_word() packs it, 0 while free. */
 struct hot_account {
 	__u64 key;
@@ -129,7 +135,12 @@ static inline __u64 hot_account_word(__u32 call, __u32 fd_type)
 /* ... and the row's key back from it. */
 static inline struct account_key hot_account_key(__u64 word)
 {
-	struct account_key key = { .call = (__u32)((word - 1) >> 32), .fd_type = (__u32)(word - 1) };
+	struct account_key key;
+
+	word = (word & ~HOT_BUSY) - 1;
+	key.call = (__u32)(word >> 32);
+	key.fd_type = (__u32)word;
+	key.tgid = 0;
 
 	return key;
 }
