@@ -227,24 +227,20 @@ static __always_inline void enter_io(bool btf, struct pt_regs *regs, struct task
 	struct io_call call = { .kind = kind, .nr = nr }, *slot;
 	long a0 = SYSCALL_ARG(btf, regs, 1);
 	struct file *f;
+	__u8 cls;
 
 	switch (kind) {
-	/* read and write on a socket have no work during the call: closed at the exit, as recv and send are */
 	case IO_READ:
-		call.in = file_class_type_at(btf, task, fd_file_at(btf, task, a0), &call.type, nr + 1);
-		if (call.in & FD_SOCK) {
-			if (socket_lengths)
-				open_sock_call(tid, nr, kind);
-			return;
-		}
-		break;
 	case IO_WRITE:
-		call.out = file_class_type_at(btf, task, fd_file_at(btf, task, a0), &call.type, nr + 1);
-		if (call.out & FD_SOCK) {
-			if (socket_lengths)
-				open_sock_call(tid, nr, kind);
+		/* only where no socket's return types the slot (on_syscall(), rw_call()) */
+		cls = file_class_type_at(btf, task, fd_file_at(btf, task, a0), &call.type, nr + 1);
+		/* read and write on a socket have no work during the call: closed at the exit, as recv and send are */
+		if (cls & FD_SOCK)
 			return;
-		}
+		if (kind == IO_READ)
+			call.in = cls;
+		else
+			call.out = cls;
 		break;
 	case IO_SENDFILE:
 		call.out = fd_class(a0);
@@ -282,12 +278,59 @@ static __always_inline bool kernel_copy_kind(__u32 kind)
 }
 
 /*
+ * Where a socket's return types the CPU's slot (socket_lengths), a read or write (or a vector form)
+ * reads nothing at its entry but opens the slot (enter_io()): on a socket, the dearest part of a
+ * traced server's calls, no descriptor, file or inode is read at all. A file's first site event
+ * inside the call (a write_end, filemap_read's return) classifies the descriptor then, keeps the
+ * call as enter_io() would, and marks the slot (RW_FILE_MARK): the call's later events and its
+ * exit find it there. An exit that finds neither mark nor type classifies the descriptor itself (a
+ * pipe, a file no site saw: exit_rw()).
+ */
+#define RW_FILE_MARK 0xff
+
+/* The running thread's I/O call for the file sites, kept at its entry or, for a read or write, now. */
+static __always_inline struct io_call *rw_call(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct io_call now = {}, *call;
+	struct pt_regs *regs;
+	__u64 *slot, w;
+	__u8 cls;
+
+	slot = socket_lengths ? sock_call_slot() : NULL;
+	w = slot ? *slot : 0;
+	now.kind = SOCK_SLOT_KIND(w);
+	/* a call enter_io() kept, a socket's (typed), or one this call's first event kept (marked) */
+	if (!w || SOCK_SLOT_TID(w) != task->pid || (now.kind != IO_READ && now.kind != IO_WRITE))
+		return task_io(task);
+	if (SOCK_SLOT_TYPE(w))
+		return SOCK_SLOT_TYPE(w) == RW_FILE_MARK ? task_io(task) : NULL;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return NULL;
+	now.nr = SOCK_SLOT_NR(w);
+	cls = file_class_type_at(true, task, fd_file_at(true, task, SYSCALL_ARG(true, regs, 1)), &now.type, 0);
+	if (now.kind == IO_READ)
+		now.in = cls;
+	else
+		now.out = cls;
+	call = bpf_task_storage_get(&io_calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!call) {
+		__sync_fetch_and_add(&misc.io_calls_dropped, 1);
+		return NULL;
+	}
+	*call = now;
+	*slot = (w & ~0xffULL) | RW_FILE_MARK;
+	return call;
+}
+
+/*
  * A copy into the page cache seen by one of the write probes: user->page cache inside write(),
  * page cache->page cache inside copy_file_range/sendfile/splice to a file.
  */
 static __always_inline void on_write_copy(__u32 method, __u64 bytes)
 {
-	struct io_call *call = current_io();
+	struct io_call *call = bytes ? rw_call() : NULL;
 	__u32 site;
 
 	if (!call || !bytes || !(call->out & FD_REG))
@@ -440,24 +483,8 @@ static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32
  * write_end tracepoint) is counted from its return; bytes a copy_file_range/sendfile/splice put in
  * a file without any copy are the filesystem's clone (reflink) or unseen, and are reported as such.
  */
-static __always_inline void exit_io(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret, __u32 method)
+static __always_inline void close_io(struct io_call *call, __u32 tgid, long ret, __u32 method)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct io_call *call = task_io(task);
-	__u32 tgid = task->tgid;
-
-	if (call && nr < MAX_SYSCALLS && call->nr != nr) {
-		/* an earlier call's, whose exit was not seen (where the registers name the syscall) */
-		call->kind = IO_NONE;
-		call = NULL;
-	}
-
-	if (!call) {
-		/* read or write on a socket: enter_io() kept nothing */
-		if (kind == IO_READ || kind == IO_WRITE)
-			exit_sock_call(btf, regs, nr, kind, ret);
-		return;
-	}
 	if (ret > 0) {
 		if (call->kind == IO_READ && (call->in & (FD_REG | FD_DIRECT)) == FD_REG &&
 		    site_uses(SITE_FILE_READ_COPY, METHOD_TP_BTF))
@@ -478,6 +505,67 @@ static __always_inline void exit_io(bool btf, struct pt_regs *regs, __u32 nr, __
 	}
 	close_sock_call(call, ret);
 	call->kind = IO_NONE;	/* closed: the thread's next call fills it again */
+}
+
+/*
+ * A read or write returns where its entry read nothing (rw_call()): a socket typed its slot, a file
+ * event kept the call, or the descriptor is classified now. The slot is cleared either way.
+ */
+static __always_inline void exit_rw(bool btf, struct pt_regs *regs, struct task_struct *task, __u32 nr, __u32 kind,
+				    long ret, __u32 method)
+{
+	struct io_call now = { .kind = kind, .nr = nr }, *call;
+	__u64 *slot = sock_call_slot(), w = slot ? *slot : 0;
+	__u8 type = SOCK_SLOT_NR(w) == (nr & 0xffff) ? SOCK_SLOT_TYPE(w) : 0, cls;
+
+	if (type && type != RW_FILE_MARK) {
+		exit_sock_call(btf, regs, nr, kind, ret);	/* it takes the slot */
+		return;
+	}
+	if (slot)
+		*slot = 0;
+	/* kept by a file event of this call, the mark lost only where a switch clears slots (raw_tp) */
+	call = task_io(task);
+	if (call && call->nr != nr) {
+		call->kind = IO_NONE;
+		call = NULL;
+	}
+	if (!call) {
+		if (ret <= 0 || !is_target_memo(task->tgid))
+			return;
+		cls = file_class_type_at(btf, task, fd_file_at(btf, task, SYSCALL_ARG(btf, regs, 1)), &now.type, 0);
+		if (kind == IO_READ)
+			now.in = cls;
+		else
+			now.out = cls;
+		call = &now;
+	}
+	close_io(call, task->tgid, ret, method);
+}
+
+/* Closes a followed syscall: what enter_io() kept, or a socket call's exit where it kept nothing. */
+static __always_inline void exit_io(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret, __u32 method)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct io_call *call;
+
+	if (socket_lengths && (kind == IO_READ || kind == IO_WRITE)) {
+		exit_rw(btf, regs, task, nr, kind, ret, method);
+		return;
+	}
+	call = task_io(task);
+	if (call && nr < MAX_SYSCALLS && call->nr != nr) {
+		/* an earlier call's, whose exit was not seen (where the registers name the syscall) */
+		call->kind = IO_NONE;
+		call = NULL;
+	}
+	if (!call) {
+		/* read or write on a socket: enter_io() kept nothing */
+		if (kind == IO_READ || kind == IO_WRITE)
+			exit_sock_call(btf, regs, nr, kind, ret);
+		return;
+	}
+	close_io(call, task->tgid, ret, method);
 }
 
 /* Only a followed syscall has an io_call to close: no lookup for the others. */
@@ -580,7 +668,7 @@ int BPF_PROG(filemap_add_btf, struct folio *folio)
 
 static __always_inline void on_file_read(__u32 method, long ret)
 {
-	struct io_call *call = current_io();
+	struct io_call *call = ret > 0 ? rw_call() : NULL;
 
 	if (ret > 0 && call && call->kind == IO_READ && (call->in & FD_REG) &&
 	    site_uses(SITE_FILE_READ_COPY, method))

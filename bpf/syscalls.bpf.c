@@ -70,9 +70,14 @@ static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 	kind = io_kind_of[nr & (MAX_SYSCALLS - 1)];
 	if (kind == IO_SEND && !socket_lengths)
 		forget_send_mark();
-	/* a socket call but a zerocopy send waits for its exit: nothing to build on its way in, but
-	 * the slot its socket notes its type in (read and write open theirs in enter_io()) */
-	if (track_io && kind && (kind < IO_SEND || sock_call_zc(btf, regs, nr, kind)))
+	/*
+	 * A socket call but a zerocopy send waits for its exit: nothing to build on its way in, but
+	 * the slot its socket notes its type in. Where sockets note it (socket_lengths), so does a
+	 * read or write: a file's is kept by its first file event or its exit (file.bpf.c's rw_call()).
+	 */
+	if (track_io && socket_lengths && (kind == IO_READ || kind == IO_WRITE))
+		open_sock_call((__u32)pid_tgid, nr, kind);
+	else if (track_io && kind && (kind < IO_SEND || sock_call_zc(btf, regs, nr, kind)))
 		enter_io(btf, regs, bpf_get_current_task_btf(), (__u32)pid_tgid, nr, kind);
 	else if (socket_lengths && (kind == IO_SEND || kind == IO_RECV))
 		open_sock_call((__u32)pid_tgid, nr, kind);
