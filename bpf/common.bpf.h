@@ -183,9 +183,10 @@ struct {
 /*
  * Where the socket returns a socket call's length (socket_lengths), the socket's type is noted
  * there (file.bpf.c's type_at_length()) for the call's exit, which then reads no descriptor, file
- * or socket. A call that may end so, a read or write (and their vector forms) on a socket, a
- * sendto or sendmsg (not a zerocopy one), a recvfrom or recvmsg, opens this CPU's slot at its
- * entry, and its exit clears it. A switch on the CPU (sched.bpf.c) keeps the slot of the thread
+ * or socket. A call that may end so, a read or write (and their vector forms: on any descriptor,
+ * which a file's first event or the exit classifies, file.bpf.c's rw_call()), a sendto or sendmsg
+ * (not a zerocopy one), a recvfrom or recvmsg, opens this CPU's slot at its entry, and its exit
+ * clears it. A switch on the CPU (sched.bpf.c) keeps the slot of the thread
  * that leaves in that thread (the task storage its off-CPU time is in: no other lookup) and puts
  * back the one the thread that comes in had kept, or 0: a call that waits for data, or sleeps
  * anywhere before its exit, still finds its slot. So, while these programs are attached together

@@ -278,13 +278,13 @@ static __always_inline bool kernel_copy_kind(__u32 kind)
 }
 
 /*
- * Where a socket's return types the CPU's slot (socket_lengths), a read or write (or a vector form)
- * reads nothing at its entry but opens the slot (enter_io()): on a socket, the dearest part of a
- * traced server's calls, no descriptor, file or inode is read at all. A file's first site event
- * inside the call (a write_end, filemap_read's return) classifies the descriptor then, keeps the
- * call as enter_io() would, and marks the slot (RW_FILE_MARK): the call's later events and its
- * exit find it there. An exit that finds neither mark nor type classifies the descriptor itself (a
- * pipe, a file no site saw: exit_rw()).
+ * Where a socket's return types the CPU's slot (socket_lengths), a read or write (or a vector
+ * form) reads nothing at its entry but opens the slot (syscalls.bpf.c's on_syscall()): on a
+ * socket, the dearest part of a traced server's calls, no descriptor, file or inode is read at
+ * all. A file's first site event inside the call (a write_end, filemap_read's return) classifies
+ * the descriptor then, keeps the call as enter_io() would, and marks the slot (RW_FILE_MARK): the
+ * call's later events and its exit find it there. An exit that finds neither mark nor type
+ * classifies the descriptor itself (a pipe, a file no site saw: exit_rw()).
  */
 #define RW_FILE_MARK 0xff
 
