@@ -240,7 +240,7 @@ static __always_inline void mark_tcp_send(long ret)
 	nr = current_syscall(task, &fd);
 	/* outside a syscall (task work on the way out) the registers name none: no mark */
 	if (nr)
-		leave_send_mark(task, (__u32)bpf_get_current_pid_tgid(), ret, nr, fd);
+		leave_send_mark(task, task->pid, ret, nr, fd);
 }
 
 /*
@@ -249,19 +249,20 @@ static __always_inline void mark_tcp_send(long ret)
  * tracepoint path reads). Copied bytes go to send_copy; a MSG_ZEROCOPY call is kept for its
  * completion notice; pins and page references are counted where the kernel makes them
  * (skb_zerocopy_iter_stream, skb_splice_from_iter); a TCP send leaves its mark for the syscall's exit.
+ * fexit's socket and message are typed (@btf): plain loads; a kretprobe's are the numbers its entry kept.
  */
-static __always_inline void sent(__u32 method, __u32 tgid, struct sock *sk, struct msghdr *msg, long ret)
+static __always_inline void sent(bool btf, __u32 method, __u32 tgid, struct sock *sk, struct msghdr *msg, long ret)
 {
 	__u32 mode;
 
 	if (ret <= 0)
 		return;
-	mode = send_mode(false, sk, msg);
+	mode = send_mode(btf, sk, msg);
 	if (mode == SEND_MODE_COPY && site_uses(SITE_SEND_COPY, method))
 		record_inline(tgid, SITE_SEND_COPY, ret, method);
 	/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
 	if (mode == SEND_MODE_ZEROCOPY)
-		keep_zc_call((__u64)sk, BPF_CORE_READ(sk, sk_zckey.counter) - 1, msg_ubuf(false, msg), tgid, ret);
+		keep_zc_call((__u64)sk, READ_FIELD(btf, sk, sk_zckey.counter) - 1, msg_ubuf(btf, msg), tgid, ret);
 	mark_tcp_send(ret);
 }
 
@@ -288,7 +289,7 @@ int BPF_PROG(tcp_sendmsg_locked_fexit, struct sock *sk, struct msghdr *msg, size
 	__u32 tgid = current_tgid();
 
 	if (is_target_memo(tgid))
-		sent(METHOD_FENTRY, tgid, sk, msg, ret);
+		sent(true, METHOD_FENTRY, tgid, sk, msg, ret);
 	return 0;
 }
 
@@ -329,7 +330,7 @@ int BPF_KRETPROBE(tcp_sendmsg_locked_kretprobe, int ret)
 		return 0;
 	sk = call->kp_sk;
 	call->kp_sk = 0;	/* closed: the thread's next call sets it again */
-	sent(METHOD_KPROBE, tgid, (struct sock *)sk, (struct msghdr *)call->kp_msg, ret);
+	sent(false, METHOD_KPROBE, tgid, (struct sock *)sk, (struct msghdr *)call->kp_msg, ret);
 	return 0;
 }
 
