@@ -37,24 +37,10 @@ struct {
  * switched out (the only way it can leave the CPU, or let another thread's syscall run on it) has
  * another count of switches by the time its exit compares. And it holds only within one send
  * syscall: the next one's entry forgets it (forget_send_mark()). Where the socket's return notes
- * what each socket call was (socket_lengths: sock_call_slots), no mark is left or taken.
+ * what each socket call was (socket_lengths: sock_call_slots), no mark is left or taken. It lives
+ * in the CPU's state (common.bpf.h's cpu_state), beside the target filter's memo that every
+ * program taking or leaving it asks first: one lookup for both.
  */
-struct send_mark {
-	__u32 tid;		/* 0: none */
-	__u32 nr;		/* fentry and kprobe paths: the syscall it ran in + 1; 0: the tracepoint
-				 * path's, which every socket send of the thread rewrites */
-	__u64 switches;		/* the thread's nvcsw + nivcsw when it was left */
-	__s64 ret;
-	__s32 fd;		/* the syscall's descriptor (with nr) */
-	__u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct send_mark);
-} send_marks SEC(".maps");
 
 /*
  * The syscall the current thread is in (its number + 1; 0 outside any, or if its registers are
@@ -72,28 +58,26 @@ static __always_inline __u32 current_syscall(struct task_struct *task, __s32 *ar
 }
 
 /*
- * A send syscall starts: the thread's mark on this CPU, if any, is an earlier call's (one whose
- * exit did not take it: a zerocopy send's, a TCP send's in task work after a syscall's exit), and
- * no exit may take it from here on. A mark holds from its syscall's entry to its exit.
+ * A send syscall of thread @tid starts: its mark in this CPU's state @cs, if any, is an earlier
+ * call's (one whose exit did not take it: a zerocopy send's, a TCP send's in task work after a
+ * syscall's exit), and no exit may take it from here on. A mark holds from its syscall's entry to
+ * its exit.
  */
-static __always_inline void forget_send_mark(void)
+static __always_inline void forget_send_mark(struct cpu_state *cs, __u32 tid)
 {
-	__u32 zero = 0;
-	struct send_mark *m = bpf_map_lookup_elem(&send_marks, &zero);
-
-	if (m && m->tid == (__u32)bpf_get_current_pid_tgid())
-		m->tid = 0;
+	if (cs && cs->mark.tid == tid)
+		cs->mark.tid = 0;
 }
 
 /*
- * Leaves this CPU's send mark: @ret for thread @tid (@task), with syscall @nr (+ 1, or 0) and
+ * Leaves the send mark in this CPU's state @cs: @ret for thread @tid (@task), with syscall @nr (+ 1, or 0) and
  * descriptor @fd. The thread id goes last: a program preempted while it writes (fexit) leaves a
  * mark whose every field is its own or the one that came between, whose exit cleared the id.
  */
-static __always_inline void leave_send_mark(struct task_struct *task, __u32 tid, long ret, __u32 nr, __s32 fd)
+static __always_inline void leave_send_mark(struct cpu_state *cs, struct task_struct *task, __u32 tid, long ret,
+					    __u32 nr, __s32 fd)
 {
-	__u32 zero = 0;
-	struct send_mark *m = bpf_map_lookup_elem(&send_marks, &zero);
+	struct send_mark *m = cs ? &cs->mark : NULL;
 
 	if (!m)
 		return;
@@ -107,14 +91,14 @@ static __always_inline void leave_send_mark(struct task_struct *task, __u32 tid,
 }
 
 /*
- * A send syscall (@nr, on descriptor @fd) returns @ret: whether this CPU holds the calling
+ * A send syscall (@nr, on descriptor @fd) returns @ret: whether this CPU's state @cs holds the calling
  * thread's mark for it, left since the thread was last switched out, with the same return, and
  * the same syscall and descriptor where the mark names them. The mark is taken either way.
  */
-static __always_inline bool take_send_mark(__u32 nr, __s32 fd, long ret)
+static __always_inline bool take_send_mark(struct cpu_state *cs, __u32 nr, __s32 fd, long ret)
 {
-	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
-	struct send_mark *m = bpf_map_lookup_elem(&send_marks, &zero);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct send_mark *m = cs ? &cs->mark : NULL;
 	bool mine;
 
 	if (!m || m->tid != tid)

@@ -82,16 +82,45 @@ struct {
 } seg_stats SEC(".maps");
 
 /*
- * The target filter's last verdict on each CPU: tgid << 32 | generation << 1 | verdict, one word so
- * that a program preempted on the same CPU never reads half of another's. Most events come from
- * the task that ran the last one, and an array slot costs less than the targets hash's lookup.
+ * The last TCP send's mark on a CPU (boundary.bpf.c), for its syscall's exit: what it returned,
+ * and whose it was.
  */
+struct send_mark {
+	__u32 tid;		/* 0: none */
+	__u32 nr;		/* fentry and kprobe paths: the syscall it ran in + 1; 0: the tracepoint
+				 * path's, which every socket send of the thread rewrites */
+	__u64 switches;		/* the thread's nvcsw + nivcsw when it was left */
+	__s64 ret;
+	__s32 fd;		/* the syscall's descriptor (with nr) */
+	__u32 pad;
+};
+
+/*
+ * What each CPU keeps for the next event on it, in one entry: a program that needs both looks it
+ * up once (on 6.1, where a per-CPU lookup is a helper call, each lookup saved is one).
+ * - memo: the target filter's last verdict, tgid << 32 | generation << 1 | verdict, one word so
+ *   that a program preempted on the same CPU never reads half of another's. Most events come from
+ *   the task that ran the last one, and this costs less than the targets hash's lookup.
+ * - mark: the last TCP send's (boundary.bpf.c).
+ */
+struct cpu_state {
+	__u64 memo;
+	struct send_mark mark;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
-} target_memo SEC(".maps");
+	__type(value, struct cpu_state);
+} cpu_states SEC(".maps");
+
+static __always_inline struct cpu_state *cpu_state(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&cpu_states, &zero);
+}
 
 /* One in-flight send call per thread, from entry to return (freed with the thread). */
 struct send_call {
@@ -312,11 +341,11 @@ static __always_inline bool is_target(__u32 tgid)
 	return tgid && bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
-/* is_target() through this CPU's memo: the filter every hot program runs first. */
-static __always_inline bool is_target_memo(__u32 tgid)
+/* is_target() through the memo of this CPU's state @cs: the filter every hot program runs first. */
+static __always_inline bool is_target_at(struct cpu_state *cs, __u32 tgid)
 {
-	__u32 zero = 0, gen = (targets_gen & 0x7fffffff) << 1;
-	__u64 *memo = bpf_map_lookup_elem(&target_memo, &zero), m;
+	__u32 gen = (targets_gen & 0x7fffffff) << 1;
+	__u64 *memo = cs ? &cs->memo : NULL, m;
 	bool verdict;
 
 	if (trace_all)
@@ -332,6 +361,12 @@ static __always_inline bool is_target_memo(__u32 tgid)
 	if (memo)
 		*memo = (__u64)tgid << 32 | gen | verdict;
 	return verdict;
+}
+
+/* The same, looking the CPU's state up. */
+static __always_inline bool is_target_memo(__u32 tgid)
+{
+	return is_target_at(cpu_state(), tgid);
 }
 
 /* Thread @task's I/O syscall in flight, or NULL. */

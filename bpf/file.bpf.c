@@ -415,9 +415,10 @@ int BPF_PROG(sock_recv_length_btf, struct sock *sk, int ret, int flags)
  * syscall and descriptor it was left in (mark_tcp_send()). Any send's exit takes the mark. Where
  * the socket's return notes the call instead (socket_lengths), no mark is left.
  */
-static __always_inline bool tcp_send_returns(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
+static __always_inline bool tcp_send_returns(struct cpu_state *cs, bool btf, struct pt_regs *regs, __u32 nr, __u32 kind,
+					     long ret)
 {
-	return btf && kind == IO_SEND && take_send_mark(nr, (__s32)SYSCALL_ARG(btf, regs, 1), ret);
+	return btf && kind == IO_SEND && take_send_mark(cs, nr, (__s32)SYSCALL_ARG(btf, regs, 1), ret);
 }
 
 /*
@@ -457,12 +458,15 @@ static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32
 		/* its socket noted it (only a target's call opens a slot): no descriptor to read */
 		call.type = typed - 1;
 		call.flags = sock_call_flags(btf, regs, nr, kind);
-	} else if (!is_target_memo(current_tgid())) {
-		return;
-	} else if (tcp_send_returns(btf, regs, nr, kind, ret)) {
-		call.type = FT_TCP;
-	} else if (!sock_rw_known(btf, nr, kind, &call)) {
-		sock_call_at(btf, regs, nr, kind, &call);
+	} else {
+		struct cpu_state *cs = cpu_state();	/* the memo and the mark: one lookup */
+
+		if (!is_target_at(cs, current_tgid()))
+			return;
+		if (tcp_send_returns(cs, btf, regs, nr, kind, ret))
+			call.type = FT_TCP;
+		else if (!sock_rw_known(btf, nr, kind, &call))
+			sock_call_at(btf, regs, nr, kind, &call);
 	}
 	/*
 	 * A TCP call has no socket site at its return, and one message's return is its bytes: its row

@@ -243,9 +243,10 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 				      struct task_struct *next, unsigned int prev_state,
 				      __u32 prev_tgid, __u32 next_tgid)
 {
-	bool prev_target = is_target_memo(prev_tgid);
+	struct cpu_state *cs = cpu_state();
+	bool prev_target = is_target_at(cs, prev_tgid);
 	/* through the memo too: @next runs from here, and its own events ask for its verdict next */
-	bool next_target = next_tgid == prev_tgid ? prev_target : is_target_memo(next_tgid);
+	bool next_target = next_tgid == prev_tgid ? prev_target : is_target_at(cs, next_tgid);
 	struct sched_stats *st = NULL;
 	__u32 tgid = next_tgid;
 	__u32 tid, zero_key = 0, *last;

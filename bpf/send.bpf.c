@@ -183,6 +183,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid;
+	struct cpu_state *cs;
 	struct send_call *call;
 	__u32 mode = SEND_MODE_COPY;
 	__u64 bytes = 0;
@@ -191,7 +192,10 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 
 	/* only a target's call opens a slot: no filter before it */
 	type = type_at_length(task->pid, sk, false);
-	if (!tp_send_loop || !is_target_memo(tgid))
+	if (!tp_send_loop)
+		return 0;
+	cs = cpu_state();
+	if (!is_target_at(cs, tgid))
 		return 0;
 	/* a run whose sends all copied opened no loop call: no thread's needs looking up */
 	call = loop_calls_seen ? bpf_task_storage_get(&send_call_task, task, 0, 0) : NULL;
@@ -199,7 +203,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	tcp = open || (type < NR_FD_TYPES ? type : sock_fd_type(true, sk)) == FT_TCP;
 	/* without the socket's note (socket_lengths), the exit takes this mark, or none */
 	if (!socket_lengths)
-		leave_send_mark(task, task->pid, tcp && ret > 0 ? ret : 0, 0, 0);
+		leave_send_mark(cs, task, task->pid, tcp && ret > 0 ? ret : 0, 0, 0);
 	if (open && ret > 0) {
 		__u64 earlier = call->start_left - call->last_left;
 
@@ -228,7 +232,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
  * and a TCP send inside any other call (write, sendmmsg, splice) leaves one no send's exit takes.
  * Where sock_send_length notes the sends (socket_lengths), no exit takes one: none is left.
  */
-static __always_inline void mark_tcp_send(long ret)
+static __always_inline void mark_tcp_send(struct cpu_state *cs, long ret)
 {
 	struct task_struct *task;
 	__s32 fd = -1;
@@ -240,7 +244,7 @@ static __always_inline void mark_tcp_send(long ret)
 	nr = current_syscall(task, &fd);
 	/* outside a syscall (task work on the way out) the registers name none: no mark */
 	if (nr)
-		leave_send_mark(task, task->pid, ret, nr, fd);
+		leave_send_mark(cs, task, task->pid, ret, nr, fd);
 }
 
 /*
@@ -251,7 +255,8 @@ static __always_inline void mark_tcp_send(long ret)
  * (skb_zerocopy_iter_stream, skb_splice_from_iter); a TCP send leaves its mark for the syscall's exit.
  * fexit's socket and message are typed (@btf): plain loads; a kretprobe's are the numbers its entry kept.
  */
-static __always_inline void sent(bool btf, __u32 method, __u32 tgid, struct sock *sk, struct msghdr *msg, long ret)
+static __always_inline void sent(struct cpu_state *cs, bool btf, __u32 method, __u32 tgid, struct sock *sk,
+				 struct msghdr *msg, long ret)
 {
 	__u32 mode;
 
@@ -263,7 +268,7 @@ static __always_inline void sent(bool btf, __u32 method, __u32 tgid, struct sock
 	/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
 	if (mode == SEND_MODE_ZEROCOPY)
 		keep_zc_call((__u64)sk, READ_FIELD(btf, sk, sk_zckey.counter) - 1, msg_ubuf(btf, msg), tgid, ret);
-	mark_tcp_send(ret);
+	mark_tcp_send(cs, ret);
 }
 
 /* At a send's entry, only a zerocopy call has work: before its first skb leaves, zc_path notes its owner there. */
@@ -286,10 +291,11 @@ int BPF_PROG(tcp_sendmsg_locked_fentry, struct sock *sk, struct msghdr *msg)
 SEC("fexit/tcp_sendmsg_locked")
 int BPF_PROG(tcp_sendmsg_locked_fexit, struct sock *sk, struct msghdr *msg, size_t size, int ret)
 {
+	struct cpu_state *cs = cpu_state();	/* the memo and the mark: one lookup */
 	__u32 tgid = current_tgid();
 
-	if (is_target_memo(tgid))
-		sent(true, METHOD_FENTRY, tgid, sk, msg, ret);
+	if (is_target_at(cs, tgid))
+		sent(cs, true, METHOD_FENTRY, tgid, sk, msg, ret);
 	return 0;
 }
 
@@ -319,18 +325,19 @@ int BPF_KPROBE(tcp_sendmsg_locked_kprobe, struct sock *sk, struct msghdr *msg)
 SEC("kretprobe/tcp_sendmsg_locked")
 int BPF_KRETPROBE(tcp_sendmsg_locked_kretprobe, int ret)
 {
+	struct cpu_state *cs = cpu_state();
 	__u32 tgid = current_tgid();
 	struct send_call *call;
 	__u64 sk;
 
-	if (!is_target_memo(tgid))
+	if (!is_target_at(cs, tgid))
 		return 0;
 	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0, 0);
 	if (!call || !call->kp_sk)
 		return 0;
 	sk = call->kp_sk;
 	call->kp_sk = 0;	/* closed: the thread's next call sets it again */
-	sent(false, METHOD_KPROBE, tgid, (struct sock *)sk, (struct msghdr *)call->kp_msg, ret);
+	sent(cs, false, METHOD_KPROBE, tgid, (struct sock *)sk, (struct msghdr *)call->kp_msg, ret);
 	return 0;
 }
 

@@ -8,22 +8,15 @@
 /*
  * Per CPU, summed by user space: the sending and receiving threads on two CPUs would otherwise
  * bounce one cache line between them on every call (sendmsg's and recvmsg's counters sit side by
- * side), with an atomic add each time.
+ * side), with an atomic add each time. The whole run's counts and the measured phase's (the
+ * per-chunk call counts of the workloads) in one entry: one lookup for both.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, MAX_SYSCALLS);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct syscall_counts);
 } syscalls SEC(".maps");
-
-/* Syscalls of the measured phase, by number: the per-chunk call counts of the workloads. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, MAX_SYSCALLS);
-	__type(key, __u32);
-	__type(value, __u64);
-} phase_syscalls SEC(".maps");
 
 /*
  * Syscalls of each microbenchmark step: key = segment * MAX_SYSCALLS + number. Shared, not per
@@ -39,19 +32,25 @@ struct {
 static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 nr = id, seg = segment, key, tgid = pid_tgid >> 32;
+	__u32 nr = id, seg = segment, key, tgid = pid_tgid >> 32, zero = 0;
+	struct cpu_state *cs = cpu_state();
+	struct syscall_counts *counts;
 	__u64 *cnt;
 	__u8 kind;
 
-	if (id < 0 || id >= MAX_SYSCALLS || !is_target_memo(tgid))
+	if (id < 0 || id >= MAX_SYSCALLS || !is_target_at(cs, tgid))
 		return;
 	if (nr == execve_nr && tgid == root_tgid && !misc.execve_seen) {
 		misc.switches_at_execve = switches_so_far(tgid);
 		misc.execve_seen = 1;
 	}
-	cnt = bpf_map_lookup_elem(&syscalls, &nr);
-	if (cnt)
-		*cnt += 1;	/* this CPU's copy: only this program writes it, and it does not nest on a CPU */
+	counts = bpf_map_lookup_elem(&syscalls, &zero);
+	/* this CPU's copy: only this program writes it, and it does not nest on a CPU */
+	if (counts) {
+		counts->all[nr & (MAX_SYSCALLS - 1)] += 1;
+		if (phase_active)
+			counts->phase[nr & (MAX_SYSCALLS - 1)] += 1;
+	}
 	if (seg) {
 		struct seg_stats *st = bpf_map_lookup_elem(&seg_stats, &seg);
 
@@ -62,14 +61,9 @@ static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 		if (cnt)
 			__sync_fetch_and_add(cnt, 1);
 	}
-	if (phase_active) {
-		cnt = bpf_map_lookup_elem(&phase_syscalls, &nr);
-		if (cnt)
-			*cnt += 1;
-	}
 	kind = io_kind_of[nr & (MAX_SYSCALLS - 1)];
 	if (kind == IO_SEND && !socket_lengths)
-		forget_send_mark();
+		forget_send_mark(cs, (__u32)pid_tgid);
 	/*
 	 * A socket call but a zerocopy send waits for its exit: nothing to build on its way in, but
 	 * the slot its socket notes its type in. Where sockets note it (socket_lengths), so does a

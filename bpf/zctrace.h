@@ -109,6 +109,12 @@ struct account_key {
 	__u32 tgid;	/* the census's process; 0 for a run's targets, summed */
 };
 
+/* The syscalls of a run by number, and of its measured phase: one per-CPU entry, one lookup for both. */
+struct syscall_counts {
+	__u64 all[MAX_SYSCALLS];
+	__u64 phase[MAX_SYSCALLS];
+};
+
 struct account_stats {
 	__u64 calls;	/* calls that moved bytes */
 	__u64 bytes;

@@ -279,11 +279,20 @@ static void read_counters(int fd, __u64 *vals, __u32 n)
 	kfig_each_entry(fd, sizeof(__u32), sizeof(__u64), on_counter, &c);
 }
 
-static void read_percpu_counters(int fd, __u64 *vals, __u32 n)
+/* The syscall counters: one per-CPU entry, the whole run's and the measured phase's side by side. */
+static void read_syscall_counts(int fd, struct kfigures *k)
 {
-	struct counters c = { vals, n };
+	int ncpus = libbpf_num_possible_cpus();
+	struct syscall_counts *per = ncpus > 0 ? calloc(ncpus, sizeof(*per)) : NULL;
+	__u32 zero = 0;
 
-	each_cpu_copy(fd, sizeof(__u32), sizeof(__u64), on_counter, &c);
+	if (per && !bpf_map_lookup_elem(fd, &zero, per))
+		for (int cpu = 0; cpu < ncpus; cpu++)
+			for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
+				k->syscalls[nr] += per[cpu].all[nr];
+				k->phase_syscalls[nr] += per[cpu].phase[nr];
+			}
+	free(per);
 }
 
 static int cmp_proc(const void *a, const void *b)
@@ -339,8 +348,7 @@ void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj)
 	each_cpu_copy(bpf_map__fd(obj->maps.sched_cpu), sizeof(__u32), sizeof(struct sched_stats), on_sched, &k->sched);
 	kfig_each_entry(bpf_map__fd(obj->maps.targets), sizeof(__u32), sizeof(__u8), on_target, &k->nprocs);
 	kfig_each_entry(bpf_map__fd(obj->maps.pc_adds), sizeof(struct pc_key), sizeof(__u64), on_pc_file, k);
-	read_percpu_counters(bpf_map__fd(obj->maps.syscalls), k->syscalls, MAX_SYSCALLS);
-	read_percpu_counters(bpf_map__fd(obj->maps.phase_syscalls), k->phase_syscalls, MAX_SYSCALLS);
+	read_syscall_counts(bpf_map__fd(obj->maps.syscalls), k);
 	kfig_each_entry(bpf_map__fd(obj->maps.account), sizeof(struct account_key), sizeof(struct account_stats),
 		   on_account, k);
 	each_cpu_copy(bpf_map__fd(obj->maps.hot_account), sizeof(__u32), sizeof(struct hot_account), on_hot_account, k);
