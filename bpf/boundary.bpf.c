@@ -70,9 +70,10 @@ static __always_inline void forget_send_mark(struct cpu_state *cs, __u32 tid)
 }
 
 /*
- * Leaves the send mark in this CPU's state @cs: @ret for thread @tid (@task), with syscall @nr (+ 1, or 0) and
- * descriptor @fd. The thread id goes last: a program preempted while it writes (fexit) leaves a
- * mark whose every field is its own or the one that came between, whose exit cleared the id.
+ * Leaves the send mark in this CPU's state @cs: @ret for thread @tid (@task), with syscall @nr
+ * (+ 1, or 0) and descriptor @fd. The thread id goes last: a program preempted while it writes
+ * (fexit) leaves a mark whose every field is its own or the one that came between, whose exit
+ * cleared the id.
  */
 static __always_inline void leave_send_mark(struct cpu_state *cs, struct task_struct *task, __u32 tid, long ret,
 					    __u32 nr, __s32 fd)
@@ -91,9 +92,10 @@ static __always_inline void leave_send_mark(struct cpu_state *cs, struct task_st
 }
 
 /*
- * A send syscall (@nr, on descriptor @fd) returns @ret: whether this CPU's state @cs holds the calling
- * thread's mark for it, left since the thread was last switched out, with the same return, and
- * the same syscall and descriptor where the mark names them. The mark is taken either way.
+ * A send syscall (@nr, on descriptor @fd) returns @ret: whether this CPU's state @cs holds the
+ * calling thread's mark for it, left since the thread was last switched out, with the same
+ * return, and the same syscall and descriptor where the mark names them. The mark is taken either
+ * way.
  */
 static __always_inline bool take_send_mark(struct cpu_state *cs, __u32 nr, __s32 fd, long ret)
 {
