@@ -220,6 +220,22 @@ static __always_inline struct file *sock_call_at(bool btf, struct pt_regs *regs,
 	return f;	/* its open file: the descriptor is looked up once */
 }
 
+/*
+ * A read's or write's descriptor @fd, classified into @call: its class goes in as its source or
+ * out as its destination by the call's kind, and is returned; @open_call as file_class_type_at().
+ */
+static __always_inline __u8 rw_classify(bool btf, struct task_struct *task, long fd, struct io_call *call,
+					__u32 open_call)
+{
+	__u8 cls = file_class_type_at(btf, task, fd_file_at(btf, task, fd), &call->type, open_call);
+
+	if (call->kind == IO_READ)
+		call->in = cls;
+	else
+		call->out = cls;
+	return cls;
+}
+
 /* Remembers an I/O syscall's descriptors until its exit, for the file and pipe sites and the account. */
 static __always_inline void enter_io(bool btf, struct pt_regs *regs, struct task_struct *task, __u32 tid, __u32 nr,
 				     __u32 kind)
@@ -227,20 +243,14 @@ static __always_inline void enter_io(bool btf, struct pt_regs *regs, struct task
 	struct io_call call = { .kind = kind, .nr = nr }, *slot;
 	long a0 = SYSCALL_ARG(btf, regs, 1);
 	struct file *f;
-	__u8 cls;
 
 	switch (kind) {
 	case IO_READ:
 	case IO_WRITE:
-		/* only where no socket's return types the slot (on_syscall(), rw_call()) */
-		cls = file_class_type_at(btf, task, fd_file_at(btf, task, a0), &call.type, nr + 1);
-		/* read and write on a socket have no work during the call: closed at the exit, as recv and send are */
-		if (cls & FD_SOCK)
+		/* only where no socket's return types the slot (on_syscall(), rw_call()); read and
+		 * write on a socket have no work during the call: closed at the exit, as recv and send are */
+		if (rw_classify(btf, task, a0, &call, nr + 1) & FD_SOCK)
 			return;
-		if (kind == IO_READ)
-			call.in = cls;
-		else
-			call.out = cls;
 		break;
 	case IO_SENDFILE:
 		call.out = fd_class(a0);
@@ -295,7 +305,6 @@ static __always_inline struct io_call *rw_call(void)
 	struct io_call now = {}, *call;
 	struct pt_regs *regs;
 	__u64 *slot, w;
-	__u8 cls;
 
 	slot = socket_lengths ? sock_call_slot() : NULL;
 	w = slot ? *slot : 0;
@@ -309,11 +318,7 @@ static __always_inline struct io_call *rw_call(void)
 	if (!regs)
 		return NULL;
 	now.nr = SOCK_SLOT_NR(w);
-	cls = file_class_type_at(true, task, fd_file_at(true, task, SYSCALL_ARG(true, regs, 1)), &now.type, 0);
-	if (now.kind == IO_READ)
-		now.in = cls;
-	else
-		now.out = cls;
+	rw_classify(true, task, SYSCALL_ARG(true, regs, 1), &now, 0);
 	call = bpf_task_storage_get(&io_calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!call) {
 		__sync_fetch_and_add(&misc.io_calls_dropped, 1);
@@ -443,14 +448,14 @@ static __always_inline bool sock_rw_known(bool btf, __u32 nr, __u32 kind, struct
 
 /*
  * A socket call with no io_call (every one but a zerocopy send, and read and write on a socket):
- * what its socket noted at its return (type_at_length()), else what its arguments say, read now;
- * no map update on its way in or out.
+ * what its socket noted at its return (@typed: sock_call_type(), which the caller took whatever
+ * the call returned, the slot being this call's alone), else what its arguments say, read now; no
+ * map update on its way in or out.
  */
-static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
+static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, __u8 typed,
+					   long ret)
 {
 	struct io_call call = { .kind = kind, .nr = nr };
-	/* taken whatever the call returned: the slot is this call's alone */
-	__u8 typed = sock_call_type(nr);
 
 	if (ret <= 0)
 		return;
@@ -511,37 +516,39 @@ static __always_inline void close_io(struct io_call *call, __u32 tgid, long ret,
 	call->kind = IO_NONE;	/* closed: the thread's next call fills it again */
 }
 
+/* Thread @task's io_call if it is syscall @nr's: one an earlier call left (its exit unseen) is dropped. */
+static __always_inline struct io_call *task_io_of(struct task_struct *task, __u32 nr)
+{
+	struct io_call *call = task_io(task);
+
+	/* where the registers name the syscall */
+	if (call && nr < MAX_SYSCALLS && call->nr != nr) {
+		call->kind = IO_NONE;
+		return NULL;
+	}
+	return call;
+}
+
 /*
  * A read or write returns where its entry read nothing (rw_call()): a socket typed its slot, a file
- * event kept the call, or the descriptor is classified now. The slot is cleared either way.
+ * event kept the call, or the descriptor is classified now. The slot is taken either way.
  */
 static __always_inline void exit_rw(bool btf, struct pt_regs *regs, struct task_struct *task, __u32 nr, __u32 kind,
 				    long ret, __u32 method)
 {
 	struct io_call now = { .kind = kind, .nr = nr }, *call;
-	__u64 *slot = sock_call_slot(), w = slot ? *slot : 0;
-	__u8 type = SOCK_SLOT_NR(w) == (nr & 0xffff) ? SOCK_SLOT_TYPE(w) : 0, cls;
+	__u8 type = sock_call_type(nr);
 
 	if (type && type != RW_FILE_MARK) {
-		exit_sock_call(btf, regs, nr, kind, ret);	/* it takes the slot */
+		exit_sock_call(btf, regs, nr, kind, type, ret);
 		return;
 	}
-	if (slot)
-		*slot = 0;
 	/* kept by a file event of this call, the mark lost only where a switch clears slots (raw_tp) */
-	call = task_io(task);
-	if (call && call->nr != nr) {
-		call->kind = IO_NONE;
-		call = NULL;
-	}
+	call = task_io_of(task, nr);
 	if (!call) {
 		if (ret <= 0 || !is_target_memo(task->tgid))
 			return;
-		cls = file_class_type_at(btf, task, fd_file_at(btf, task, SYSCALL_ARG(btf, regs, 1)), &now.type, 0);
-		if (kind == IO_READ)
-			now.in = cls;
-		else
-			now.out = cls;
+		rw_classify(btf, task, SYSCALL_ARG(btf, regs, 1), &now, 0);
 		call = &now;
 	}
 	close_io(call, task->tgid, ret, method);
@@ -557,16 +564,11 @@ static __always_inline void exit_io(bool btf, struct pt_regs *regs, __u32 nr, __
 		exit_rw(btf, regs, task, nr, kind, ret, method);
 		return;
 	}
-	call = task_io(task);
-	if (call && nr < MAX_SYSCALLS && call->nr != nr) {
-		/* an earlier call's, whose exit was not seen (where the registers name the syscall) */
-		call->kind = IO_NONE;
-		call = NULL;
-	}
+	call = task_io_of(task, nr);
 	if (!call) {
 		/* read or write on a socket: enter_io() kept nothing */
 		if (kind == IO_READ || kind == IO_WRITE)
-			exit_sock_call(btf, regs, nr, kind, ret);
+			exit_sock_call(btf, regs, nr, kind, sock_call_type(nr), ret);
 		return;
 	}
 	close_io(call, task->tgid, ret, method);
@@ -585,7 +587,7 @@ static __always_inline void on_sys_exit(bool btf, struct pt_regs *regs, long ret
 		return;
 	kind = nr < MAX_SYSCALLS ? io_kind_of[nr] : IO_NONE;
 	if (kind >= IO_SEND && !sock_call_zc(btf, regs, nr, kind))
-		exit_sock_call(btf, regs, nr, kind, ret);
+		exit_sock_call(btf, regs, nr, kind, sock_call_type(nr), ret);
 	else
 		exit_io(btf, regs, nr, kind, ret, method);
 }
