@@ -194,9 +194,13 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	type = type_at_length(task->pid, sk, false);
 	if (!tp_send_loop)
 		return 0;
-	cs = cpu_state();
-	if (!is_target_at(cs, tgid))
-		return 0;
+	/* a slot this send typed is a target's call (as above): the filter only for the others */
+	cs = NULL;
+	if (type == NR_FD_TYPES) {
+		cs = cpu_state();
+		if (!is_target_at(cs, tgid))
+			return 0;
+	}
 	/* a run whose sends all copied opened no loop call: no thread's needs looking up */
 	call = loop_calls_seen ? bpf_task_storage_get(&send_call_task, task, 0, 0) : NULL;
 	open = call && call->sk == (__u64)sk;
