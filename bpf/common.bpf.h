@@ -81,33 +81,7 @@ struct {
 	__type(value, struct seg_stats);
 } seg_stats SEC(".maps");
 
-/*
- * The last TCP send's mark on a CPU (boundary.bpf.c), for its syscall's exit: what it returned,
- * and whose it was.
- */
-struct send_mark {
-	__u32 tid;		/* 0: none */
-	__u32 nr;		/* fentry and kprobe paths: the syscall it ran in + 1; 0: the tracepoint
-				 * path's, which every socket send of the thread rewrites */
-	__u64 switches;		/* the thread's nvcsw + nivcsw when it was left */
-	__s64 ret;
-	__s32 fd;		/* the syscall's descriptor (with nr) */
-	__u32 pad;
-};
-
-/*
- * What each CPU keeps for the next event on it, in one entry: a program that needs both looks it
- * up once (on 6.1, where a per-CPU lookup is a helper call, each lookup saved is one).
- * - memo: the target filter's last verdict, tgid << 32 | generation << 1 | verdict, one word so
- *   that a program preempted on the same CPU never reads half of another's. Most events come from
- *   the task that ran the last one, and this costs less than the targets hash's lookup.
- * - mark: the last TCP send's (boundary.bpf.c).
- */
-struct cpu_state {
-	__u64 memo;
-	struct send_mark mark;
-};
-
+/* Each CPU's state (zctrace.h's struct cpu_state): the next event on the CPU looks it up once. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -271,9 +245,12 @@ static __always_inline void open_sock_call(__u32 tid, __u32 nr, __u8 kind)
  */
 static __always_inline __u8 sock_call_type(__u32 nr)
 {
-	__u64 *slot = sock_call_slot(), w;
+	__u64 *slot, w;
 
-	if (!socket_lengths || !slot)
+	if (!socket_lengths)
+		return 0;	/* before the lookup: on 6.1 every lookup is a helper call */
+	slot = sock_call_slot();
+	if (!slot)
 		return 0;
 	w = *slot;
 	*slot = 0;

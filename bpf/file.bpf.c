@@ -382,11 +382,14 @@ __noinline int close_sock_call(struct io_call *call, long ret)
  */
 static __always_inline __u8 type_at_length(__u32 tid, struct sock *sk, bool to_user)
 {
-	__u64 *slot = sock_call_slot(), w;
+	__u64 *slot, w;
 	struct socket *sock;
 	__u8 kind, type;
 
-	if (!socket_lengths || !slot)
+	if (!socket_lengths)
+		return NR_FD_TYPES;
+	slot = sock_call_slot();
+	if (!slot)
 		return NR_FD_TYPES;
 	w = *slot;
 	if (!w || (tid && SOCK_SLOT_TID(w) != tid))

@@ -6,19 +6,6 @@
  */
 
 /*
- * Per CPU, summed by user space: the sending and receiving threads on two CPUs would otherwise
- * bounce one cache line between them on every call (sendmsg's and recvmsg's counters sit side by
- * side), with an atomic add each time. The whole run's counts and the measured phase's (the
- * per-chunk call counts of the workloads) in one entry: one lookup for both.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct syscall_counts);
-} syscalls SEC(".maps");
-
-/*
  * Syscalls of each microbenchmark step: key = segment * MAX_SYSCALLS + number. Shared, not per
  * CPU: its 64 K counters would be copied per possible CPU.
  */
@@ -32,9 +19,8 @@ struct {
 static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 nr = id, seg = segment, key, tgid = pid_tgid >> 32, zero = 0;
+	__u32 nr = id, seg = segment, key, tgid = pid_tgid >> 32;
 	struct cpu_state *cs = cpu_state();
-	struct syscall_counts *counts;
 	__u64 *cnt;
 	__u8 kind;
 
@@ -44,12 +30,16 @@ static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 		misc.switches_at_execve = switches_so_far(tgid);
 		misc.execve_seen = 1;
 	}
-	counts = bpf_map_lookup_elem(&syscalls, &zero);
-	/* this CPU's copy: only this program writes it, and it does not nest on a CPU */
-	if (counts) {
-		counts->all[nr & (MAX_SYSCALLS - 1)] += 1;
+	/*
+	 * This CPU's counts, in the state the filter just looked up: only this program writes them,
+	 * and it does not nest on a CPU. Per CPU, not shared: the sending and receiving threads on
+	 * two CPUs would otherwise bounce one cache line between them on every call (sendmsg's and
+	 * recvmsg's counters sit side by side), with an atomic add each.
+	 */
+	if (cs) {
+		cs->counts.all[nr & (MAX_SYSCALLS - 1)] += 1;
 		if (phase_active)
-			counts->phase[nr & (MAX_SYSCALLS - 1)] += 1;
+			cs->counts.phase[nr & (MAX_SYSCALLS - 1)] += 1;
 	}
 	if (seg) {
 		struct seg_stats *st = bpf_map_lookup_elem(&seg_stats, &seg);

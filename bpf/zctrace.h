@@ -109,10 +109,41 @@ struct account_key {
 	__u32 tgid;	/* the census's process; 0 for a run's targets, summed */
 };
 
-/* The syscalls of a run by number, and of its measured phase: one per-CPU entry, one lookup for both. */
+/* The syscalls of a run by number, and of its measured phase (struct cpu_state's, per CPU). */
 struct syscall_counts {
 	__u64 all[MAX_SYSCALLS];
 	__u64 phase[MAX_SYSCALLS];
+};
+
+/*
+ * The last TCP send's mark on a CPU (boundary.bpf.c), for its syscall's exit: what it returned,
+ * and whose it was.
+ */
+struct send_mark {
+	__u32 tid;		/* 0: none */
+	__u32 nr;		/* fentry and kprobe paths: the syscall it ran in + 1; 0: the tracepoint
+				 * path's, which every socket send of the thread rewrites */
+	__u64 switches;		/* the thread's nvcsw + nivcsw when it was left */
+	__s64 ret;
+	__s32 fd;		/* the syscall's descriptor (with nr) */
+	__u32 pad;
+};
+
+/*
+ * What each CPU keeps for the next event on it, in one entry (the cpu_states map): a program that
+ * needs two of them looks it up once (on 6.1, where a per-CPU lookup is a helper call, each lookup
+ * saved is one).
+ * - memo: the target filter's last verdict, tgid << 32 | generation << 1 | verdict, one word so
+ *   that a program preempted on the same CPU never reads half of another's. Most events come from
+ *   the task that ran the last one, and this costs less than the targets hash's lookup.
+ * - mark: the last TCP send's (boundary.bpf.c).
+ * - counts: the targets' syscalls on this CPU, added by sys_enter alone (it does not nest on a
+ *   CPU), summed by user space.
+ */
+struct cpu_state {
+	__u64 memo;
+	struct send_mark mark;
+	struct syscall_counts counts;
 };
 
 struct account_stats {

@@ -279,18 +279,22 @@ static void read_counters(int fd, __u64 *vals, __u32 n)
 	kfig_each_entry(fd, sizeof(__u32), sizeof(__u64), on_counter, &c);
 }
 
-/* The syscall counters: one per-CPU entry, the whole run's and the measured phase's side by side. */
+/*
+ * The syscall counters: in each CPU's state (one per-CPU entry), the whole run's and the measured
+ * phase's side by side.
+ */
 static void read_syscall_counts(int fd, struct kfigures *k)
 {
 	int ncpus = libbpf_num_possible_cpus();
-	struct syscall_counts *per = ncpus > 0 ? calloc(ncpus, sizeof(*per)) : NULL;
+	struct cpu_state *per = ncpus > 0 ? calloc(ncpus, sizeof(*per)) : NULL;
 	__u32 zero = 0;
 
+	_Static_assert(sizeof(struct cpu_state) % 8 == 0, "a per-CPU value is read at 8-byte strides");
 	if (per && !bpf_map_lookup_elem(fd, &zero, per))
 		for (int cpu = 0; cpu < ncpus; cpu++)
 			for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
-				k->syscalls[nr] += per[cpu].all[nr];
-				k->phase_syscalls[nr] += per[cpu].phase[nr];
+				k->syscalls[nr] += per[cpu].counts.all[nr];
+				k->phase_syscalls[nr] += per[cpu].counts.phase[nr];
 			}
 	free(per);
 }
@@ -348,7 +352,7 @@ void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj)
 	each_cpu_copy(bpf_map__fd(obj->maps.sched_cpu), sizeof(__u32), sizeof(struct sched_stats), on_sched, &k->sched);
 	kfig_each_entry(bpf_map__fd(obj->maps.targets), sizeof(__u32), sizeof(__u8), on_target, &k->nprocs);
 	kfig_each_entry(bpf_map__fd(obj->maps.pc_adds), sizeof(struct pc_key), sizeof(__u64), on_pc_file, k);
-	read_syscall_counts(bpf_map__fd(obj->maps.syscalls), k);
+	read_syscall_counts(bpf_map__fd(obj->maps.cpu_states), k);
 	kfig_each_entry(bpf_map__fd(obj->maps.account), sizeof(struct account_key), sizeof(struct account_stats),
 		   on_account, k);
 	each_cpu_copy(bpf_map__fd(obj->maps.hot_account), sizeof(__u32), sizeof(struct hot_account), on_hot_account, k);
