@@ -38,7 +38,7 @@ struct {
  * another count of switches by the time its exit compares. And it holds only within one send
  * syscall: the next one's entry forgets it (forget_send_mark()). Where the socket's return notes
  * what each socket call was (socket_lengths: sock_call_slots), no mark is left or taken. It lives
- * in the CPU's state (common.bpf.h's cpu_state), beside the target filter's memo that every
+ * in the CPU's state (zctrace.h's struct cpu_state), beside the target filter's memo that every
  * program taking or leaving it asks first: one lookup for both.
  */
 
@@ -93,19 +93,19 @@ static __always_inline void leave_send_mark(struct cpu_state *cs, struct task_st
 
 /*
  * A send syscall (@nr, on descriptor @fd) returns @ret: whether this CPU's state @cs holds the
- * calling thread's mark for it, left since the thread was last switched out, with the same
+ * calling thread's (@task, the running one) mark for it, left since the thread was last switched out, with the same
  * return, and the same syscall and descriptor where the mark names them. The mark is taken either
  * way.
  */
-static __always_inline bool take_send_mark(struct cpu_state *cs, __u32 nr, __s32 fd, long ret)
+static __always_inline bool take_send_mark(struct cpu_state *cs, struct task_struct *task, __u32 nr, __s32 fd,
+					   long ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct send_mark *m = cs ? &cs->mark : NULL;
 	bool mine;
 
-	if (!m || m->tid != tid)
+	if (!m || m->tid != task->pid)
 		return false;
-	mine = m->ret == ret && m->switches == task_switches(bpf_get_current_task_btf()) &&
+	mine = m->ret == ret && m->switches == task_switches(task) &&
 	       (!m->nr || (m->nr == nr + 1 && m->fd == fd));
 	m->tid = 0;
 	return mine;

@@ -423,23 +423,25 @@ int BPF_PROG(sock_recv_length_btf, struct sock *sk, int ret, int flags)
  * syscall and descriptor it was left in (mark_tcp_send()). Any send's exit takes the mark. Where
  * the socket's return notes the call instead (socket_lengths), no mark is left.
  */
-static __always_inline bool tcp_send_returns(struct cpu_state *cs, bool btf, struct pt_regs *regs, __u32 nr, __u32 kind,
-					     long ret)
+static __always_inline bool tcp_send_returns(struct cpu_state *cs, struct task_struct *task, bool btf,
+					     struct pt_regs *regs, __u32 nr, __u32 kind, long ret)
 {
-	return btf && kind == IO_SEND && take_send_mark(cs, nr, (__s32)SYSCALL_ARG(btf, regs, 1), ret);
+	return btf && kind == IO_SEND && take_send_mark(cs, task, nr, (__s32)SYSCALL_ARG(btf, regs, 1), ret);
 }
 
 /*
- * A read or write on a socket (@kind, syscall @nr) returns: what its entry found, if the thread's
- * verdict still notes this call as under way (tp_btf, @btf). No descriptor or file is read again.
+ * A read or write on a socket (@kind, syscall @nr) returns: what its entry found, if the verdict
+ * of the thread (@task, the running one) still notes this call as under way (tp_btf, @btf). No
+ * descriptor or file is read again.
  */
-static __always_inline bool sock_rw_known(bool btf, __u32 nr, __u32 kind, struct io_call *call)
+static __always_inline bool sock_rw_known(bool btf, struct task_struct *task, __u32 nr, __u32 kind,
+					  struct io_call *call)
 {
 	struct fd_verdict *v;
 
 	if (!btf || (kind != IO_READ && kind != IO_WRITE))
 		return false;
-	v = bpf_task_storage_get(&fd_verdicts, bpf_get_current_task_btf(), 0, 0);
+	v = bpf_task_storage_get(&fd_verdicts, task, 0, 0);
 	if (!v || v->open_call != nr + 1)
 		return false;
 	v->open_call = 0;
@@ -468,12 +470,14 @@ static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32
 		call.flags = sock_call_flags(btf, regs, nr, kind);
 	} else {
 		struct cpu_state *cs = cpu_state();	/* the memo and the mark: one lookup */
+		/* its ids, switches and task storage: one helper call for all three */
+		struct task_struct *task = bpf_get_current_task_btf();
 
-		if (!is_target_at(cs, current_tgid()))
+		if (!is_target_at(cs, task->tgid))
 			return;
-		if (tcp_send_returns(cs, btf, regs, nr, kind, ret))
+		if (tcp_send_returns(cs, task, btf, regs, nr, kind, ret))
 			call.type = FT_TCP;
-		else if (!sock_rw_known(btf, nr, kind, &call))
+		else if (!sock_rw_known(btf, task, nr, kind, &call))
 			sock_call_at(btf, regs, nr, kind, &call);
 	}
 	/*

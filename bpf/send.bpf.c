@@ -183,7 +183,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid;
-	struct cpu_state *cs;
+	struct cpu_state *cs = NULL;
 	struct send_call *call;
 	__u32 mode = SEND_MODE_COPY;
 	__u64 bytes = 0;
@@ -195,7 +195,6 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	if (!tp_send_loop)
 		return 0;
 	/* a slot this send typed is a target's call (as above): the filter only for the others */
-	cs = NULL;
 	if (type == NR_FD_TYPES) {
 		cs = cpu_state();
 		if (!is_target_at(cs, tgid))
