@@ -409,6 +409,8 @@ static __always_inline void note_ident(__u32 tgid, __u64 flags)
 	bpf_map_update_elem(&idents, &tgid, &id, flags);
 }
 
+#include "census.bpf.h"
+
 /*
  * Whether a CPU's slot whose owner word is *@owner is @word's: already, or claimed now while free
  * (0). A compare-and-swap, since a program on the same CPU may claim it in between.
@@ -462,6 +464,8 @@ static __always_inline int count_copies(__u32 tgid, __u32 site, __u64 bytes, __u
 	if (!counting() || ncopies == 0)
 		return 0;
 	slot = log2_slot(ncopies == 1 ? bytes : bytes / ncopies);	/* no division for the one copy most calls count */
+	if (trace_all && census_count(tgid, site, bytes, ncopies, slot))
+		return 0;
 	if (!trace_all) {
 		struct hot_site *h = bpf_map_lookup_elem(&hot_sites, &site);
 
@@ -492,7 +496,9 @@ static __always_inline int count_copies(__u32 tgid, __u32 site, __u64 bytes, __u
 add:
 	__sync_fetch_and_add(&st->count, ncopies);
 	__sync_fetch_and_add(&st->bytes, bytes);
-	__sync_fetch_and_add(&st->hist[slot], ncopies);
+	/* the census's sizes are in census_hists, over every process */
+	if (!trace_all)
+		__sync_fetch_and_add(&st->hist[slot], ncopies);
 	return 0;
 }
 

@@ -410,7 +410,10 @@ SEC("tp_btf/sock_recv_length")
 int BPF_PROG(sock_recv_length_btf, struct sock *sk, int ret, int flags)
 {
 	/* no helper call: a slot that is not 0 is the running thread's */
-	type_at_length(0, sk, true);
+	__u8 type = type_at_length(0, sk, true);
+
+	if (length_sites)
+		count_at_length(bpf_get_current_task_btf(), sk, ret, flags, true, type);
 	return 0;
 }
 

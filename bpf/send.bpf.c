@@ -192,6 +192,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 
 	/* only a target's call opens a slot: no filter before it */
 	type = type_at_length(task->pid, sk, false);
+	count_at_length(task, sk, ret, flags, false, type);
 	if (!tp_send_loop)
 		return 0;
 	/* a slot this send typed is a target's call (as above): the filter only for the others */

@@ -18,9 +18,36 @@ static __always_inline __u32 sock_site(__u8 type, bool to_user)
 	return NR_SITES;
 }
 
+/* user space: the sites counted where the socket returns the length (count_at_length()), by bit */
+const volatile __u32 length_sites = 0;
+
 static __always_inline bool by_return_of(__u32 site)
 {
-	return site < NR_SITES && (site_uses(site, METHOD_TP_BTF) || site_uses(site, METHOD_RAW_TP));
+	return site < NR_SITES && !(length_sites & 1U << site) &&
+	       (site_uses(site, METHOD_TP_BTF) || site_uses(site, METHOD_RAW_TP));
+}
+
+/*
+ * A socket returns the bytes a call moved (tp_btf sock_send_length, sock_recv_length): where the
+ * call's own return is not followed (the census, without the syscall tracepoints), a UDP or Unix
+ * socket's copies are counted here. A UDP receive with MSG_TRUNC returns the datagram's length,
+ * not what it copied, and a UDP MSG_ZEROCOPY send pins part of what it returns: neither is counted
+ * (the census says so). @type: the socket's, or NR_FD_TYPES where no one has read it yet.
+ */
+static __always_inline void count_at_length(struct task_struct *task, struct sock *sk, int ret, int flags,
+					    bool to_user, __u8 type)
+{
+	__u32 site;
+
+	if (!length_sites || ret <= 0)
+		return;
+	site = sock_site(type < NR_FD_TYPES ? type : sock_fd_type(true, sk), to_user);
+	if (site >= NR_SITES || !(length_sites & 1U << site))
+		return;
+	if (flags & (to_user ? ZCT_MSG_TRUNC | ZCT_MSG_ERRQUEUE : ZCT_MSG_ZEROCOPY))
+		return;
+	if (is_target_memo(task->tgid))
+		record_inline(task->tgid, site, ret, METHOD_TP_BTF);
 }
 
 /* Whether a call on a descriptor of @type feeds a socket site from its return. */

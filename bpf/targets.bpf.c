@@ -51,6 +51,9 @@ static __always_inline void on_exit(struct task_struct *task)
 	tid = BPF_CORE_READ(task, pid);
 	if (trace_all && tid == BPF_CORE_READ(task, tgid))
 		note_ident(tid, BPF_EXIST);
+	/* the exiting thread is the running one: its typed task, on either flavour */
+	if (trace_all)
+		census_thread_exit(bpf_get_current_task_btf());
 	__sync_fetch_and_add(&misc.exits, 1);
 	seg = cur_seg();
 	if (seg)

@@ -18,5 +18,6 @@
 #include "zerocopy.bpf.c"
 #include "recv.bpf.c"
 #include "usdt.bpf.c"
+#include "census.bpf.c"
 
 char LICENSE[] SEC("license") = "GPL";

@@ -28,6 +28,7 @@
 #define ZCT_AF_INET6 10
 #define ZCT_SOCK_STREAM 1
 #define ZCT_MSG_TRUNC 0x20
+#define ZCT_MSG_ERRQUEUE 0x2000
 /* ... and against <linux/io_uring.h> */
 #define ZCT_IORING_CQE_F_NOTIF (1U << 3)
 #define ZCT_IORING_NOTIF_USAGE_ZC_COPIED (1U << 31)
@@ -182,6 +183,32 @@ static inline struct account_key hot_account_key(__u64 word)
 	return key;
 }
 
+/*
+ * The census counts each thread's copies in the thread itself (task storage): no hash update per
+ * event. User space reads the live threads' counters with a task iterator at each read, and each
+ * thread's last counters arrive in a ring buffer record as it exits; a thread's serial tells its
+ * counters apart from any other's, through tid reuse.
+ */
+struct census_counts {
+	__u64 count;
+	__u64 bytes;
+};
+
+#define CENSUS_ADDING 1		/* census_thread.state: a program adds to it now */
+#define CENSUS_EXITED 2		/* ... the thread has exited: its last counters were sent */
+
+struct census_thread {
+	__u64 serial;		/* from 1, unique per thread counted; 0 until its first copy */
+	__u32 tgid;
+	__u32 state;		/* 0, CENSUS_ADDING or CENSUS_EXITED */
+	struct census_counts site[NR_SITES];
+};
+
+/* The census's copy sizes by site over every process, per CPU: the size histograms. */
+struct census_hists {
+	__u64 hist[NR_SITES][MAX_SLOTS];
+};
+
 /* What a file descriptor refers to, as seen from its struct file. */
 #define FD_REG		0x1	/* regular file */
 #define FD_DIRECT	0x2	/* opened with O_DIRECT: DMA, not a page-cache copy */
@@ -202,6 +229,7 @@ enum method {
 	METHOD_TP_BTF,
 	METHOD_RAW_TP,
 	METHOD_USDT,
+	METHOD_ITER,	/* a BPF iterator, run by user space */
 };
 
 struct site_key {
@@ -306,6 +334,7 @@ struct misc_stats {
 	__u64 send_calls_dropped;	/* send calls not followed from entry (or loop) to return */
 	__u64 zc_path_dropped;		/* zerocopy skbs on a (device, stage) with no entry */
 	__u64 account_dropped;		/* boundary-account updates of a (call, file type) with no entry */
+	__u64 census_exits_dropped;	/* census threads whose last counters found no room in the ring buffer */
 };
 
 /*

@@ -1,9 +1,11 @@
 /*
- * The machine-wide census (census.h). The kernel keeps raw per-(process, site) counters and a
- * per-(call, file type, process) boundary account in LRU maps; this file keeps, per process, the
- * raw values it last read and the totals it has added up from their differences. A key the kernel
- * evicted and made again reads lower than before: its new value is all new. A process that is gone
- * gets its last delta, then its keys are removed so that its tgid can serve another.
+ * The machine-wide census (census.h). The kernel keeps each thread's counters in the thread, raw
+ * per-(process, site) counters of what it counts elsewhere and a per-(call, file type, process)
+ * boundary account in LRU maps; this file keeps, per thread and per process, the raw values it
+ * last read and the totals it has added up from their differences. A key the kernel evicted and
+ * made again reads lower than before: its new value is all new. A thread that exits sends its
+ * last counters once, and is forgotten. A process that is gone gets its last delta, then its keys
+ * are removed so that its tgid can serve another.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "boundary.h"
+#include "tracer.h"
 #include "census.h"
 #include "clock.h"
 #include "kfigures.h"
@@ -38,7 +41,17 @@ struct cproc {
 	uint64_t now_acct[16];			/* ... at this read */
 	uint64_t acct_total[16];		/* the account's totals by group */
 	uint64_t unattributed;			/* at the last read, before the delta */
+	struct census_counts threads[NR_SITES];	/* what its threads counted since the last read */
 	struct census_proc out;
+};
+
+/* A thread the census has read, by its serial: its counters at the last read. */
+struct cthread {
+	uint64_t serial;
+	uint32_t tgid;
+	uint32_t misses;			/* reads in a row that met it in neither the iterator nor the ring */
+	bool met;				/* met in this read */
+	struct census_counts last[NR_SITES];
 };
 
 struct census {
@@ -53,6 +66,12 @@ struct census {
 	uint64_t evicted;
 	double last;
 	uint32_t max_keys;
+	struct ring_buffer *exits;		/* exited threads' last counters */
+	void *threads;				/* tsearch tree of struct cthread by serial */
+	struct cthread **tlist;			/* every thread, for one pass */
+	int ntlist, captlist;
+	uint64_t hist[NR_SITES][MAX_SLOTS];	/* census_hists summed over the CPUs, at the last read */
+	void *hist_buf;				/* one read of census_hists: a value per CPU */
 };
 
 /* Where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1. */
@@ -80,10 +99,9 @@ static int cmp_tgid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int census_open(struct census **cp, const struct census_opts *o)
+void census_tracer_opts(const struct census_opts *o, struct tracer_opts *to)
 {
-	struct census *c = calloc(1, sizeof(*c));
-	struct tracer_opts to = {
+	*to = (struct tracer_opts){
 		.cap = o->cap,
 		.machine_wide = true,
 		.max_keys = o->max_keys ? o->max_keys : DEFAULT_MAX_KEYS,
@@ -91,21 +109,72 @@ int census_open(struct census **cp, const struct census_opts *o)
 		.skip = 1ULL << PROBE_PAGE_CACHE | 1ULL << PROBE_ZC_PATH | 1ULL << PROBE_SCHED |
 			1ULL << PROBE_SYSCALLS | 1ULL << PROBE_PAGE_FAULTS | 1ULL << SITE_USER_COPY,
 		.skip_why = "the machine-wide census does not use it",
+		.no_syscall_tps = !o->complete,
 	};
+}
+
+static int on_thread_exit(void *ctx, void *data, size_t size);
+
+/* The exited threads' ring and room for one read of census_hists, where the census counts in threads. */
+static int open_threads(struct census *c)
+{
+	int ncpus = libbpf_num_possible_cpus();
+
+	if (ncpus < 1)
+		return ncpus < 0 ? ncpus : -EINVAL;
+	c->hist_buf = calloc(ncpus, sizeof(struct census_hists));
+	if (!c->hist_buf)
+		return -ENOMEM;
+	if (!probe_attached(c->choice, PROBE_CENSUS))
+		return 0;
+	c->exits = ring_buffer__new(bpf_map__fd(c->obj->maps.census_exits), on_thread_exit, c, NULL);
+	return c->exits ? 0 : -errno;
+}
+
+int census_open(struct census **cp, const struct census_opts *o)
+{
+	struct census *c = calloc(1, sizeof(*c));
+	struct tracer_opts to;
 	int err;
 
 	*cp = NULL;
 	if (!c)
 		return -ENOMEM;
+	census_tracer_opts(o, &to);
 	c->max_keys = to.max_keys;
 	find_cgroup_root();
 	if ((err = tracer_start(&c->obj, c->choice, &to))) {
 		free(c);
 		return err;
 	}
+	if ((err = open_threads(c))) {
+		census_close(c);
+		return err;
+	}
 	c->last = now_s();
 	*cp = c;
 	return 0;
+}
+
+bool census_has_account(const struct census *c)
+{
+	return probe_attached(c->choice, PROBE_BOUNDARY);
+}
+
+int census_unmeasured(const struct census *c, const char **names, const char **whys, int n)
+{
+	int k = 0;
+
+	for (int s = 0; s < NR_SITES && k < n; s++)
+		if (!c->choice[s].skip && site_method_of(c->choice, s, NULL) == METHOD_NONE) {
+			names[k] = site_name(s);
+			whys[k++] = probe_refusal(c->choice, s);
+		}
+	if (!census_has_account(c) && k < n) {
+		names[k] = "unattributed";
+		whys[k++] = probe_refusal(c->choice, PROBE_BOUNDARY);
+	}
+	return k;
 }
 
 const struct probe_choice *census_choice(const struct census *c)
@@ -334,6 +403,171 @@ static uint64_t grow(uint64_t now, uint64_t before)
 	return now >= before ? now - before : now;
 }
 
+static int cmp_serial(const void *a, const void *b)
+{
+	uint64_t x = ((const struct cthread *)a)->serial, y = ((const struct cthread *)b)->serial;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The thread of @serial, met now for the first time if it must be. */
+static struct cthread *thread_of(struct census *c, const struct census_thread *now)
+{
+	struct cthread key = { .serial = now->serial }, *t, **found;
+
+	found = tfind(&key, &c->threads, cmp_serial);
+	if (found)
+		return *found;
+	if (c->ntlist == c->captlist) {
+		int cap = c->captlist ? 2 * c->captlist : 256;
+		struct cthread **l = realloc(c->tlist, cap * sizeof(*l));
+
+		if (!l)
+			return NULL;
+		c->tlist = l;
+		c->captlist = cap;
+	}
+	if (!(t = calloc(1, sizeof(*t))))
+		return NULL;
+	t->serial = now->serial;
+	t->tgid = now->tgid;
+	if (!tsearch(t, &c->threads, cmp_serial)) {
+		free(t);
+		return NULL;
+	}
+	c->tlist[c->ntlist++] = t;
+	return t;
+}
+
+/* What thread @now counted since the census last met it, added to its process's delta. */
+static void add_thread(struct census *c, const struct census_thread *now)
+{
+	struct cthread *t = thread_of(c, now);
+	struct cproc *p = proc_of(c, now->tgid);
+
+	if (!t || !p)
+		return;
+	p->seen = true;
+	for (int s = 0; s < NR_SITES; s++) {
+		p->threads[s].count += grow(now->site[s].count, t->last[s].count);
+		p->threads[s].bytes += grow(now->site[s].bytes, t->last[s].bytes);
+		t->last[s] = now->site[s];
+	}
+	t->met = true;
+}
+
+/* A thread's last counters, as it exited: added, and the thread is done (misses past the bound). */
+static int on_thread_exit(void *ctx, void *data, size_t size)
+{
+	struct census *c = ctx;
+	struct census_thread now;
+	struct cthread *t;
+
+	if (size < sizeof(now))
+		return 0;
+	memcpy(&now, data, sizeof(now));
+	add_thread(c, &now);
+	if ((t = thread_of(c, &now)))
+		t->misses = UINT32_MAX;
+	return 0;
+}
+
+/* The live threads' counters, from the census's task iterator. 0 or -errno. */
+static int read_live_threads(struct census *c)
+{
+	struct census_thread recs[64];
+	size_t have = 0;
+	ssize_t n;
+	int fd = bpf_iter_create(bpf_link__fd(c->obj->links.census_iter));
+
+	if (fd < 0)
+		return -errno;
+	/* a read may end inside a record: the rest comes with the next */
+	while ((n = read(fd, (char *)recs + have, sizeof(recs) - have)) > 0 || (n < 0 && errno == EINTR)) {
+		size_t whole;
+
+		if (n < 0)
+			continue;
+		have += n;
+		whole = have / sizeof(recs[0]);
+		for (size_t i = 0; i < whole; i++)
+			add_thread(c, &recs[i]);
+		have -= whole * sizeof(recs[0]);
+		memmove(recs, (char *)recs + whole * sizeof(recs[0]), have);
+	}
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return n;
+}
+
+/*
+ * Every thread's counters since the last read: the ring first, then the iterator, which passes by
+ * a thread marked exited before its record went to the ring. A thread met in neither had just
+ * exited (its record comes with the next read): its process is kept meanwhile. Met in neither
+ * twice, its record was lost (census_exits_dropped) and it is forgotten. 0 or -errno.
+ */
+static int read_threads(struct census *c)
+{
+	int n = 0, err;
+
+	if (!c->exits)
+		return 0;
+	if ((err = ring_buffer__consume(c->exits)) < 0 || (err = read_live_threads(c)))
+		return err;
+	for (int i = 0; i < c->ntlist; i++) {
+		struct cthread *t = c->tlist[i];
+		struct cproc *p;
+
+		if (!t->met && t->misses != UINT32_MAX && ++t->misses < 2 && (p = proc_of(c, t->tgid)))
+			p->seen = true;
+		if (t->met && t->misses != UINT32_MAX)
+			t->misses = 0;
+		if (t->misses >= 2) {
+			tdelete(t, &c->threads, cmp_serial);
+			free(t);
+			continue;
+		}
+		t->met = false;
+		c->tlist[n++] = t;
+	}
+	c->ntlist = n;
+	return 0;
+}
+
+/* The census's copy sizes since the last read, over every CPU and process, into @snap. */
+static int read_hists(struct census *c, struct census_snap *snap)
+{
+	const struct census_hists *per_cpu = c->hist_buf;
+	int ncpus = libbpf_num_possible_cpus();
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(c->obj->maps.census_hists), &zero, c->hist_buf))
+		return -errno;
+	for (int s = 0; s < NR_SITES; s++)
+		for (int k = 0; k < MAX_SLOTS; k++) {
+			uint64_t sum = 0;
+
+			for (int cpu = 0; cpu < ncpus; cpu++)
+				sum += per_cpu[cpu].hist[s][k];
+			snap->hist[s][k] = grow(sum, c->hist[s][k]);
+			c->hist[s][k] = sum;
+		}
+	return 0;
+}
+
+/* Without the boundary account, what the sites took from user memory and gave to it. */
+static void sites_moved(struct census_figs *d)
+{
+	for (int g = 0; g < nr_boundary_groups; g++) {
+		const struct boundary_group *bg = &boundary_groups[g];
+		uint64_t *to = bg->dir == BOUNDARY_FROM_USER ? &d->from_user :
+			       bg->dir == BOUNDARY_TO_USER ? &d->to_user : NULL;
+
+		for (int i = 0; to && i < bg->nsites; i++)
+			*to += d->site[bg->sites[i]].bytes;
+	}
+}
+
 /* This read's raw values less the last read's: the delta, added to the totals. */
 static void settle(struct census *c, struct cproc *p)
 {
@@ -343,8 +577,8 @@ static void settle(struct census *c, struct cproc *p)
 	for (int s = 0; s < NR_SITES; s++) {
 		struct site_stats now = d->site[s], *was = &p->raw[s];
 
-		d->site[s].count = grow(now.count, was->count);
-		d->site[s].bytes = grow(now.bytes, was->bytes);
+		d->site[s].count = grow(now.count, was->count) + p->threads[s].count;
+		d->site[s].bytes = grow(now.bytes, was->bytes) + p->threads[s].bytes;
 		t->site[s].count += d->site[s].count;
 		t->site[s].bytes += d->site[s].bytes;
 		for (int k = 0; k < MAX_SLOTS; k++) {
@@ -353,7 +587,14 @@ static void settle(struct census *c, struct cproc *p)
 		}
 		*was = now;
 	}
+	memset(p->threads, 0, sizeof(p->threads));
 	d->from_user = d->to_user = 0;
+	if (!census_has_account(c)) {
+		sites_moved(d);
+		t->from_user += d->from_user;
+		t->to_user += d->to_user;
+		return;
+	}
 	for (int g = 0; g < nr_boundary_groups && g < 16; g++) {
 		uint64_t add = grow(p->now_acct[g], p->raw_acct[g]), sites = 0;
 
@@ -438,13 +679,15 @@ int census_read(struct census *c, struct census_snap *snap)
 	struct misc_stats misc = c->obj->bss->misc;
 	double now = now_s();
 	uint64_t keys, evicted;
-	int n = 0;
+	int n = 0, err;
 
 	drop_exited(c);
 	for (int i = 0; i < c->nlist; i++) {
 		memset(&c->list[i]->out.delta, 0, sizeof(c->list[i]->out.delta));
 		c->list[i]->seen = false;
 	}
+	if ((err = read_threads(c)) || (err = read_hists(c, snap)))
+		return err;
 	keys = read_sites(c);
 	read_account(c);
 	if (c->capsnap < c->nlist) {
@@ -483,7 +726,7 @@ int census_read(struct census *c, struct census_snap *snap)
 	snap->procs = c->snap;
 	snap->nprocs = n;
 	snap->evicted = c->evicted;
-	snap->dropped = misc.sites_dropped + misc.account_dropped;
+	snap->dropped = misc.sites_dropped + misc.account_dropped + misc.census_exits_dropped;
 	snap->keys = keys;
 	snap->max_keys = c->max_keys;
 	snap->interval_s = now - c->last;
@@ -500,7 +743,11 @@ void census_close(struct census *c)
 {
 	if (!c)
 		return;
+	ring_buffer__free(c->exits);
 	tracer_stop(c->obj);
+	tdestroy(c->threads, free_node);
+	free(c->tlist);
+	free(c->hist_buf);
 	tdestroy(c->procs, free_node);
 	free(c->list);
 	free(c->snap);

@@ -1,8 +1,10 @@
 /*
  * The machine-wide census: every process's copy sites at once, for `zctrace top` and `zctrace
- * export`. The BPF side counts by (process, site) in a bounded LRU map; each read turns what it
- * holds into per-process deltas since the last read, so totals only grow even when the kernel
- * evicts a key or a process exits and its keys are removed.
+ * export`. The BPF side counts in each thread (task storage), read by a task iterator and sent
+ * as the thread exits, and what it counts outside the copying thread (a deferred copy, found by
+ * its owner) by (process, site) in a bounded LRU map; each read turns both into per-process
+ * deltas since the last read, so totals only grow even when the kernel evicts a key or a process
+ * exits and its keys are removed.
  */
 #ifndef CENSUS_H
 #define CENSUS_H
@@ -20,14 +22,18 @@ struct census;
 struct census_opts {
 	enum method cap;	/* --method: nothing better than this; METHOD_NONE = the best there is */
 	uint32_t max_keys;	/* (process, site) keys the kernel keeps; 0 = the default */
+	bool complete;		/* --complete: the boundary account and the sites that need the raw
+				 * syscall tracepoints too, at their cost to every syscall of the machine */
 };
 
 /* One process's figures: over one interval (deltas) or since it was first seen (totals). */
 struct census_figs {
-	struct site_stats site[NR_SITES];	/* copies, bytes and log2 size histogram per site */
-	uint64_t from_user;	/* bytes its I/O calls moved out of user memory (write, send, ...) */
+	struct site_stats site[NR_SITES];	/* copies, bytes (and log2 size histogram: the census's
+						 * are machine-wide, census_snap.hist) per site */
+	uint64_t from_user;	/* bytes its I/O calls moved out of user memory (write, send, ...); without
+				 * the boundary account, what its sites took from user memory */
 	uint64_t to_user;	/* ... and into user memory (read, recv, ...) */
-	uint64_t unattributed;	/* boundary bytes no site explains */
+	uint64_t unattributed;	/* boundary bytes no site explains (only with the boundary account) */
 };
 
 struct census_proc {
@@ -50,6 +56,7 @@ struct census_snap {
 	uint64_t keys;		/* keys held now */
 	uint64_t max_keys;
 	double interval_s;	/* time since the previous read */
+	uint64_t hist[NR_SITES][MAX_SLOTS];	/* copies by log2 size since the previous read, every process */
 };
 
 /* Opens, chooses the probes, loads and attaches for every process but this one. 0 or -errno. */
@@ -58,6 +65,16 @@ int census_open(struct census **cp, const struct census_opts *o);
 int census_read(struct census *c, struct census_snap *snap);
 /* The probe choice, for the sites' methods (site_method_of()). */
 const struct probe_choice *census_choice(const struct census *c);
+/* Whether the census keeps the boundary account (--complete, where the kernel allows it). */
+bool census_has_account(const struct census *c);
+/*
+ * What the census does not measure on this kernel in this mode: the sites (and "unattributed",
+ * the boundary account) and why, at most @n. How many.
+ */
+int census_unmeasured(const struct census *c, const char **names, const char **whys, int n);
+/* The tracer the census starts with @o: for `zctrace floor --census`. */
+struct tracer_opts;
+void census_tracer_opts(const struct census_opts *o, struct tracer_opts *to);
 /* The tracer's object, for its programs' costs (progstats). */
 struct zctrace_bpf *census_object(struct census *c);
 void census_close(struct census *c);

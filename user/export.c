@@ -28,6 +28,8 @@
 #include "wl.h"
 #include "zctrace.skel.h"
 
+enum { EXPORT_OPT_COMPLETE = 0x100, EXPORT_OPT_BPF_STATS };
+
 /* HTTP connections at once, and how long an idle one is kept */
 #define EXPORT_MAX_CONNECTIONS 32
 #define EXPORT_CONNECTION_TIMEOUT_S 10
@@ -39,6 +41,8 @@ struct export_args {
 	uint32_t max_keys;
 	enum method cap;
 	bool verbose;
+	bool complete;		/* --complete: the boundary account and the sites that need the syscall tracepoints */
+	bool bpf_stats;		/* --bpf-stats: the census's own BPF cost, from the kernel's statistics */
 };
 
 struct exporter {
@@ -64,7 +68,8 @@ static const char export_doc[] =
 	"    zctrace export --listen [::1]:9435 --max-series 50\n"
 	"\v"
 	"Every process but this one is counted, by (comm, cgroup). Past --max-series label pairs the "
-	"rest are folded into comm=\"other\",cgroup=\"other\" (zctrace_series_folded_total).";
+	"rest are folded into comm=\"other\",cgroup=\"other\" (zctrace_series_folded_total). What the "
+	"census measures on this kernel, and why a site is not measured, is in zctrace_site_info.";
 
 static const struct argp_option export_options[] = {
 	{ "listen", 'l', "ADDR:PORT", 0, "Where to serve (default " EXPORT_DEFAULT_LISTEN "; [ADDR]:PORT for IPv6)", 0 },
@@ -72,6 +77,12 @@ static const struct argp_option export_options[] = {
 	{ "interval", 'i', "SECONDS", 0, "Read the kernel's maps every SECONDS (default 1)", 0 },
 	{ "max-keys", 'k', "N", 0, "(process, site) keys the kernel's map holds (default: the census's)", 0 },
 	{ "method", 'm', "METHOD", 0, "Attach with METHOD at best: fentry, kprobe or tracepoint", 0 },
+	{ "complete", EXPORT_OPT_COMPLETE, NULL, 0,
+	  "Also the bytes that need the raw syscall tracepoints: files, pipes and the boundary account "
+	  "(unattributed bytes), at a cost to every syscall of the machine", 0 },
+	{ "bpf-stats", EXPORT_OPT_BPF_STATS, NULL, 0,
+	  "Export the census's own BPF cost (zctrace_bpf_*): turns on the kernel's BPF statistics, two "
+	  "clock reads per event of every BPF program on the machine", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf's messages", 0 },
 	{},
 };
@@ -141,6 +152,12 @@ static error_t export_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case 'v':
 		x->a.verbose = true;
+		break;
+	case EXPORT_OPT_COMPLETE:
+		x->a.complete = true;
+		break;
+	case EXPORT_OPT_BPF_STATS:
+		x->a.bpf_stats = true;
 		break;
 	case ARGP_KEY_ARG:
 		argp_failure(state, EXIT_USAGE, 0, "unexpected argument '%s'", arg);
@@ -235,7 +252,7 @@ static int silent_libbpf(enum libbpf_print_level level, const char *fmt, va_list
 /* The census, its programs' costs, the aggregate's site methods. 0 or 1. */
 static int start_census(struct exporter *x)
 {
-	struct census_opts o = { .cap = x->a.cap, .max_keys = x->a.max_keys };
+	struct census_opts o = { .cap = x->a.cap, .max_keys = x->a.max_keys, .complete = x->a.complete };
 	const struct probe_choice *choice;
 	const char *missing;
 	int err;
@@ -246,17 +263,20 @@ static int start_census(struct exporter *x)
 	}
 	if (!x->a.verbose)
 		libbpf_set_print(silent_libbpf);
-	/* on before load: every invocation of the census's programs is counted */
-	if (prog_stats_enable(&x->costs))
+	/* on before load, and only when asked: it costs every BPF program of the machine */
+	if (x->a.bpf_stats && prog_stats_enable(&x->costs))
 		fprintf(stderr, "zctrace: no BPF cost metrics: %s\n", x->costs.why);
 	if ((err = census_open(&x->census, &o))) {
 		fprintf(stderr, "zctrace: cannot start the census: %s\n", strerror(-err));
 		return 1;
 	}
 	choice = census_choice(x->census);
-	for (int s = 0; s < NR_SITES; s++)
+	for (int s = 0; s < NR_SITES; s++) {
 		x->expo.site_method[s] = site_method_of(choice, s, NULL);
-	x->expo.account = probe_attached(choice, PROBE_BOUNDARY);
+		x->expo.site_why[s] = probe_refusal(choice, s);
+	}
+	x->expo.account = census_has_account(x->census);
+	x->expo.account_why = x->expo.account ? NULL : probe_refusal(choice, PROBE_BOUNDARY);
 	x->expo.costs = x->costs.stats_fd >= 0 ? &x->costs : NULL;
 	prog_stats_begin(&x->costs);
 	return 0;

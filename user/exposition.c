@@ -266,6 +266,9 @@ void expo_add(struct expo *e, const struct census_snap *snap)
 	if (nnew)
 		admit(e, rows, nnew);
 	free(rows);
+	for (int s = 0; s < NR_SITES; s++)
+		for (int k = 0; k < MAX_SLOTS; k++)
+			e->all.site[s].hist[k] += snap->hist[s][k];
 	e->reads++;
 	e->evicted = snap->evicted;
 	e->dropped = snap->dropped;
@@ -380,11 +383,24 @@ static void write_histograms(FILE *f, const struct expo *e, enum expo_format fmt
 
 static void write_sites(FILE *f, const struct expo *e, enum expo_format fmt)
 {
+	char why[512];
+	const char *w;
+
 	family(f, fmt, "zctrace_site", FAM_INFO, NULL,
-	       "How each copy site is counted: its attach method (none: not counted) and whether the CPU copies there");
-	for (int i = 0; i < NR_SITES; i++)
-		fprintf(f, "zctrace_site_info{site=\"%s\",method=\"%s\",cpu_copy=\"%s\"} 1\n", site_name(i),
-			method_name(e->site_method[i]), is_cpu_copy(i) ? "true" : "false");
+	       "How each copy site is counted: its attach method (none: not measured, and why) and whether the CPU "
+	       "copies there");
+	for (int i = 0; i < NR_SITES; i++) {
+		w = e->site_method[i] == METHOD_NONE && e->site_why[i] ? e->site_why[i] : "";
+		expo_label_value(why, sizeof(why), w, strlen(w));
+		fprintf(f, "zctrace_site_info{site=\"%s\",method=\"%s\",cpu_copy=\"%s\",why_not=\"%s\"} 1\n",
+			site_name(i), method_name(e->site_method[i]), is_cpu_copy(i) ? "true" : "false", why);
+	}
+	family(f, fmt, "zctrace_census", FAM_INFO, NULL,
+	       "What the census measures beside the sites: unattributed bytes (the boundary account), and why not");
+	w = e->account || !e->account_why ? "" : e->account_why;
+	expo_label_value(why, sizeof(why), w, strlen(w));
+	fprintf(f, "zctrace_census_info{unattributed=\"%s\",why_not=\"%s\"} 1\n", e->account ? "measured" : "none",
+		why);
 }
 
 static void write_costs(FILE *f, const struct expo *e, enum expo_format fmt)

@@ -40,7 +40,9 @@ struct expo {
 	/* the census's own bookkeeping at the last read */
 	uint64_t evicted, dropped, keys, max_keys;
 	enum method site_method[NR_SITES];	/* how each copy site counts: METHOD_NONE = not at all */
+	const char *site_why[NR_SITES];		/* ... and why not, where it does not */
 	bool account;				/* the boundary account is kept: unattributed bytes are measured */
+	const char *account_why;		/* ... and why not, where it is not */
 	const struct prog_stats *costs;		/* the BPF programs' costs, or NULL when not measured */
 };
 

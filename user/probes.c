@@ -27,6 +27,7 @@ const char *method_name(enum method m)
 	case METHOD_TP_BTF: return "tp_btf";
 	case METHOD_RAW_TP: return "raw_tp";
 	case METHOD_USDT: return "usdt";
+	case METHOD_ITER: return "iter";
 	default: return "none";
 	}
 }
@@ -479,6 +480,10 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 			obj->rodata->site_method[s] = ps->cands[ch->chosen].method;
 		if (s == PROBE_BOUNDARY)
 			obj->rodata->track_boundary = 1;
+		if (s == PROBE_CENSUS)
+			obj->rodata->census_threads = 1;
+		if (ps->cands[ch->chosen].at_length)
+			obj->rodata->length_sites |= 1U << s;
 		/* one program, two jobs: each done only where its probe chose it */
 		if (cand_holds(&ps->cands[ch->chosen], bpf_program__name(obj->progs.io_uring_complete_btf))) {
 			if (s == PROBE_ZC_NOTICES)

@@ -57,11 +57,6 @@
 		  { PROG(skb_copy_datagram_iter_kprobe) }, { "kprobe:skb_copy_datagram_iter" } },		\
 		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (" what " payload)",				\
 		  { PROG(skb_copy_datagram_iovec_btf) }, { "tp_btf:skb_copy_datagram_iovec" } }
-/* every byte a UDP or Unix send returns was copied into its skbs (but pins): counted there */
-#define SOCK_CALL_CANDIDATES(what, tail)									\
-		{ METHOD_TP_BTF, "tp_btf sys_exit of " what tail, { IO_PROGS }, { IO_NEEDS } },		\
-		{ METHOD_RAW_TP, "raw_tp sys_exit of " what tail, { IO_RAW_PROGS }, { IO_RAW_NEEDS } }
-
 const struct probe_site probe_sites[NR_PROBES] = {
 	[PROBE_TARGETS] = { "targets", .required = true, .cands = {
 		{ METHOD_TP_BTF, "tp_btf sched_process_fork/exit", { PROG(fork_btf), PROG(exit_btf) },
@@ -116,13 +111,31 @@ const struct probe_site probe_sites[NR_PROBES] = {
 	} },
 	[SITE_RECV_COPY] = { "recv_copy", .cpu_copy = true, .cands = { RECV_CANDIDATES("TCP") } },
 	[SITE_UNIX_RECV_COPY] = { "unix_recv_copy", .cpu_copy = true, .cands = { RECV_CANDIDATES("Unix socket") } },
-	/* UDP copies a linear skb with copy_linear_skb(), an inline with no event: the call's return */
+	/*
+	 * UDP copies a linear skb with copy_linear_skb(), an inline with no event, and every byte a UDP
+	 * or Unix send returns was copied into its skbs (but pins): counted at the call's return, or,
+	 * without the syscall tracepoints (the census), where the socket returns it (6.3+)
+	 */
 	[SITE_UDP_RECV_COPY] = { "udp_recv_copy", .cpu_copy = true, .cands = {
-		SOCK_CALL_CANDIDATES("receive/read calls on UDP sockets", " (not with MSG_TRUNC)") } },
+		{ METHOD_TP_BTF, "tp_btf sys_exit of receive/read calls on UDP sockets (not with MSG_TRUNC)",
+		  { IO_PROGS }, { IO_NEEDS } },
+		{ METHOD_RAW_TP, "raw_tp sys_exit of receive/read calls on UDP sockets (not with MSG_TRUNC)",
+		  { IO_RAW_PROGS }, { IO_RAW_NEEDS } },
+		{ METHOD_TP_BTF, "tp_btf sock_recv_length of receive/read calls on UDP sockets (not with MSG_TRUNC)",
+		  { SOCK_LENGTH_PROGS }, { SOCK_LENGTH_NEEDS }, .at_length = true } } },
 	[SITE_UDP_SEND_COPY] = { "udp_send_copy", .cpu_copy = true, .cands = {
-		SOCK_CALL_CANDIDATES("send/write calls on UDP sockets", ", less what MSG_ZEROCOPY pinned (zc_pin)") } },
+		{ METHOD_TP_BTF, "tp_btf sys_exit of send/write calls on UDP sockets, less what MSG_ZEROCOPY "
+		  "pinned (zc_pin)", { IO_PROGS }, { IO_NEEDS } },
+		{ METHOD_RAW_TP, "raw_tp sys_exit of send/write calls on UDP sockets, less what MSG_ZEROCOPY "
+		  "pinned (zc_pin)", { IO_RAW_PROGS }, { IO_RAW_NEEDS } },
+		{ METHOD_TP_BTF, "tp_btf sock_send_length of send/write calls on UDP sockets (not MSG_ZEROCOPY sends)",
+		  { SOCK_LENGTH_PROGS }, { SOCK_LENGTH_NEEDS }, .at_length = true } } },
 	[SITE_UNIX_SEND_COPY] = { "unix_send_copy", .cpu_copy = true, .cands = {
-		SOCK_CALL_CANDIDATES("send/write calls on Unix sockets", "") } },
+		{ METHOD_TP_BTF, "tp_btf sys_exit of send/write calls on Unix sockets", { IO_PROGS }, { IO_NEEDS } },
+		{ METHOD_RAW_TP, "raw_tp sys_exit of send/write calls on Unix sockets", { IO_RAW_PROGS },
+		  { IO_RAW_NEEDS } },
+		{ METHOD_TP_BTF, "tp_btf sock_send_length of send/write calls on Unix sockets", { SOCK_LENGTH_PROGS },
+		  { SOCK_LENGTH_NEEDS }, .at_length = true } } },
 	[SITE_USER_COPY] = { "user_copy", .cpu_copy = true, .cands = {
 		{ METHOD_USDT, "USDT zctrace:user_copy", { PROG(user_copy_usdt), PROG(phase_begin_usdt), PROG(phase_end_usdt), PROG(segment_usdt) },
 		  { "usdt" } },
@@ -243,6 +256,11 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { IO_PROGS }, { IO_NEEDS } },
 		{ METHOD_RAW_TP, "raw_tp sys_enter/sys_exit of read, write, send and receive syscalls",
 		  { IO_RAW_PROGS }, { IO_RAW_NEEDS } },
+	} },
+	/* the census alone: each thread's counters in the thread, no hash update per copy */
+	[PROBE_CENSUS] = { "census", .cands = {
+		{ METHOD_ITER, "per-thread counters in task storage, read by a task iterator; last ones at exit",
+		  { PROG(census_iter) } },
 	} },
 };
 

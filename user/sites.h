@@ -20,6 +20,7 @@ enum probe_id {
 	PROBE_SYSCALLS,			/* syscalls by number */
 	PROBE_PAGE_FAULTS,
 	PROBE_BOUNDARY,			/* bytes that crossed to or from user memory, by call and file type */
+	PROBE_CENSUS,			/* the census's counters in each thread, read by a task iterator */
 	NR_PROBES,
 };
 
@@ -32,6 +33,7 @@ struct candidate {
 	const char *label;			/* what is attached, for reports */
 	const char *progs[MAX_PROGS];		/* skeleton programs to autoload (PROG(): checked at compile time) */
 	const char *needs[MAX_NEEDS];		/* attach points: "fentry:F", "kprobe:F", "tp_btf:T", "raw_tp:T", "usdt" */
+	bool at_length;				/* a UDP or Unix site counted where the socket returns the length */
 };
 
 struct probe_site {

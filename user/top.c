@@ -18,7 +18,9 @@
 #include "cli.h"
 #include "clock.h"
 #include "probes.h"
+#include "progstats.h"
 #include "top.h"
+#include "zctrace.skel.h"
 
 enum top_by { BY_PROCESS, BY_CGROUP, BY_COMM };
 
@@ -30,7 +32,11 @@ struct top_args {
 	bool json, noclear;
 	enum method cap;
 	unsigned max_keys;
+	bool complete;		/* --complete: also what needs the raw syscall tracepoints */
+	bool bpf_stats;		/* --bpf-stats: the census's own BPF cost in each table */
 };
+
+enum { TOP_OPT_COMPLETE = 0x100, TOP_OPT_BPF_STATS };
 
 /* One line of the table: a process, or the processes of one cgroup or command name. */
 struct top_row {
@@ -50,6 +56,12 @@ static const struct argp_option top_options[] = {
 	{ "noclear", 'C', NULL, 0, "Do not clear the screen between tables", 0 },
 	{ "method", 'm', "METHOD", 0, "fentry, kprobe or tracepoint: nothing better than it", 0 },
 	{ "max-keys", 'k', "N", 0, "(process, site) keys the kernel keeps, LRU (default 16384)", 0 },
+	{ "complete", TOP_OPT_COMPLETE, NULL, 0,
+	  "Also the bytes that need the raw syscall tracepoints: files, pipes and the unattributed column, "
+	  "at a cost to every syscall of the machine", 0 },
+	{ "bpf-stats", TOP_OPT_BPF_STATS, NULL, 0,
+	  "The census's own BPF cost in each table (the kernel's BPF statistics: two clock reads per "
+	  "event of every BPF program on the machine)", 0 },
 	{ 0 }
 };
 
@@ -111,6 +123,12 @@ static int top_parse(int key, char *arg, struct argp_state *state)
 		a->max_keys = strtoul(arg, &end, 10);
 		if (*end || a->max_keys < 64 || a->max_keys > 1 << 22)
 			argp_error(state, "bad --max-keys '%s' (64 to 4194304)", arg);
+		break;
+	case TOP_OPT_COMPLETE:
+		a->complete = true;
+		break;
+	case TOP_OPT_BPF_STATS:
+		a->bpf_stats = true;
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
@@ -228,9 +246,51 @@ static int terminal_rows(void)
 	return isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row > 6 ? ws.ws_row - 5 : 20;
 }
 
-static void print_table(const struct top_args *a, const struct census_snap *snap, struct top_row *rows, int n,
-			bool account)
+/* One line per reason: what the census does not measure here, and why. */
+static void print_unmeasured(const struct census *c)
 {
+	const char *names[NR_SITES + 1], *whys[NR_SITES + 1];
+	int n = census_unmeasured(c, names, whys, NR_SITES + 1);
+	bool done[NR_SITES + 1] = {};
+
+	for (int i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		printf("%s", names[i]);
+		for (int j = i + 1; j < n; j++)
+			if (!done[j] && !strcmp(whys[i], whys[j])) {
+				printf(", %s", names[j]);
+				done[j] = true;
+			}
+		printf(": %s\n", whys[i]);
+	}
+}
+
+/* The census's BPF programs' cost, read at each table with --bpf-stats. */
+struct bpf_cost {
+	struct prog_stats ps;
+	uint64_t run_ns, events;	/* at the last table */
+};
+
+static void bpf_cost_delta(struct bpf_cost *b, struct census *c, uint64_t *run_ns, uint64_t *events)
+{
+	uint64_t ns = 0, ev = 0;
+
+	prog_stats_end(&b->ps, census_object(c)->obj);
+	for (int i = 0; i < b->ps.n; i++) {
+		ns += b->ps.p[i].run_time_ns;
+		ev += b->ps.p[i].events;
+	}
+	*run_ns = ns - b->run_ns;
+	*events = ev - b->events;
+	b->run_ns = ns;
+	b->events = ev;
+}
+
+static void print_table(const struct top_args *a, const struct census *c, const struct census_snap *snap,
+			struct top_row *rows, int n, const uint64_t *bpf)
+{
+	bool account = census_has_account(c);
 	static const char *const by_name[] = { "PID", "CGROUP", "COMM" };
 	int shown = a->rows ? a->rows : terminal_rows();
 	char clock[16], b1[16], b2[16], b3[16], b4[16], b5[16], sites[128];
@@ -241,8 +301,13 @@ static void print_table(const struct top_args *a, const struct census_snap *snap
 	if (!a->noclear && isatty(STDOUT_FILENO))
 		printf("\033[H\033[2J");
 	printf("%s  %.1f s  %d %s with copies  keys %" PRIu64 "/%" PRIu64 "  evicted %" PRIu64 "  dropped %" PRIu64
-	       "\n\n", clock, secs, n, a->by == BY_PROCESS ? "processes" : a->by == BY_CGROUP ? "cgroups" : "names",
+	       "\n", clock, secs, n, a->by == BY_PROCESS ? "processes" : a->by == BY_CGROUP ? "cgroups" : "names",
 	       snap->keys, snap->max_keys, snap->evicted, snap->dropped);
+	if (bpf)
+		printf("census BPF programs: %.2f ms of CPU in %" PRIu64 " events (%.0f ns each)\n", bpf[0] / 1e6, bpf[1],
+		       bpf[1] ? (double)bpf[0] / bpf[1] : 0);
+	print_unmeasured(c);
+	printf("\n");
 	printf("%-8s %-16s %8s %8s %8s %8s %8s %8s  %s\n", by_name[a->by], a->by == BY_PROCESS ? "COMM" : "PROCS",
 	       "MOVED/s", "COPIED/s", "COPIES/B", "PINNED/s", "LATER/s", "UNATTR/s", "SITES (bytes/s)");
 	for (int i = 0; i < n && i < shown; i++) {
@@ -313,8 +378,11 @@ static json_object *row_json(const struct top_args *a, const struct top_row *r, 
 }
 
 static int print_json(const struct top_args *a, const struct census *c, const struct census_snap *snap,
-		      struct top_row *rows, int n)
+		      struct top_row *rows, int n, const uint64_t *bpf)
 {
+	const char *names[NR_SITES + 1], *whys[NR_SITES + 1];
+	int nun = census_unmeasured(c, names, whys, NR_SITES + 1);
+	json_object *un = json_object_new_object();
 	static const char *const by_name[] = { "process", "cgroup", "comm" };
 	json_object *o = json_object_new_object(), *jr = json_object_new_array(), *m = json_object_new_object();
 	int shown = a->rows ? a->rows : n;
@@ -334,9 +402,19 @@ static int print_json(const struct top_args *a, const struct census *c, const st
 				       meth == METHOD_NONE ? NULL : json_object_new_string(method_name(meth)));
 	}
 	json_object_object_add(o, "methods", m);
+	for (int i = 0; i < nun; i++)
+		json_object_object_add(un, names[i], json_object_new_string(whys[i]));
+	json_object_object_add(o, "not_measured", un);
+	/* without --bpf-stats the census's own cost is not measured: no key, not 0 */
+	if (bpf) {
+		json_object *b = json_object_new_object();
+
+		json_object_object_add(b, "run_ns", json_object_new_int64(bpf[0]));
+		json_object_object_add(b, "events", json_object_new_int64(bpf[1]));
+		json_object_object_add(o, "bpf", b);
+	}
 	for (int i = 0; i < n && i < shown; i++)
-		json_object_array_add(jr, row_json(a, &rows[i], snap->interval_s,
-						   probe_attached(census_choice(c), PROBE_BOUNDARY)));
+		json_object_array_add(jr, row_json(a, &rows[i], snap->interval_s, census_has_account(c)));
 	json_object_object_add(o, "rows", jr);
 	json_object_object_add(o, "more_rows", json_object_new_int(n > shown ? n - shown : 0));
 	err = puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0 || fflush(stdout) ? -EIO : 0;
@@ -361,6 +439,7 @@ int cmd_top(int argc, char **argv)
 	static const struct argp argp = { top_options, top_parse, NULL, top_doc };
 	struct top_args a = { .interval = 1 };
 	struct census_opts co = {};
+	struct bpf_cost cost = {};
 	struct census *c;
 	struct top_row *rows = NULL;
 	const char *missing;
@@ -376,13 +455,23 @@ int cmd_top(int argc, char **argv)
 	}
 	co.cap = a.cap;
 	co.max_keys = a.max_keys;
+	co.complete = a.complete;
 	catch_stop_signals();
-	if ((err = census_open(&c, &co))) {
-		fprintf(stderr, "zctrace top: cannot trace the machine: %s\n", strerror(-err));
+	prog_stats_init(&cost.ps);
+	/* on before load, and only when asked: it costs every BPF program of the machine */
+	if (a.bpf_stats && prog_stats_enable(&cost.ps)) {
+		fprintf(stderr, "zctrace top: --bpf-stats: %s\n", cost.ps.why);
 		return 1;
 	}
+	if ((err = census_open(&c, &co))) {
+		fprintf(stderr, "zctrace top: cannot trace the machine: %s\n", strerror(-err));
+		prog_stats_close(&cost.ps);
+		return 1;
+	}
+	prog_stats_begin(&cost.ps);
 	for (long i = 0; !stop_signal && (!a.count || i < a.count); i++) {
 		struct census_snap snap;
+		uint64_t bpf[2];
 		int n;
 
 		wait_interval(a.interval);
@@ -391,17 +480,19 @@ int cmd_top(int argc, char **argv)
 			ret = 1;
 			break;
 		}
+		if (a.bpf_stats)
+			bpf_cost_delta(&cost, c, &bpf[0], &bpf[1]);
 		rows = cli_xrealloc(rows, (snap.nprocs + 1) * sizeof(*rows));
 		n = make_rows(&snap, a.by, rows);
 		qsort(rows, n, sizeof(*rows), by_copied);
 		if (a.json) {
-			if (print_json(&a, c, &snap, rows, n)) {
+			if (print_json(&a, c, &snap, rows, n, a.bpf_stats ? bpf : NULL)) {
 				fprintf(stderr, "zctrace top: cannot write the table: %s\n", strerror(EIO));
 				ret = 1;
 				break;
 			}
 		} else {
-			print_table(&a, &snap, rows, n, probe_attached(census_choice(c), PROBE_BOUNDARY));
+			print_table(&a, c, &snap, rows, n, a.bpf_stats ? bpf : NULL);
 			if (ferror(stdout)) {
 				fprintf(stderr, "zctrace top: cannot write the table\n");
 				ret = 1;
@@ -411,5 +502,6 @@ int cmd_top(int argc, char **argv)
 	}
 	free(rows);
 	census_close(c);
+	prog_stats_close(&cost.ps);
 	return ret;
 }

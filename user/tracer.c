@@ -113,6 +113,30 @@ static void skip_probes(struct probe_choice *choice, unsigned long long skip, co
 	}
 }
 
+/* Whether candidate @c needs the raw syscall tracepoints. */
+static bool needs_syscall_tps(const struct candidate *c)
+{
+	for (int k = 0; k < MAX_NEEDS && c->needs[k]; k++)
+		if (strstr(c->needs[k], ":sys_enter") || strstr(c->needs[k], ":sys_exit"))
+			return true;
+	return false;
+}
+
+/*
+ * Sets aside every candidate that needs the raw syscall tracepoints: attached, they put every
+ * task of the machine on the syscall slow path, whatever the programs do.
+ */
+static void refuse_syscall_tps(struct probe_choice *choice)
+{
+	for (int s = 0; s < NR_PROBES; s++)
+		for (int c = 0; c < MAX_CANDIDATES && probe_sites[s].cands[c].label; c++)
+			if (needs_syscall_tps(&probe_sites[s].cands[c])) {
+				choice[s].refused[c] = true;
+				snprintf(choice[s].why_not[c], sizeof(choice[s].why_not[c]), "%s",
+					 NEEDS_SYSCALL_TPS_WHY);
+			}
+}
+
 /*
  * The census counts every process but zctrace: its per-process maps become LRU maps of a fixed
  * size, so a machine with many short processes costs bounded kernel memory, and the oldest keys
@@ -130,7 +154,8 @@ static int set_machine_wide(struct zctrace_bpf *obj, unsigned max_keys)
 	    (err = bpf_map__set_max_entries(obj->maps.sites, max_keys)) ||
 	    (err = bpf_map__set_max_entries(obj->maps.idents, max_keys)) ||
 	    (err = bpf_map__set_type(obj->maps.account, BPF_MAP_TYPE_LRU_HASH)) ||
-	    (err = bpf_map__set_max_entries(obj->maps.account, max_keys)))
+	    (err = bpf_map__set_max_entries(obj->maps.account, max_keys)) ||
+	    (err = bpf_map__set_max_entries(obj->maps.census_exits, CENSUS_EXITS_BYTES)))
 		fprintf(stderr, "zctrace: cannot size the census maps: %s\n", strerror(-err));
 	return err;
 }
@@ -260,7 +285,8 @@ void tracer_opts_for(struct tracer_opts *o, const struct workload_def *def, enum
 bool tracer_opts_same(const struct tracer_opts *a, const struct tracer_opts *b)
 {
 	return a->cap == b->cap && a->skip_zc_path == b->skip_zc_path && a->gate_on_phase == b->gate_on_phase &&
-	       a->skip == b->skip && a->machine_wide == b->machine_wide && a->max_keys == b->max_keys;
+	       a->skip == b->skip && a->machine_wide == b->machine_wide && a->max_keys == b->max_keys &&
+	       a->no_syscall_tps == b->no_syscall_tps;
 }
 
 int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const struct tracer_opts *o)
@@ -273,6 +299,10 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		skip_zc_path(choice);
 	if (o->skip)
 		skip_probes(choice, o->skip, o->skip_why ? o->skip_why : "not wanted");
+	if (!o->machine_wide)
+		skip_probes(choice, 1ULL << PROBE_CENSUS, "the census's own");
+	if (o->no_syscall_tps)
+		refuse_syscall_tps(choice);
 	next_print = libbpf_set_print(capture_print);
 	/* each pass sets at least one candidate aside, so there are at most as many as candidates */
 	for (int tries = 0; tries < NR_PROBES * MAX_CANDIDATES; tries++) {

@@ -8,6 +8,11 @@
 struct zctrace_bpf;
 struct bpf_link;
 
+/* Why a figure that needs the raw syscall tracepoints is absent where they are left out. */
+#define NEEDS_SYSCALL_TPS_WHY "not measured: needs the syscall tracepoints (add --complete)"
+/* The census's ring buffer of exited threads' counters: room for about 14,000 between two reads. */
+#define CENSUS_EXITS_BYTES (4U << 20)
+
 struct tracer_opts {
 	enum method cap;	/* --method: nothing better than this; METHOD_NONE = the best there is */
 	bool skip_zc_path;	/* the run makes no MSG_ZEROCOPY send: leave the per-packet path out */
@@ -16,6 +21,7 @@ struct tracer_opts {
 	const char *skip_why;		/* ... and why, for `probes` and the reports */
 	bool machine_wide;	/* the census: every process but this one, in bounded LRU maps */
 	unsigned max_keys;	/* ... of this many (process, site) keys */
+	bool no_syscall_tps;	/* nothing that needs the syscall tracepoints (sys_enter, sys_exit) */
 };
 
 /*
