@@ -25,7 +25,13 @@ charge every event two clock reads, and what a program costs above the empty one
 The progcost section runs that table once per method (fentry, kprobe, tracepoints), for the kernels
 that have them: `tools/kernels.sh run VERSION 'BENCH_REPS=1 python3 tools/bench.py progcost'`.
 
-Usage: tools/bench.py [SECTION ...]   (sections: micro, files, serve, overhead, progcost; default: all)
+The fleet section measures the always-on census: iperf3 on loopback at 1 KiB and 64 KiB writes, untraced,
+under the census's attach points with empty programs (zctrace floor --census), under `zctrace export` and
+under `zctrace top`, and the same with --complete (the raw syscall tracepoints too), interleaved; each
+one's median throughput as a ratio of the untraced one, with its spread, against the targets (0.95 at 1
+KiB, 0.99 at 64 KiB, or within 0.02 of the floor where the floor is below them).
+
+Usage: tools/bench.py [SECTION ...]   (sections: micro, files, serve, overhead, progcost, fleet; default: all)
 Environment: BENCH_REPS (default 5), BENCH_FILE_SIZE (default 256M), LMBENCH (a directory),
 BENCH_OVERHEAD_DURATION (seconds per overhead run, default 3).
 """
@@ -40,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOADS = os.path.join(ROOT, ".output", "workloads")
@@ -470,8 +477,104 @@ def bench_overhead():
         print(f"  targets missed: {', '.join(missed)}")
 
 
+# ---- what the always-on census costs the machine: zctrace export and top beside iperf3 ----
+
+FLEET_PORT = 9436
+
+
+def census_ready(variant, proc):
+    """Waits until the census @proc (zctrace export or top) counts: export serves /metrics, top
+    printed its first table. False if it ended instead."""
+    if variant.startswith("top"):
+        return bool(proc.stdout.readline())
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{FLEET_PORT}/metrics", timeout=5).read()
+            return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+def run_fleet(variant, length):
+    """iperf3 on loopback beside the census as an operator runs it: untraced, under the empty
+    programs of the census's attach points (zctrace floor --census), under zctrace export, or
+    under zctrace top; bytes per second."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out, \
+            tempfile.NamedTemporaryFile("w", suffix=".sh") as script:
+        script.write(iperf_script(length, out.name))
+        script.flush()
+        sh = ["/bin/sh", script.name]
+        census = {"export": [ZCTRACE, "export", "--listen", f"127.0.0.1:{FLEET_PORT}"],
+                  "export --complete": [ZCTRACE, "export", "--complete", "--listen", f"127.0.0.1:{FLEET_PORT}"],
+                  "top": [ZCTRACE, "top", "--json", "-i", "1"]}.get(variant)
+        if variant == "untraced":
+            rc, _, err = run_session(sh, 120)
+        elif variant.startswith("floor"):
+            rc, _, err = run_session([ZCTRACE, "floor", "--census", *variant.split()[1:], "--", *sh], 120)
+        else:
+            proc = subprocess.Popen(census, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    start_new_session=True)
+            try:
+                if not census_ready(variant, proc):
+                    raise RuntimeError(f"zctrace {variant} did not start: {proc.stderr.read()[-300:]}")
+                rc, _, err = run_session(sh, 120)
+            finally:
+                proc.terminate()
+                try:
+                    proc.communicate(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.communicate()
+            if proc.returncode != 0:
+                raise RuntimeError(f"zctrace {variant}: exit {proc.returncode}")
+        try:
+            return iperf_bps(out.name)
+        except (ValueError, KeyError):
+            raise RuntimeError(f"iperf3 {variant} -l {length}: exit {rc}, no result: {err.strip()[-300:]}")
+
+
+def bench_fleet():
+    """The census (zctrace export, zctrace top) left running while iperf3 streams on loopback, against
+    iperf3 alone and under the census's attach points with empty programs; the targets: 0.95 of
+    untraced at 1 KiB, 0.99 at 64 KiB, or within 0.02 of that floor where it is below them."""
+    sizes = ["1K", "64K"]
+    targets = {"1K": 0.95, "64K": 0.99}
+    variants = ["untraced", "floor", "export", "top", "floor --complete", "export --complete"]
+    print(f"\n== the always-on census: iperf3 on loopback, {OVERHEAD_DURATION} s per run, {REPS} reps each, "
+          f"interleaved; median throughput; floor = the census's attach points with empty programs ==", flush=True)
+    if not shutil.which("iperf3"):
+        raise RuntimeError("iperf3 not installed (tools/install-deps.sh installs it)")
+    runs = {(size, v): [] for size in sizes for v in variants}
+    for rep in range(REPS):
+        for size in sizes:
+            for v in variants:
+                runs[(size, v)].append(run_fleet(v, size))
+        print(f"  rep {rep + 1}/{REPS} done", file=sys.stderr, flush=True)
+    print(f"  {'size':<5} {'census':<18} {'median MB/s':>12} {'min':>9} {'max':>9} {'x untraced':>11} {'loss':>7}")
+    missed = []
+    for size in sizes:
+        base = statistics.median(runs[(size, "untraced")])
+        ratio = {}
+        for v in variants:
+            t = runs[(size, v)]
+            ratio[v] = statistics.median(t) / base
+            print(f"  {size:<5} {v:<18} {statistics.median(t) / 1e6:12.1f} {min(t) / 1e6:9.1f} "
+                  f"{max(t) / 1e6:9.1f} {ratio[v]:11.3f} {100 * (1 - ratio[v]):6.1f}%")
+        for v, floor in (("export", "floor"), ("top", "floor"), ("export --complete", "floor --complete")):
+            ok, goal = verdict(ratio[v], ratio[floor], targets[size])
+            how = (f">= {targets[size]:.2f} of untraced" if goal == targets[size] else
+                   f"within 0.02 of its floor, {ratio[floor]:.3f} (below {targets[size]:.2f} itself)")
+            print(f"  {size}: zctrace {v} {'meets' if ok else 'MISSES'} the target ({how})")
+            if not ok and "complete" not in v:
+                missed.append(f"{v} {size}")
+    if missed:
+        print(f"  targets missed: {', '.join(missed)}")
+
+
 SECTIONS = {"micro": bench_micro, "files": bench_files, "serve": bench_serve, "overhead": bench_overhead,
-            "progcost": bench_progcost}
+            "progcost": bench_progcost, "fleet": bench_fleet}
 
 
 def main():

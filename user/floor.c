@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
+#include "census.h"
 #include "cli.h"
 #include "clock.h"
 #include "floor.h"
@@ -36,7 +37,11 @@ struct floor_args {
 	char **cmd;		/* the workload's arguments, or the command and its */
 	int ncmd;
 	const char *stats_path;	/* -S: the empty programs' run-time statistics, as JSON */
+	bool census;		/* --census: the attach points of `zctrace top` and `export` */
+	bool complete;		/* ... with --complete */
 };
+
+enum { FLOOR_OPT_CENSUS = 0x100, FLOOR_OPT_COMPLETE };
 
 static const struct argp_option floor_options[] = {
 	{ "method", 'm', "METHOD", 0, "fentry, kprobe or tracepoint: nothing better than it", 0 },
@@ -44,6 +49,9 @@ static const struct argp_option floor_options[] = {
 	  "What each empty program cost (events, run time, ns per event: kernel.bpf_stats_enabled for "
 	  "the run) as JSON to FILE, and as a table on stderr: what the kernel's statistics charge an "
 	  "event that does nothing", 0 },
+	{ "census", FLOOR_OPT_CENSUS, NULL, 0,
+	  "The attach points of the machine-wide census (zctrace top, zctrace export), around a command", 0 },
+	{ "complete", FLOOR_OPT_COMPLETE, NULL, 0, "... those of the census with --complete", 0 },
 	{ 0 }
 };
 
@@ -54,7 +62,8 @@ static const char floor_doc[] =
 	"status is the workload's or command's.\n\n"
 	"EXAMPLES:\n"
 	"    zctrace floor tcp-onecopy --size 1K --duration 3\n"
-	"    zctrace floor -- iperf3 -c 127.0.0.1 -t 3\n";
+	"    zctrace floor -- iperf3 -c 127.0.0.1 -t 3\n"
+	"    zctrace floor --census -- iperf3 -c 127.0.0.1 -t 3   # what zctrace top/export attach\n";
 
 static int floor_parse(int key, char *arg, struct argp_state *state)
 {
@@ -68,6 +77,12 @@ static int floor_parse(int key, char *arg, struct argp_state *state)
 		if (parse_method(arg, &a->cap))
 			argp_error(state, "unknown method '%s' (fentry, kprobe or tracepoint)", arg);
 		break;
+	case FLOOR_OPT_CENSUS:
+		a->census = true;
+		break;
+	case FLOOR_OPT_COMPLETE:
+		a->census = a->complete = true;
+		break;
 	case ARGP_KEY_ARG:
 		/* the first word names a workload unless '--' came before it */
 		if (state->quoted == 0 && !(a->def = find_workload(arg)))
@@ -79,6 +94,8 @@ static int floor_parse(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (!a->cmd)
 			argp_error(state, "a workload or '-- COMMAND' is needed");
+		if (a->census && a->def)
+			argp_error(state, "--census runs a command ('-- COMMAND'), not a workload");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -91,10 +108,13 @@ static int choose_like_a_run(const struct floor_args *a, bool *use, int n)
 {
 	static struct probe_choice choice[NR_PROBES];
 	struct tracer_opts to = { .cap = a->cap, .skip_zc_path = a->def && !a->def->zc_notices };
+	struct census_opts co = { .cap = a->cap, .complete = a->complete };
 	struct zctrace_bpf *obj;
 	struct bpf_program *p;
 	int err, i = 0;
 
+	if (a->census)
+		census_tracer_opts(&co, &to);
 	if ((err = tracer_start(&obj, choice, &to)))
 		return err;
 	bpf_object__for_each_program(p, obj->obj)
