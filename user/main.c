@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <bpf/libbpf.h>
+#include "census.h"
 #include "cli.h"
 #include "floor.h"
 #include "export.h"
@@ -92,21 +93,29 @@ static int cmd_list(int argc, char **argv)
 }
 
 static const char probes_usage[] =
-	"usage: zctrace probes [--method=METHOD] [-v]\n"
+	"usage: zctrace probes [--method=METHOD] [--census [--complete]] [-v]\n"
 	"Load and attach every probe site's candidates, best first, and print the method chosen for each\n"
 	"site and why each better candidate was refused.\n"
 	"  --method=METHOD  use no method better than METHOD: fentry, kprobe or tracepoint\n"
+	"  --census         what the machine-wide census (zctrace top, zctrace export) attaches\n"
+	"  --complete       ... with --complete: the raw syscall tracepoints too\n"
 	"  -v               show libbpf's log\n";
 
 static int cmd_probes(int argc, char **argv)
 {
 	static struct probe_choice choice[NR_PROBES];
+	struct census_opts co = { .cap = METHOD_NONE };
+	bool census = false;
 	enum method cap = METHOD_NONE;
 	const char *missing;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-v")) {
 			cli_verbose = true;
+		} else if (!strcmp(argv[i], "--census")) {
+			census = true;
+		} else if (!strcmp(argv[i], "--complete")) {
+			census = co.complete = true;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(probes_usage, stdout);
 			return 0;
@@ -129,6 +138,9 @@ static int cmd_probes(int argc, char **argv)
 		struct zctrace_bpf *obj;
 		char why[256];
 
+		co.cap = cap;
+		if (census)
+			census_tracer_opts(&co, &to);
 		if (probes_check_btf(why, sizeof(why))) {
 			if (choose_probes(NULL, choice, cap))
 				return 1;

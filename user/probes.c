@@ -537,9 +537,13 @@ void print_probes(FILE *f, const struct probe_choice *choice)
 		if (ch->chosen >= 0)
 			fprintf(f, "%-16s %-8s %s\n", ps->name, method_name(ps->cands[ch->chosen].method),
 				ps->cands[ch->chosen].label);
+		else if (ch->skip)
+			fprintf(f, "%-16s %-8s %s\n", ps->name, "none", ch->why_not[0]);
+		else if (strstr(probe_refusal(choice, s), "needs the syscall tracepoints"))
+			fprintf(f, "%-16s %-8s %s\n", ps->name, "none", probe_refusal(choice, s));
 		else
 			fprintf(f, "%-16s %-8s %s\n", ps->name, "none", "not supported on this kernel");
-		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++) {
+		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label && !ch->skip; c++) {
 			if (c == ch->chosen)
 				break;
 			fprintf(f, "%-16s %-8s   refused %s: %s\n", "", "", method_name(ps->cands[c].method),
