@@ -38,12 +38,11 @@ struct {
  * one: the thread has exited, or a program of its own is adding to them (this one came in
  * between, from an interrupt).
  */
-static __always_inline struct census_thread *census_thread_of(__u32 tgid)
+static __always_inline struct census_thread *census_thread_of(struct task_struct *task, __u32 tgid)
 {
 	struct census_thread *t;
 
-	t = bpf_task_storage_get(&census_thread_counts, bpf_get_current_task_btf(), 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	t = bpf_task_storage_get(&census_thread_counts, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t || t->state)
 		return NULL;
 	if (!t->serial) {
@@ -65,6 +64,7 @@ static __always_inline bool census_count(__u32 tgid, __u32 site, __u64 bytes, __
 	__u64 at = (__u64)site * MAX_SLOTS + slot;
 	struct census_hists *h;
 	struct census_thread *t;
+	struct task_struct *task;
 	__u32 zero = 0;
 
 	/* one 64-bit index, checked where it is used: 6.1's verifier loses a check of the 32-bit site */
@@ -73,7 +73,11 @@ static __always_inline bool census_count(__u32 tgid, __u32 site, __u64 bytes, __
 	h = bpf_map_lookup_elem(&census_hists, &zero);
 	if (h)
 		__sync_fetch_and_add(&h->hist[0][at], ncopies);
-	if (!census_threads || tgid != current_tgid() || !(t = census_thread_of(tgid)))
+	if (!census_threads)
+		return false;
+	/* the running thread's, from its task: a load, not a helper call */
+	task = bpf_get_current_task_btf();
+	if (task->tgid != tgid || !(t = census_thread_of(task, tgid)))
 		return false;
 	t->state = CENSUS_ADDING;
 	asm volatile("" ::: "memory");

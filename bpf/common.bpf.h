@@ -27,6 +27,8 @@ const volatile __u32 sendto_nr = ~0U;	/* sendto's: the same */
 const volatile __u8 trace_all = 0;	/* the machine-wide census: every process but self_tgid */
 const volatile __u32 self_tgid = 0;	/* ... zctrace itself */
 const volatile __u32 nr_cpus = 1;	/* possible CPUs: the copies of a per-CPU value */
+/* the sites counted without following the I/O call from its entry (the census), by bit */
+const volatile __u32 standalone_sites = 0;
 
 /* Set by user space: the process zctrace started, whose exec starts the perf counters. */
 __u32 root_tgid = 0;
@@ -344,7 +346,8 @@ static __always_inline bool is_target_at(struct cpu_state *cs, __u32 tgid)
 /* The same, looking the CPU's state up. */
 static __always_inline bool is_target_memo(__u32 tgid)
 {
-	return is_target_at(cpu_state(), tgid);
+	/* the census's filter needs no state: no lookup */
+	return trace_all ? is_target(tgid) : is_target_at(cpu_state(), tgid);
 }
 
 /* Thread @task's I/O syscall in flight, or NULL. */

@@ -412,7 +412,7 @@ int BPF_PROG(sock_recv_length_btf, struct sock *sk, int ret, int flags)
 	/* no helper call: a slot that is not 0 is the running thread's */
 	__u8 type = type_at_length(0, sk, true);
 
-	if (length_sites)
+	if (standalone_sites)
 		count_at_length(bpf_get_current_task_btf(), sk, ret, flags, true, type);
 	return 0;
 }
@@ -691,10 +691,47 @@ static __always_inline void on_file_read(__u32 method, long ret)
 		record(current_tgid(), SITE_FILE_READ_COPY, ret);
 }
 
-SEC("fexit/filemap_read")
-int BPF_PROG(filemap_read_fexit)
+/*
+ * Whether @iter is user memory (ITER_UBUF, ITER_IOVEC: their values moved between kernels). The
+ * standalone file sites (the census's, where no syscall is followed) tell a read() or write() of
+ * a file, or io_uring's, from the kernel's own reads and writes (splice, sendfile,
+ * copy_file_range, kernel_read) by it.
+ */
+static __always_inline bool user_iter(const struct iov_iter *iter)
 {
-	on_file_read(METHOD_FENTRY, func_ret(ctx));
+	__u8 type = iter->iter_type;
+
+	if (type == bpf_core_enum_value(enum iter_type, ITER_IOVEC))
+		return true;
+	return bpf_core_enum_value_exists(enum iter_type, ITER_UBUF) &&
+	       type == bpf_core_enum_value(enum iter_type, ITER_UBUF);
+}
+
+/* A standalone file site's copy of @ret bytes: a read into user memory, a write from it or from the kernel's. */
+static __always_inline void on_file_iter(__u32 site, const struct iov_iter *iter, long ret)
+{
+	__u32 tgid;
+
+	if (ret <= 0)
+		return;
+	if (site == SITE_FILE_WRITE_COPY && !user_iter(iter))
+		site = SITE_KERNEL_COPY;
+	else if (!user_iter(iter))
+		return;
+	if (!(standalone_sites & 1U << site) || !site_uses(site, METHOD_FENTRY))
+		return;
+	tgid = current_tgid();
+	if (is_target_memo(tgid))
+		record(tgid, site, ret);
+}
+
+SEC("fexit/filemap_read")
+int BPF_PROG(filemap_read_fexit, struct kiocb *iocb, struct iov_iter *iter)
+{
+	if (standalone_sites & 1U << SITE_FILE_READ_COPY)
+		on_file_iter(SITE_FILE_READ_COPY, iter, func_ret(ctx));
+	else
+		on_file_read(METHOD_FENTRY, func_ret(ctx));
 	return 0;
 }
 
@@ -706,11 +743,13 @@ int BPF_KRETPROBE(filemap_read_kretprobe, long ret)
 }
 
 SEC("fexit/generic_perform_write")
-int BPF_PROG(generic_perform_write_fexit)
+int BPF_PROG(generic_perform_write_fexit, struct kiocb *iocb, struct iov_iter *iter)
 {
 	long ret = func_ret(ctx);
 
-	if (ret > 0)
+	if (standalone_sites & (1U << SITE_FILE_WRITE_COPY | 1U << SITE_KERNEL_COPY))
+		on_file_iter(SITE_FILE_WRITE_COPY, iter, ret);
+	else if (ret > 0)
 		on_write_copy(METHOD_FENTRY, ret);
 	return 0;
 }

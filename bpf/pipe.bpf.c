@@ -11,7 +11,7 @@
 /* Whether @site counts from the syscall's return: its tp_btf or raw_tp flavour. */
 static __always_inline bool by_return(__u32 site)
 {
-	return site_uses(site, METHOD_TP_BTF) || site_uses(site, METHOD_RAW_TP);
+	return !(standalone_sites & 1U << site) && (site_uses(site, METHOD_TP_BTF) || site_uses(site, METHOD_RAW_TP));
 }
 
 /*
@@ -35,7 +35,8 @@ static __always_inline void pipe_syscall_exit(__u32 tgid, __u32 kind, __u8 in, _
 			record(tgid, SITE_PIPE_READ_COPY, ret);
 		break;
 	case IO_VMSPLICE:
-		if ((in & FD_PIPE) && site_method[SITE_PIPE_READ_COPY] != METHOD_NONE)
+		if ((in & FD_PIPE) && site_method[SITE_PIPE_READ_COPY] != METHOD_NONE &&
+		    !(standalone_sites & 1U << SITE_PIPE_READ_COPY))
 			record(tgid, SITE_PIPE_READ_COPY, ret);
 		/* fall through: into the pipe */
 	case IO_SPLICE:

@@ -188,23 +188,30 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	__u32 mode = SEND_MODE_COPY;
 	__u64 bytes = 0;
 	bool open, tcp;
-	__u8 type;
+	__u8 type, sk_type;
 
 	/* only a target's call opens a slot: no filter before it */
 	type = type_at_length(task->pid, sk, false);
-	count_at_length(task, sk, ret, flags, false, type);
+	/* the socket's type, read once where the standalone sites need it */
+	sk_type = type < NR_FD_TYPES || !standalone_sites ? type : sock_fd_type(true, sk);
+	count_at_length(task, sk, ret, flags, false, sk_type);
 	if (!tp_send_loop)
 		return 0;
-	/* a slot this send typed is a target's call (as above): the filter only for the others */
-	if (type == NR_FD_TYPES) {
+	/*
+	 * A slot this send typed is a target's call (as above): the filter only for the others. The
+	 * CPU's state only where a syscall's exit takes the mark from it (the census has none).
+	 */
+	if (type == NR_FD_TYPES && !trace_all) {
 		cs = cpu_state();
 		if (!is_target_at(cs, tgid))
 			return 0;
+	} else if (type == NR_FD_TYPES && !is_target(tgid)) {
+		return 0;
 	}
 	/* a run whose sends all copied opened no loop call: no thread's needs looking up */
 	call = loop_calls_seen ? bpf_task_storage_get(&send_call_task, task, 0, 0) : NULL;
 	open = call && call->sk == (__u64)sk;
-	tcp = open || (type < NR_FD_TYPES ? type : sock_fd_type(true, sk)) == FT_TCP;
+	tcp = open || (sk_type < NR_FD_TYPES ? sk_type : sock_fd_type(true, sk)) == FT_TCP;
 	/* without the socket's note (socket_lengths), the exit takes this mark, or none */
 	if (!socket_lengths)
 		leave_send_mark(cs, task, task->pid, tcp && ret > 0 ? ret : 0, 0, 0);

@@ -18,12 +18,9 @@ static __always_inline __u32 sock_site(__u8 type, bool to_user)
 	return NR_SITES;
 }
 
-/* user space: the sites counted where the socket returns the length (count_at_length()), by bit */
-const volatile __u32 length_sites = 0;
-
 static __always_inline bool by_return_of(__u32 site)
 {
-	return site < NR_SITES && !(length_sites & 1U << site) &&
+	return site < NR_SITES && !(standalone_sites & 1U << site) &&
 	       (site_uses(site, METHOD_TP_BTF) || site_uses(site, METHOD_RAW_TP));
 }
 
@@ -39,10 +36,10 @@ static __always_inline void count_at_length(struct task_struct *task, struct soc
 {
 	__u32 site;
 
-	if (!length_sites || ret <= 0)
+	if (!standalone_sites || ret <= 0)
 		return;
 	site = sock_site(type < NR_FD_TYPES ? type : sock_fd_type(true, sk), to_user);
-	if (site >= NR_SITES || !(length_sites & 1U << site))
+	if (site >= NR_SITES || !(standalone_sites & 1U << site) || !site_uses(site, METHOD_TP_BTF))
 		return;
 	if (flags & (to_user ? ZCT_MSG_TRUNC | ZCT_MSG_ERRQUEUE : ZCT_MSG_ZEROCOPY))
 		return;
@@ -154,5 +151,66 @@ __noinline int sock_syscall_exit(struct io_call *call, const struct moved *m)
 	copied = m->bytes - call->pinned;
 	if (copied)
 		record_n(tgid, site, copied, m->msgs);
+	return 0;
+}
+
+/*
+ * The same where fentry is allowed, at the protocols' own functions, which fire for their sockets
+ * alone (sock_send_length fires for every socket's, and is 6.3+). A Unix seqpacket send goes
+ * through unix_dgram_sendmsg(); an IPv6 socket's send to an IPv4-mapped address through
+ * udp_sendmsg() from udpv6_sendmsg(), counted there.
+ */
+static __always_inline void on_proto_call(__u32 site, long ret, bool skip)
+{
+	__u32 tgid;
+
+	if (ret <= 0 || skip || !(standalone_sites & 1U << site) || !site_uses(site, METHOD_FENTRY))
+		return;
+	tgid = current_tgid();
+	if (is_target_memo(tgid))
+		record_inline(tgid, site, ret, METHOD_FENTRY);
+}
+
+SEC("fexit/unix_stream_sendmsg")
+int BPF_PROG(unix_stream_sendmsg_fexit)
+{
+	on_proto_call(SITE_UNIX_SEND_COPY, func_ret(ctx), false);
+	return 0;
+}
+
+SEC("fexit/unix_dgram_sendmsg")
+int BPF_PROG(unix_dgram_sendmsg_fexit)
+{
+	on_proto_call(SITE_UNIX_SEND_COPY, func_ret(ctx), false);
+	return 0;
+}
+
+SEC("fexit/udp_sendmsg")
+int BPF_PROG(udp_sendmsg_fexit, struct sock *sk, struct msghdr *msg)
+{
+	on_proto_call(SITE_UDP_SEND_COPY, func_ret(ctx),
+		      sk->__sk_common.skc_family == ZCT_AF_INET6 || (msg->msg_flags & ZCT_MSG_ZEROCOPY));
+	return 0;
+}
+
+SEC("fexit/udpv6_sendmsg")
+int BPF_PROG(udpv6_sendmsg_fexit, struct sock *sk, struct msghdr *msg)
+{
+	on_proto_call(SITE_UDP_SEND_COPY, func_ret(ctx), msg->msg_flags & ZCT_MSG_ZEROCOPY);
+	return 0;
+}
+
+/* (5.19+: no noblock argument before the flags) */
+SEC("fexit/udp_recvmsg")
+int BPF_PROG(udp_recvmsg_fexit, struct sock *sk, struct msghdr *msg, size_t len, int flags)
+{
+	on_proto_call(SITE_UDP_RECV_COPY, func_ret(ctx), flags & (ZCT_MSG_TRUNC | ZCT_MSG_ERRQUEUE));
+	return 0;
+}
+
+SEC("fexit/udpv6_recvmsg")
+int BPF_PROG(udpv6_recvmsg_fexit, struct sock *sk, struct msghdr *msg, size_t len, int flags)
+{
+	on_proto_call(SITE_UDP_RECV_COPY, func_ret(ctx), flags & (ZCT_MSG_TRUNC | ZCT_MSG_ERRQUEUE));
 	return 0;
 }

@@ -4418,7 +4418,10 @@ def export_prometheus_round_trip():
         ctype, om = exp.text(OM_ACCEPT)
         assert ctype == "application/openmetrics-text; version=1.0.0; charset=utf-8", ctype
         fams = openmetrics_families(om)
-        assert fams["zctrace_site"].samples and "zctrace_bpf_run_seconds" in fams, sorted(fams)
+        # the census's own cost only on request (--bpf-stats): absent, not 0
+        assert fams["zctrace_site"].samples and "zctrace_bpf_run_seconds" not in fams, sorted(fams)
+        info = fams["zctrace_census"].samples[0].labels
+        assert info["unattributed"] == "none" and "add --complete" in info["why_not"], info
         prom = Prometheus(exp.port)
         wl = job.popen(UNIX_MOVER, prelude, n, chunk)
         assert wl.stdout.readline().strip() == "PRELUDE"
@@ -4576,8 +4579,42 @@ def export_soak_short_processes():
             job.remove()
 
 
+def export_says_what_it_measures():
+    """The exporter's info metrics say how each site is counted, or why it is not, and whether the
+    unattributed bytes are measured; --complete adds the boundary account (zctrace_unattributed_bytes,
+    the pipe sites); --bpf-stats adds the census's own BPF cost, per program, which a program that
+    moves bytes makes grow. Both expositions pass promtool."""
+    for extra in ((), ("--complete", "--bpf-stats")):
+        exp = Exporter("--interval", "0.2", *extra)
+        try:
+            prog = subprocess.run(["/usr/bin/python3", "-c", TOP_PROGRAM, "zct-exp-info", "200", "1000"], timeout=60)
+            assert prog.returncode == 0, prog.returncode
+            time.sleep(0.5)
+            text = exp.text()[1]
+            promtool_check(text)
+            fams = openmetrics_families(exp.text(OM_ACCEPT)[1])
+        finally:
+            exp.stop()
+        sites = {s.labels["site"]: s.labels for s in fams["zctrace_site"].samples}
+        info = fams["zctrace_census"].samples[0].labels
+        assert sites["unix_send_copy"]["method"] != "none" and sites["unix_send_copy"]["why_not"] == "", sites
+        assert sites["user_copy"]["method"] == "none" and sites["user_copy"]["why_not"], sites["user_copy"]
+        if extra:
+            assert info == {"unattributed": "measured", "why_not": ""}, info
+            assert "zctrace_unattributed_bytes" in fams and sites["pipe_write_copy"]["method"] != "none", sites
+            events = sum(s.value for s in fams["zctrace_bpf_events"].samples)
+            assert events > 0 and any(s.labels["program"] == "census_iter" for s in fams["zctrace_bpf_events"].samples), \
+                fams["zctrace_bpf_events"].samples
+        else:
+            assert info["unattributed"] == "none" and "zctrace_unattributed_bytes" not in fams, info
+            assert "zctrace_bpf_events" not in fams, sorted(fams)
+            if sites["pipe_write_copy"]["method"] == "none":
+                assert sites["pipe_write_copy"]["why_not"] == "not measured: needs the syscall tracepoints (add --complete)", \
+                    sites["pipe_write_copy"]
+
+
 EXPORT_TESTS = [export_exposition_format, export_usage_errors, export_prometheus_round_trip,
-                export_soak_short_processes]
+                export_says_what_it_measures, export_soak_short_processes]
 
 
 # A process named argv[1] moving N messages of SIZE bytes through a Unix socket pair and a pipe,
@@ -4603,10 +4640,10 @@ for _ in range(n):
 """
 
 
-def top_start(*args):
+def top_start(*args, env=None):
     """Starts `zctrace top --json` and waits for its first table: from then on it counts."""
     p = subprocess.Popen([ZCTRACE, "top", "--json", "-i", "0.5", *args], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True, env=env)
     first = p.stdout.readline()
     if not first:
         p.kill()
@@ -4640,13 +4677,27 @@ def top_sum(tables, match):
     return sites, figs, rows
 
 
+PIPE_SITES = ("pipe_write_copy", "pipe_read_copy")
+
+
+def pipes_measured(table):
+    """Whether the census measures pipes here: with --complete, or where a cheap hook exists. Where
+    it does not, the table says why, and the unattributed bytes are not measured either."""
+    if table["methods"]["pipe_write_copy"]:
+        return True
+    for site in (*PIPE_SITES, "unattributed"):
+        assert "needs the syscall tracepoints (add --complete)" in table["not_measured"][site], table["not_measured"]
+    return False
+
+
 def top_counts_a_process_exactly():
-    """`zctrace top` counts a process it did not start, among the machine's: its Unix socket and
-    pipe sites hold exactly the bytes it moved, summed over the intervals it spanned; its moved
-    bytes are at least the payload; its last rows (at most two) say it exited; and zctrace's own process is
-    never in a table. With the best methods and with kprobes at most."""
+    """`zctrace top` counts a process it did not start, among the machine's: its Unix socket
+    sites, and its pipe sites where the census measures them (else they are absent with the
+    reason), hold exactly the bytes it moved, summed over the intervals it spanned; its moved
+    bytes are at least the payload; its last rows (at most two) say it exited; and zctrace's own
+    process is never in a table. With the best methods, with kprobes at most and with --complete."""
     n, size = 2000, 4000
-    for extra in ((), ("--method", "kprobe")):
+    for extra in ((), ("--method", "kprobe"), ("--complete",)):
         top = top_start(*extra)
         try:
             prog = subprocess.Popen(["/usr/bin/python3", "-c", TOP_PROGRAM, "zct-top-probe", str(n), str(size)])
@@ -4656,9 +4707,11 @@ def top_counts_a_process_exactly():
         sites, figs, rows = top_sum(tables, lambda r: r["pid"] == prog.pid)
         assert rows, f"{extra}: no row for the program in {len(tables)} tables"
         assert rows[-1]["comm"] == "zct-top-probe", rows[-1]["comm"]
-        for site in ("unix_send_copy", "unix_recv_copy", "pipe_write_copy", "pipe_read_copy"):
+        pipes = pipes_measured(tables[-1])
+        assert pipes or extra != ("--complete",), tables[-1]["not_measured"]
+        for site in ("unix_send_copy", "unix_recv_copy") + (PIPE_SITES if pipes else ()):
             assert_eq(f"{site} {extra}", sites.get(site, 0), n * size)
-        for site in ("send_copy", "recv_copy", "zc_pin", "deferred_copy", "udp_send_copy"):
+        for site in ("send_copy", "recv_copy", "zc_pin", "deferred_copy", "udp_send_copy") + (() if pipes else PIPE_SITES):
             assert_eq(f"{site} {extra}", sites.get(site, 0), 0)
         assert rows[-1]["exited"], rows[-1]
         first_exited = min(i for i, r in enumerate(rows) if r["exited"])
@@ -4667,7 +4720,55 @@ def top_counts_a_process_exactly():
         assert all(r["pid"] != top.pid for t in tables for r in t["rows"]), "zctrace counted itself"
         assert all(t["evicted"] == 0 and t["dropped"] == 0 for t in tables), tables[-1]
         assert tables[-1]["methods"]["unix_send_copy"], tables[-1]["methods"]
-        assert figs["moved_bytes"] >= 2 * n * size, figs
+        assert all("bpf" not in t for t in tables), "the BPF cost without --bpf-stats"
+        assert figs["moved_bytes"] >= (2 if pipes else 1) * n * size, figs
+
+
+# argv[1] threads, each moving N messages of SIZE bytes through a Unix socket pair of its own and
+# N UDP datagrams on loopback, then ending; the threads end one by one, the last with the process.
+THREADS_PROGRAM = r"""
+import socket, sys, threading, time
+nthreads, n, size = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+def work(i):
+    a, b = socket.socketpair()
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("127.0.0.1", 0))
+    v = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    buf = b"t" * size
+    for _ in range(n):
+        a.sendall(buf)
+        got = 0
+        while got < size:
+            got += len(b.recv(size - got))
+        v.sendto(buf, u.getsockname())
+        assert len(u.recv(size)) == size
+    time.sleep(0.2 * i)
+ts = [threading.Thread(target=work, args=(i,)) for i in range(nthreads)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+"""
+
+
+def top_counts_threads_exactly():
+    """The census counts in each thread: a process of 6 threads, each moving its own bytes over a
+    Unix socket pair and UDP on loopback and ending at its own time, and 40 such processes at
+    once, all against --max-keys 16: every process's four socket sites hold exactly its bytes,
+    through its threads' exits and its own; nothing is evicted or dropped."""
+    nthreads, n, size, procs = 6, 300, 3000, 40
+    top = top_start("--max-keys", "16")
+    try:
+        progs = [subprocess.Popen(["/usr/bin/python3", "-c", THREADS_PROGRAM, str(nthreads), str(n), str(size)])
+                 for _ in range(procs)]
+        assert all(p.wait(timeout=120) == 0 for p in progs), [p.returncode for p in progs]
+    finally:
+        tables = top_stop(top)
+    if not tables[-1]["methods"]["udp_send_copy"]:
+        raise Skip(f"the census does not measure UDP here: {tables[-1]['not_measured'].get('udp_send_copy')}")
+    for p in progs:
+        sites, _, rows = top_sum(tables, lambda r: r["pid"] == p.pid)
+        for site in ("unix_send_copy", "unix_recv_copy", "udp_send_copy", "udp_recv_copy"):
+            assert_eq(f"{site} of {p.pid}", sites.get(site, 0), nthreads * n * size)
+    assert all(t["evicted"] == 0 and t["dropped"] == 0 and t["keys"] <= 16 for t in tables), tables[-1]
 
 
 def top_by_cgroup_and_comm():
@@ -4698,7 +4799,7 @@ def top_by_cgroup_and_comm():
             sites, _, rows = top_sum(tables, match)
             assert rows, (tables[-1]["by"], name, [(r.get("comm"), r.get("cgroup"), r["sites"].get("unix_send_copy")) for t in tables for r in t["rows"]])
             assert all(r["processes"] == 1 for r in rows), rows
-            for site in ("unix_send_copy", "unix_recv_copy", "pipe_write_copy", "pipe_read_copy"):
+            for site in ("unix_send_copy", "unix_recv_copy") + (PIPE_SITES if pipes_measured(tables[-1]) else ()):
                 assert_eq(f"{site} by {tables[-1]['by']}", sites.get(site, 0), n * size)
         assert text.returncode == 0, err
         assert re.search(rf"^/{name}\s+1\s", out, re.M), out
@@ -4730,9 +4831,10 @@ for k in kids:
 
 
 def top_evictions_counted():
-    """The kernel keeps at most --max-keys (process, site) keys: 120 live processes that each made
+    """Where the census counts in the (process, site) map (the kernel refused its task iterator,
+    here simulated), the kernel keeps at most --max-keys keys: 120 live processes that each made
     one, against 64 keys, leave at most 64 and at least 56 counted as evicted; nothing is dropped."""
-    top = top_start("--max-keys", "64")
+    top = top_start("--max-keys", "64", "--complete", env=dict(os.environ, ZCTRACE_REFUSE="attach:census_iter"))
     try:
         prog = subprocess.run(["/usr/bin/python3", "-c", MANY_KEYS_PROGRAM, "120", "1.5"],
                               capture_output=True, text=True, timeout=60)
@@ -4742,6 +4844,60 @@ def top_evictions_counted():
     assert all(t["keys"] <= 64 and t["max_keys"] == 64 for t in tables), [t["keys"] for t in tables]
     assert tables[-1]["evicted"] >= 120 - 64, [t["evicted"] for t in tables]
     assert all(b["evicted"] >= a["evicted"] for a, b in zip(tables, tables[1:])), "evictions went back"
+    assert tables[-1]["methods"]["pipe_write_copy"], tables[-1]["methods"]
+
+
+def census_programs(pid):
+    """The names of the BPF programs process @pid holds."""
+    ids = bpf_fds_of(pid)["prog"]
+    out = subprocess.run(["bpftool", "-j", "prog", "list"], capture_output=True, text=True, timeout=30).stdout
+    return {p["name"] for p in json.loads(out or "[]") if p["id"] in ids}
+
+
+SYSCALL_PROGRAMS = {"sys_enter_btf", "sys_exit_btf", "sys_enter_raw", "sys_exit_raw"}
+
+
+def census_attach_points():
+    """The census attaches no raw syscall tracepoint unless asked (--complete), and its floor
+    (`zctrace floor --census`) has an empty program at each of the census's points: the same
+    names as `zctrace top` holds, with and without --complete; `zctrace probes --census` says
+    what is not measured and why; `--bpf-stats` puts the census's own cost in each table."""
+    floor_c = open(os.path.join(ROOT, ".output", "floor.bpf.c")).read()
+    names = set(re.findall(r"^int (\w+)\(", floor_c, re.M))
+    for extra in ((), ("--complete",)):
+        top = top_start(*extra)
+        try:
+            held = census_programs(top.pid)
+        finally:
+            top_stop(top, 0.5)
+        assert "census_iter" in held, sorted(held)
+        if extra:
+            assert held & SYSCALL_PROGRAMS, sorted(held)
+        else:
+            assert not held & SYSCALL_PROGRAMS, sorted(held)
+        old = {p["id"] for p in json.loads(subprocess.run(LIST_PROGS.split(), capture_output=True, text=True,
+                                                          timeout=30).stdout)}
+        p = zctrace("floor", "--census", *extra, "--", "sh", "-c", LIST_PROGS)
+        assert p.returncode == 0, (p.returncode, p.stderr)
+        floor = zctrace_named(json.loads(p.stdout), names, old)
+        assert set(floor) == held & names, (extra, sorted(floor), sorted(held))
+        assert all(p["bytes_xlated"] == 16 for n, p in floor.items() if n != "census_iter"), floor
+    p = zctrace("probes", "--census")
+    assert p.returncode == 0, p.stderr
+    assert re.search(r"^census\s+iter\s", p.stdout, re.M), p.stdout
+    if not re.search(r"^pipe_write_copy\s+(fentry|kprobe)", p.stdout, re.M):
+        assert re.search(r"^pipe_write_copy\s+none\s+not measured: needs the syscall tracepoints \(add --complete\)",
+                         p.stdout, re.M), p.stdout
+    top = top_start("--bpf-stats")
+    try:
+        prog = subprocess.run(["/usr/bin/python3", "-c", TOP_PROGRAM, "zct-top-cost", "200", "1000"], timeout=60)
+        assert prog.returncode == 0, prog.returncode
+    finally:
+        tables = top_stop(top, 0.6)
+    assert tables and all("bpf" in t for t in tables) and sum(t["bpf"]["events"] for t in tables) > 0 and \
+        sum(t["bpf"]["run_ns"] for t in tables) > 0, tables
+    p = zctrace("floor", "--census", "tcp-onecopy")
+    assert p.returncode == 2 and "--census runs a command" in p.stderr, (p.returncode, p.stderr)
 
 
 def top_usage_errors():
@@ -4807,7 +4963,8 @@ def main():
               floor_attaches_empty_programs,
               raw_tp_flavours_count_the_same, robust_no_btf,
               robust_one_byte_messages_60s, robust_full_map_is_reported,
-              top_counts_a_process_exactly, top_by_cgroup_and_comm, top_evictions_counted, top_usage_errors]
+              top_counts_a_process_exactly, top_counts_threads_exactly, top_by_cgroup_and_comm,
+              top_evictions_counted, top_usage_errors, census_attach_points]
     tests += EXPORT_TESTS
     # NAME runs the tests whose names hold NAME; NAME$ runs the one test so named
     only = sys.argv[1:]

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include "iocalls.h"
 #include "probes.h"
+#include "tracer.h"
 #include "zctrace.skel.h"
 
 
@@ -482,8 +483,8 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 			obj->rodata->track_boundary = 1;
 		if (s == PROBE_CENSUS)
 			obj->rodata->census_threads = 1;
-		if (ps->cands[ch->chosen].at_length)
-			obj->rodata->length_sites |= 1U << s;
+		if (ps->cands[ch->chosen].standalone)
+			obj->rodata->standalone_sites |= 1U << s;
 		/* one program, two jobs: each done only where its probe chose it */
 		if (cand_holds(&ps->cands[ch->chosen], bpf_program__name(obj->progs.io_uring_complete_btf))) {
 			if (s == PROBE_ZC_NOTICES)
@@ -539,7 +540,7 @@ void print_probes(FILE *f, const struct probe_choice *choice)
 				ps->cands[ch->chosen].label);
 		else if (ch->skip)
 			fprintf(f, "%-16s %-8s %s\n", ps->name, "none", ch->why_not[0]);
-		else if (strstr(probe_refusal(choice, s), "needs the syscall tracepoints"))
+		else if (!strcmp(probe_refusal(choice, s), NEEDS_SYSCALL_TPS_WHY))
 			fprintf(f, "%-16s %-8s %s\n", ps->name, "none", probe_refusal(choice, s));
 		else
 			fprintf(f, "%-16s %-8s %s\n", ps->name, "none", "not supported on this kernel");
@@ -559,8 +560,12 @@ const char *probe_refusal(const struct probe_choice *choice, int s)
 
 	if (choice[s].chosen >= 0)
 		return NULL;
-	for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++)
+	for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++) {
+		/* what the user can do about it, first: --complete */
+		if (!strcmp(choice[s].why_not[c], NEEDS_SYSCALL_TPS_WHY))
+			return choice[s].why_not[c];
 		if (choice[s].why_not[c][0])
 			last = c;
+	}
 	return last >= 0 ? choice[s].why_not[last] : "no candidate";
 }

@@ -121,21 +121,30 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { IO_PROGS }, { IO_NEEDS } },
 		{ METHOD_RAW_TP, "raw_tp sys_exit of receive/read calls on UDP sockets (not with MSG_TRUNC)",
 		  { IO_RAW_PROGS }, { IO_RAW_NEEDS } },
+		{ METHOD_FENTRY, "fexit udp_recvmsg, udpv6_recvmsg (not with MSG_TRUNC)",
+		  { PROG(udp_recvmsg_fexit), PROG(udpv6_recvmsg_fexit) }, { "fentry:udp_recvmsg", "fentry:udpv6_recvmsg" },
+		  .standalone = true },
 		{ METHOD_TP_BTF, "tp_btf sock_recv_length of receive/read calls on UDP sockets (not with MSG_TRUNC)",
-		  { SOCK_LENGTH_PROGS }, { SOCK_LENGTH_NEEDS }, .at_length = true } } },
+		  { SOCK_LENGTH_PROGS }, { SOCK_LENGTH_NEEDS }, .standalone = true } } },
 	[SITE_UDP_SEND_COPY] = { "udp_send_copy", .cpu_copy = true, .cands = {
 		{ METHOD_TP_BTF, "tp_btf sys_exit of send/write calls on UDP sockets, less what MSG_ZEROCOPY "
 		  "pinned (zc_pin)", { IO_PROGS }, { IO_NEEDS } },
 		{ METHOD_RAW_TP, "raw_tp sys_exit of send/write calls on UDP sockets, less what MSG_ZEROCOPY "
 		  "pinned (zc_pin)", { IO_RAW_PROGS }, { IO_RAW_NEEDS } },
+		{ METHOD_FENTRY, "fexit udp_sendmsg, udpv6_sendmsg (not MSG_ZEROCOPY sends)",
+		  { PROG(udp_sendmsg_fexit), PROG(udpv6_sendmsg_fexit) }, { "fentry:udp_sendmsg", "fentry:udpv6_sendmsg" },
+		  .standalone = true },
 		{ METHOD_TP_BTF, "tp_btf sock_send_length of send/write calls on UDP sockets (not MSG_ZEROCOPY sends)",
-		  { SOCK_LENGTH_PROGS }, { SOCK_LENGTH_NEEDS }, .at_length = true } } },
+		  { SOCK_LENGTH_PROGS }, { SOCK_LENGTH_NEEDS }, .standalone = true } } },
 	[SITE_UNIX_SEND_COPY] = { "unix_send_copy", .cpu_copy = true, .cands = {
 		{ METHOD_TP_BTF, "tp_btf sys_exit of send/write calls on Unix sockets", { IO_PROGS }, { IO_NEEDS } },
 		{ METHOD_RAW_TP, "raw_tp sys_exit of send/write calls on Unix sockets", { IO_RAW_PROGS },
 		  { IO_RAW_NEEDS } },
+		{ METHOD_FENTRY, "fexit unix_stream_sendmsg, unix_dgram_sendmsg",
+		  { PROG(unix_stream_sendmsg_fexit), PROG(unix_dgram_sendmsg_fexit) },
+		  { "fentry:unix_stream_sendmsg", "fentry:unix_dgram_sendmsg" }, .standalone = true },
 		{ METHOD_TP_BTF, "tp_btf sock_send_length of send/write calls on Unix sockets", { SOCK_LENGTH_PROGS },
-		  { SOCK_LENGTH_NEEDS }, .at_length = true } } },
+		  { SOCK_LENGTH_NEEDS }, .standalone = true } } },
 	[SITE_USER_COPY] = { "user_copy", .cpu_copy = true, .cands = {
 		{ METHOD_USDT, "USDT zctrace:user_copy", { PROG(user_copy_usdt), PROG(phase_begin_usdt), PROG(phase_end_usdt), PROG(segment_usdt) },
 		  { "usdt" } },
@@ -153,11 +162,16 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { PROG(filemap_read_kretprobe), IO_PROGS }, { "kprobe:filemap_read", IO_NEEDS } },
 		{ METHOD_TP_BTF, "tp_btf sys_exit of read/pread64/readv on buffered regular files",
 		  { IO_PROGS }, { IO_NEEDS } },
+		/* the census, without the syscall tracepoints */
+		{ METHOD_FENTRY, "fexit filemap_read into user memory (reads of files, io_uring's too)",
+		  { PROG(filemap_read_fexit) }, { "fentry:filemap_read" }, .standalone = true },
 	} },
 	[SITE_FILE_WRITE_COPY] = { "file_write_copy", .cpu_copy = true, .cands = {
 		WRITE_CANDIDATES("write syscalls", "; other filesystems: the syscall's return"),
 		{ METHOD_TP_BTF, "tp_btf sys_exit of write/pwrite64/writev on buffered regular files",
 		  { IO_PROGS }, { IO_NEEDS } },
+		{ METHOD_FENTRY, "fexit generic_perform_write from user memory (writes of files, io_uring's too)",
+		  { PROG(generic_perform_write_fexit) }, { "fentry:generic_perform_write" }, .standalone = true },
 	} },
 	[SITE_PIPE_WRITE_COPY] = { "pipe_write_copy", .cpu_copy = true, .cands = {
 		{ METHOD_FENTRY, "fexit pipe_write (write/writev into pipes and FIFOs)",
@@ -184,9 +198,16 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { IO_PROGS }, { IO_NEEDS } },
 		{ METHOD_RAW_TP, "raw_tp sys_exit of read/readv/vmsplice out of pipes and FIFOs",
 		  { IO_RAW_PROGS }, { IO_RAW_NEEDS } },
+		{ METHOD_FENTRY, "fexit pipe_read (read/readv; not vmsplice out of a pipe)", { PROG(pipe_read_fexit) },
+		  { "fentry:pipe_read" }, .standalone = true },
+		{ METHOD_KPROBE, "kretprobe pipe_read (read/readv; not vmsplice out of a pipe)",
+		  { PROG(pipe_read_kretprobe) }, { "kprobe:pipe_read" }, .standalone = true },
 	} },
 	[SITE_KERNEL_COPY] = { "kernel_copy", .cpu_copy = true, .cands = {
 		WRITE_CANDIDATES("copy_file_range/sendfile/splice to a file", ""),
+		{ METHOD_FENTRY, "fexit generic_perform_write from kernel memory (splice, sendfile, copy_file_range, "
+		  "kernel writes)", { PROG(generic_perform_write_fexit) }, { "fentry:generic_perform_write" },
+		  .standalone = true },
 	} },
 	[PROBE_PAGE_CACHE] = { "page_cache", .cands = {
 		{ METHOD_TP_BTF, "tp_btf mm_filemap_add_to_page_cache", { PROG(filemap_add_btf) },

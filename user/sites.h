@@ -33,7 +33,8 @@ struct candidate {
 	const char *label;			/* what is attached, for reports */
 	const char *progs[MAX_PROGS];		/* skeleton programs to autoload (PROG(): checked at compile time) */
 	const char *needs[MAX_NEEDS];		/* attach points: "fentry:F", "kprobe:F", "tp_btf:T", "raw_tp:T", "usdt" */
-	bool at_length;				/* a UDP or Unix site counted where the socket returns the length */
+	bool standalone;			/* counts without following the I/O call from its entry (for the
+						 * census, without the syscall tracepoints) */
 };
 
 struct probe_site {
