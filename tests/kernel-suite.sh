@@ -27,6 +27,7 @@ exec /usr/bin/python3 tests/run.py \
 	'ledger_uring-send_64K_1thr$' 'ledger_uring-sendzc_64K_1thr$' 'ledger_uring-sendzc_64K_4thr$' \
 	'uring_async_uring-sendzc_process$' 'uring_sqpoll_uring-sendzc_thread$' 'netns_uring-sendzc_path$' \
 	'uring_sendzc_without_usage_reports$' 'uring_notices_fall_back$' \
-	'top_counts_a_process_exactly$' 'top_by_cgroup_and_comm$' 'top_evictions_counted$' \
-	'export_prometheus_round_trip$' 'export_usage_errors$' \
+	'top_counts_a_process_exactly$' 'top_counts_threads_exactly$' 'top_counts_files_where_measured$' \
+	'top_by_cgroup_and_comm$' 'top_evictions_counted$' 'census_attach_points$' \
+	'export_prometheus_round_trip$' 'export_says_what_it_measures$' 'export_usage_errors$' \
 	'floor_attaches_empty_programs$' 'detach_after_the_report_leaves_nothing$' 'sweep_loads_one_tracer$' 'sweep_stopped_leaves_nothing$'

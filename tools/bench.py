@@ -552,7 +552,8 @@ def bench_fleet():
     runs = {(size, v): [] for size in sizes for v in variants}
     for rep in range(REPS):
         for size in sizes:
-            for v in variants:
+            # each rep starts one variant later: no variant always follows the same one
+            for v in variants[rep % len(variants):] + variants[:rep % len(variants)]:
                 runs[(size, v)].append(run_fleet(v, size))
         print(f"  rep {rep + 1}/{REPS} done", file=sys.stderr, flush=True)
     print(f"  {'size':<5} {'census':<18} {'median MB/s':>12} {'min':>9} {'max':>9} {'x untraced':>11} {'loss':>7}")
