@@ -160,35 +160,35 @@ __noinline int sock_syscall_exit(struct io_call *call, const struct moved *m)
  * through unix_dgram_sendmsg(); an IPv6 socket's send to an IPv4-mapped address through
  * udp_sendmsg() from udpv6_sendmsg(), counted there.
  */
-static __always_inline void on_proto_call(__u32 site, long ret, bool skip)
+static __always_inline void on_proto_call(__u32 site, __u32 method, long ret, bool skip)
 {
 	__u32 tgid;
 
-	if (ret <= 0 || skip || !(standalone_sites & 1U << site) || !site_uses(site, METHOD_FENTRY))
+	if (ret <= 0 || skip || !(standalone_sites & 1U << site) || !site_uses(site, method))
 		return;
 	tgid = current_tgid();
 	if (is_target_memo(tgid))
-		record_inline(tgid, site, ret, METHOD_FENTRY);
+		record_inline(tgid, site, ret, method);
 }
 
 SEC("fexit/unix_stream_sendmsg")
 int BPF_PROG(unix_stream_sendmsg_fexit)
 {
-	on_proto_call(SITE_UNIX_SEND_COPY, func_ret(ctx), false);
+	on_proto_call(SITE_UNIX_SEND_COPY, METHOD_FENTRY, func_ret(ctx), false);
 	return 0;
 }
 
 SEC("fexit/unix_dgram_sendmsg")
 int BPF_PROG(unix_dgram_sendmsg_fexit)
 {
-	on_proto_call(SITE_UNIX_SEND_COPY, func_ret(ctx), false);
+	on_proto_call(SITE_UNIX_SEND_COPY, METHOD_FENTRY, func_ret(ctx), false);
 	return 0;
 }
 
 SEC("fexit/udp_sendmsg")
 int BPF_PROG(udp_sendmsg_fexit, struct sock *sk, struct msghdr *msg)
 {
-	on_proto_call(SITE_UDP_SEND_COPY, func_ret(ctx),
+	on_proto_call(SITE_UDP_SEND_COPY, METHOD_FENTRY, func_ret(ctx),
 		      sk->__sk_common.skc_family == ZCT_AF_INET6 || (msg->msg_flags & ZCT_MSG_ZEROCOPY));
 	return 0;
 }
@@ -196,7 +196,7 @@ int BPF_PROG(udp_sendmsg_fexit, struct sock *sk, struct msghdr *msg)
 SEC("fexit/udpv6_sendmsg")
 int BPF_PROG(udpv6_sendmsg_fexit, struct sock *sk, struct msghdr *msg)
 {
-	on_proto_call(SITE_UDP_SEND_COPY, func_ret(ctx), msg->msg_flags & ZCT_MSG_ZEROCOPY);
+	on_proto_call(SITE_UDP_SEND_COPY, METHOD_FENTRY, func_ret(ctx), msg->msg_flags & ZCT_MSG_ZEROCOPY);
 	return 0;
 }
 
@@ -204,13 +204,28 @@ int BPF_PROG(udpv6_sendmsg_fexit, struct sock *sk, struct msghdr *msg)
 SEC("fexit/udp_recvmsg")
 int BPF_PROG(udp_recvmsg_fexit, struct sock *sk, struct msghdr *msg, size_t len, int flags)
 {
-	on_proto_call(SITE_UDP_RECV_COPY, func_ret(ctx), flags & (ZCT_MSG_TRUNC | ZCT_MSG_ERRQUEUE));
+	on_proto_call(SITE_UDP_RECV_COPY, METHOD_FENTRY, func_ret(ctx), flags & (ZCT_MSG_TRUNC | ZCT_MSG_ERRQUEUE));
 	return 0;
 }
 
 SEC("fexit/udpv6_recvmsg")
 int BPF_PROG(udpv6_recvmsg_fexit, struct sock *sk, struct msghdr *msg, size_t len, int flags)
 {
-	on_proto_call(SITE_UDP_RECV_COPY, func_ret(ctx), flags & (ZCT_MSG_TRUNC | ZCT_MSG_ERRQUEUE));
+	on_proto_call(SITE_UDP_RECV_COPY, METHOD_FENTRY, func_ret(ctx), flags & (ZCT_MSG_TRUNC | ZCT_MSG_ERRQUEUE));
+	return 0;
+}
+
+/* Unix sends where kprobes are allowed and fentry is not (a UDP send's flags and family need its entry) */
+SEC("kretprobe/unix_stream_sendmsg")
+int BPF_KRETPROBE(unix_stream_sendmsg_kretprobe, long ret)
+{
+	on_proto_call(SITE_UNIX_SEND_COPY, METHOD_KPROBE, ret, false);
+	return 0;
+}
+
+SEC("kretprobe/unix_dgram_sendmsg")
+int BPF_KRETPROBE(unix_dgram_sendmsg_kretprobe, long ret)
+{
+	on_proto_call(SITE_UNIX_SEND_COPY, METHOD_KPROBE, ret, false);
 	return 0;
 }

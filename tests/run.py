@@ -16,6 +16,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -4641,24 +4642,47 @@ for _ in range(n):
 
 
 def top_start(*args, env=None):
-    """Starts `zctrace top --json` and waits for its first table: from then on it counts."""
+    """Starts `zctrace top --json` and waits for its first table: from then on it counts. Its
+    tables are read as they come (a thread of their own), so that it never waits on a full pipe."""
     p = subprocess.Popen([ZCTRACE, "top", "--json", "-i", "0.5", *args], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
     first = p.stdout.readline()
     if not first:
         p.kill()
         raise AssertionError(f"zctrace top printed nothing: {p.stderr.read()[-500:]}")
+    p.tables = []
+    p.reader = threading.Thread(target=lambda: p.tables.extend(iter(p.stdout.readline, "")), daemon=True)
+    p.reader.start()
     return p
+
+
+def top_tables_after(p, pids):
+    """Waits (60 s at most) until @p's tables have shown each of @pids exited, or said they had nothing
+    of theirs; the census reads them at its next interval, under emulation too."""
+    deadline, start = time.monotonic() + 60, len(p.tables)
+    while time.monotonic() < deadline:
+        rows = [r for l in list(p.tables) for r in json.loads(l)["rows"]]
+        shown = {r.get("pid") for r in rows}
+        # a process with figures shows exited at the latest a read after its exit; three reads
+        # after this call, one with none has none
+        if all(any(r.get("pid") == pid and r["exited"] for r in rows) or
+               (pid not in shown and len(p.tables) >= start + 3) for pid in pids):
+            return
+        time.sleep(0.2)
 
 
 def top_stop(p, after=1.5):
     """Lets @p see @after more seconds, stops it with SIGINT; its tables after the first."""
     time.sleep(after)
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=30)
+    try:
+        p.wait(timeout=30)
+    finally:
+        p.reader.join(timeout=30)
+    err = p.stderr.read()
     assert p.returncode == 0, (p.returncode, err[-500:])
     assert err == "", err
-    return [json.loads(l) for l in out.splitlines()]
+    return [json.loads(l) for l in p.tables]
 
 
 def top_sum(tables, match):
@@ -4703,6 +4727,7 @@ def top_counts_a_process_exactly():
         try:
             prog = subprocess.Popen(["/usr/bin/python3", "-c", TOP_PROGRAM, "zct-top-probe", str(n), str(size)])
             assert prog.wait(timeout=60) == 0, prog.returncode
+            top_tables_after(top, [prog.pid])
         finally:
             tables = top_stop(top)
         sites, figs, rows = top_sum(tables, lambda r: r["pid"] == prog.pid)
@@ -4761,6 +4786,7 @@ def top_counts_threads_exactly():
         progs = [subprocess.Popen(["/usr/bin/python3", "-c", THREADS_PROGRAM, str(nthreads), str(n), str(size)])
                  for _ in range(procs)]
         assert all(p.wait(timeout=120) == 0 for p in progs), [p.returncode for p in progs]
+        top_tables_after(top, [p.pid for p in progs])
     finally:
         tables = top_stop(top)
     if not tables[-1]["methods"]["udp_send_copy"]:
@@ -4867,6 +4893,7 @@ def top_counts_files_where_measured():
             reader = subprocess.Popen(["busybox", "dd", f"if={path}", "of=/dev/null", f"bs={bs}"], stderr=subprocess.DEVNULL,
                                       env=env)
             assert reader.wait(timeout=120) == 0, reader.returncode
+            top_tables_after(top, [writer.pid, reader.pid])
         finally:
             tables = top_stop(top)
             os.unlink(path)

@@ -18,6 +18,20 @@ void catch_stop_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+void restart_after_stop_signals(void)
+{
+	const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction sa;
+
+		if (!sigaction(sigs[i], NULL, &sa)) {
+			sa.sa_flags |= SA_RESTART;
+			sigaction(sigs[i], &sa, NULL);
+		}
+	}
+}
+
 void sleep_ms(int ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };

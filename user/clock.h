@@ -16,6 +16,11 @@ extern volatile sig_atomic_t stop_signal;
  * EINTR and the loop around it sees the signal.
  */
 void catch_stop_signals(void);
+/*
+ * ... and a write or read a stop signal interrupts goes on (SA_RESTART): a table half written
+ * to a slow reader is finished, not lost. Waits (sleep_ms()) still end at the signal.
+ */
+void restart_after_stop_signals(void);
 void sleep_ms(int ms);
 /* CLOCK_MONOTONIC, in seconds. */
 double now_s(void);

@@ -143,6 +143,9 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		{ METHOD_FENTRY, "fexit unix_stream_sendmsg, unix_dgram_sendmsg",
 		  { PROG(unix_stream_sendmsg_fexit), PROG(unix_dgram_sendmsg_fexit) },
 		  { "fentry:unix_stream_sendmsg", "fentry:unix_dgram_sendmsg" }, .standalone = true },
+		{ METHOD_KPROBE, "kretprobe unix_stream_sendmsg, unix_dgram_sendmsg",
+		  { PROG(unix_stream_sendmsg_kretprobe), PROG(unix_dgram_sendmsg_kretprobe) },
+		  { "kprobe:unix_stream_sendmsg", "kprobe:unix_dgram_sendmsg" }, .standalone = true },
 		{ METHOD_TP_BTF, "tp_btf sock_send_length of send/write calls on Unix sockets", { SOCK_LENGTH_PROGS },
 		  { SOCK_LENGTH_NEEDS }, .standalone = true } } },
 	[SITE_USER_COPY] = { "user_copy", .cpu_copy = true, .cands = {

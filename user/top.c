@@ -457,6 +457,7 @@ int cmd_top(int argc, char **argv)
 	co.max_keys = a.max_keys;
 	co.complete = a.complete;
 	catch_stop_signals();
+	restart_after_stop_signals();
 	prog_stats_init(&cost.ps);
 	/* on before load, and only when asked: it costs every BPF program of the machine */
 	if (a.bpf_stats && prog_stats_enable(&cost.ps)) {
