@@ -256,13 +256,13 @@ static void print_unmeasured(const struct census *c)
 	for (int i = 0; i < n; i++) {
 		if (done[i])
 			continue;
-		printf("%s", names[i]);
+		printf("%s: %s", whys[i], names[i]);
 		for (int j = i + 1; j < n; j++)
 			if (!done[j] && !strcmp(whys[i], whys[j])) {
-				printf(", %s", names[j]);
+				printf(" %s", names[j]);
 				done[j] = true;
 			}
-		printf(": %s\n", whys[i]);
+		printf("\n");
 	}
 }
 
