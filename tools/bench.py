@@ -364,17 +364,24 @@ def verdict(ratio, floor, target):
     return ratio >= goal, goal
 
 
+def ratio_rows(runs, key, variants, width):
+    """Prints each variant's median throughput at @key, its spread and its ratio to the untraced
+    median; the ratios by variant."""
+    base = statistics.median(runs[(key, "untraced")])
+    ratio = {}
+    for v in variants:
+        t = runs[(key, v)]
+        ratio[v] = statistics.median(t) / base
+        print(f"  {key:<5} {v:<{width}} {statistics.median(t) / 1e6:12.1f} {min(t) / 1e6:9.1f} "
+              f"{max(t) / 1e6:9.1f} {ratio[v]:11.3f} {100 * (1 - ratio[v]):6.1f}%")
+    return ratio
+
+
 def overhead_table(name, title, runs, keys, variants, targets, missed):
     print(f"  {title}")
     print(f"  {'size':<5} {'tracer':<9} {'median MB/s':>12} {'min':>9} {'max':>9} {'x untraced':>11} {'loss':>7}")
     for key in keys:
-        base = statistics.median(runs[(key, "untraced")])
-        ratio = {}
-        for v in variants:
-            t = runs[(key, v)]
-            ratio[v] = statistics.median(t) / base
-            print(f"  {key:<5} {v:<9} {statistics.median(t) / 1e6:12.1f} {min(t) / 1e6:9.1f} "
-                  f"{max(t) / 1e6:9.1f} {ratio[v]:11.3f} {100 * (1 - ratio[v]):6.1f}%")
+        ratio = ratio_rows(runs, key, variants, 9)
         ok, goal = verdict(ratio["zctrace"], ratio["floor"], targets[key])
         how = (f">= {targets[key]:.2f} of untraced" if goal == targets[key] else
                f"within 0.02 of the floor, {ratio['floor']:.3f} (below {targets[key]:.2f} itself)")
@@ -559,13 +566,7 @@ def bench_fleet():
     print(f"  {'size':<5} {'census':<18} {'median MB/s':>12} {'min':>9} {'max':>9} {'x untraced':>11} {'loss':>7}")
     missed = []
     for size in sizes:
-        base = statistics.median(runs[(size, "untraced")])
-        ratio = {}
-        for v in variants:
-            t = runs[(size, v)]
-            ratio[v] = statistics.median(t) / base
-            print(f"  {size:<5} {v:<18} {statistics.median(t) / 1e6:12.1f} {min(t) / 1e6:9.1f} "
-                  f"{max(t) / 1e6:9.1f} {ratio[v]:11.3f} {100 * (1 - ratio[v]):6.1f}%")
+        ratio = ratio_rows(runs, size, variants, 18)
         for v, floor in (("export", "floor"), ("top", "floor"), ("export --complete", "floor --complete")):
             if v not in ratio:
                 continue

@@ -19,6 +19,17 @@
 
 struct census;
 
+/* The census's options, alike in `top` and `export` (argp entries; KEY: the command's own key). */
+#define CENSUS_COMPLETE_OPTION(key)								\
+	{ "complete", key, NULL, 0,								\
+	  "Also the bytes that need the raw syscall tracepoints where no cheaper hook exists: files, "	\
+	  "pipes and the boundary account (unattributed bytes), at a cost to every syscall of the "	\
+	  "machine", 0 }
+#define CENSUS_BPF_STATS_OPTION(key, what)							\
+	{ "bpf-stats", key, NULL, 0,								\
+	  "The census's own BPF cost " what ", from the kernel's BPF statistics (while on: two clock "	\
+	  "reads per event of every BPF program on the machine)", 0 }
+
 struct census_opts {
 	enum method cap;	/* --method: nothing better than this; METHOD_NONE = the best there is */
 	uint32_t max_keys;	/* (process, site) keys the kernel keeps; 0 = the default */

@@ -77,12 +77,8 @@ static const struct argp_option export_options[] = {
 	{ "interval", 'i', "SECONDS", 0, "Read the kernel's maps every SECONDS (default 1)", 0 },
 	{ "max-keys", 'k', "N", 0, "(process, site) keys the kernel's map holds (default: the census's)", 0 },
 	{ "method", 'm', "METHOD", 0, "Attach with METHOD at best: fentry, kprobe or tracepoint", 0 },
-	{ "complete", EXPORT_OPT_COMPLETE, NULL, 0,
-	  "Also the bytes that need the raw syscall tracepoints: files, pipes and the boundary account "
-	  "(unattributed bytes), at a cost to every syscall of the machine", 0 },
-	{ "bpf-stats", EXPORT_OPT_BPF_STATS, NULL, 0,
-	  "Export the census's own BPF cost (zctrace_bpf_*): turns on the kernel's BPF statistics, two "
-	  "clock reads per event of every BPF program on the machine", 0 },
+	CENSUS_COMPLETE_OPTION(EXPORT_OPT_COMPLETE),
+	CENSUS_BPF_STATS_OPTION(EXPORT_OPT_BPF_STATS, "as zctrace_bpf_*"),
 	{ "verbose", 'v', NULL, 0, "libbpf's messages", 0 },
 	{},
 };

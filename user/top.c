@@ -56,12 +56,8 @@ static const struct argp_option top_options[] = {
 	{ "noclear", 'C', NULL, 0, "Do not clear the screen between tables", 0 },
 	{ "method", 'm', "METHOD", 0, "fentry, kprobe or tracepoint: nothing better than it", 0 },
 	{ "max-keys", 'k', "N", 0, "(process, site) keys the kernel keeps, LRU (default 16384)", 0 },
-	{ "complete", TOP_OPT_COMPLETE, NULL, 0,
-	  "Also the bytes that need the raw syscall tracepoints: files, pipes and the unattributed column, "
-	  "at a cost to every syscall of the machine", 0 },
-	{ "bpf-stats", TOP_OPT_BPF_STATS, NULL, 0,
-	  "The census's own BPF cost in each table (the kernel's BPF statistics: two clock reads per "
-	  "event of every BPF program on the machine)", 0 },
+	CENSUS_COMPLETE_OPTION(TOP_OPT_COMPLETE),
+	CENSUS_BPF_STATS_OPTION(TOP_OPT_BPF_STATS, "in each table"),
 	{ 0 }
 };
 
