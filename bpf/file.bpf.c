@@ -694,8 +694,8 @@ static __always_inline void on_file_read(__u32 method, long ret)
 /*
  * Whether @iter is user memory (ITER_UBUF, ITER_IOVEC: their values moved between kernels). The
  * standalone file sites (the census's, where no syscall is followed) tell a read() or write() of
- * a file, or io_uring's, from the kernel's own reads and writes (splice, sendfile,
- * copy_file_range, kernel_read) by it.
+ * a file from the kernel's own reads and writes (splice, sendfile, copy_file_range, kernel_read)
+ * by it.
  */
 static __always_inline bool user_iter(const struct iov_iter *iter)
 {

@@ -547,6 +547,8 @@ void print_probes(FILE *f, const struct probe_choice *choice)
 		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label && !ch->skip; c++) {
 			if (c == ch->chosen)
 				break;
+			if (!ch->why_not[c][0])
+				continue;	/* set aside with no reason: not this mode's (the census's) */
 			fprintf(f, "%-16s %-8s   refused %s: %s\n", "", "", method_name(ps->cands[c].method),
 				ch->why_not[c]);
 		}

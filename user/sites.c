@@ -166,14 +166,14 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		{ METHOD_TP_BTF, "tp_btf sys_exit of read/pread64/readv on buffered regular files",
 		  { IO_PROGS }, { IO_NEEDS } },
 		/* the census, without the syscall tracepoints */
-		{ METHOD_FENTRY, "fexit filemap_read into user memory (reads of files, io_uring's too)",
+		{ METHOD_FENTRY, "fexit filemap_read into user memory (reads of files)",
 		  { PROG(filemap_read_fexit) }, { "fentry:filemap_read" }, .standalone = true },
 	} },
 	[SITE_FILE_WRITE_COPY] = { "file_write_copy", .cpu_copy = true, .cands = {
 		WRITE_CANDIDATES("write syscalls", "; other filesystems: the syscall's return"),
 		{ METHOD_TP_BTF, "tp_btf sys_exit of write/pwrite64/writev on buffered regular files",
 		  { IO_PROGS }, { IO_NEEDS } },
-		{ METHOD_FENTRY, "fexit generic_perform_write from user memory (writes of files, io_uring's too)",
+		{ METHOD_FENTRY, "fexit generic_perform_write from user memory (writes of files)",
 		  { PROG(generic_perform_write_fexit) }, { "fentry:generic_perform_write" }, .standalone = true },
 	} },
 	[SITE_PIPE_WRITE_COPY] = { "pipe_write_copy", .cpu_copy = true, .cands = {

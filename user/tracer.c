@@ -138,6 +138,18 @@ static void refuse_syscall_tps(struct probe_choice *choice)
 }
 
 /*
+ * Sets aside the standalone candidates in a run: they count without following a call from its
+ * entry, for the census; a run's ledger holds its sites against the calls it follows.
+ */
+static void refuse_standalone(struct probe_choice *choice)
+{
+	for (int s = 0; s < NR_PROBES; s++)
+		for (int c = 0; c < MAX_CANDIDATES && probe_sites[s].cands[c].label; c++)
+			if (probe_sites[s].cands[c].standalone)
+				choice[s].refused[c] = true;	/* no reason: a run never offers it */
+}
+
+/*
  * The census counts every process but zctrace: its per-process maps become LRU maps of a fixed
  * size, so a machine with many short processes costs bounded kernel memory, and the oldest keys
  * go first (the census counts them: misc.sites_made against the keys it finds).
@@ -299,8 +311,10 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		skip_zc_path(choice);
 	if (o->skip)
 		skip_probes(choice, o->skip, o->skip_why ? o->skip_why : "not wanted");
-	if (!o->machine_wide)
+	if (!o->machine_wide) {
 		skip_probes(choice, 1ULL << PROBE_CENSUS, "the census's own");
+		refuse_standalone(choice);
+	}
 	if (o->no_syscall_tps)
 		refuse_syscall_tps(choice);
 	next_print = libbpf_set_print(capture_print);
