@@ -14,6 +14,7 @@
 #include "sock.bpf.c"
 #include "file.bpf.c"
 #include "syscalls.bpf.c"
+#include "io_syscalls.bpf.c"
 #include "send.bpf.c"
 #include "zerocopy.bpf.c"
 #include "recv.bpf.c"

@@ -22,7 +22,7 @@ exec /usr/bin/python3 tests/run.py \
 	'command_and_children_traced$' 'offcpu_time_covers_sleeps$' 'tcp_send_copies_one_per_call$' 'processes_sharing_a_cpu_counted_apart$' 'attach_to_running_pid$' \
 	'micro_syscall_counts_exact$' 'micro_fileread_pages_exact$' 'micro_pagefault_counts_exact$' \
 	'micro_tcp_rtt_peer_netns$' 'micro_tcp_bw_peer_netns$' 'micro_tcp_connect_peer_netns$' \
-	'netns_zerocopy_path$' 'unattributed_where_a_site_is_refused$' 'boundary_mmsg_calls_exact$' 'boundary_fd_reused_by_another_type$' 'boundary_receive_sleeps_before_its_exit$' 'traced_python_mixed_paths$' 'udp_zerocopy_pins_exact$' 'robust_refused_program_falls_back$' \
+	'netns_zerocopy_path$' 'unattributed_where_a_site_is_refused$' 'boundary_mmsg_calls_exact$' 'boundary_fd_reused_by_another_type$' 'boundary_receive_sleeps_before_its_exit$' 'traced_python_mixed_paths$' 'io_syscalls_at_their_functions$' 'udp_zerocopy_pins_exact$' 'robust_refused_program_falls_back$' \
 	'raw_tp_flavours_count_the_same$' \
 	'ledger_uring-send_64K_1thr$' 'ledger_uring-sendzc_64K_1thr$' 'ledger_uring-sendzc_64K_4thr$' \
 	'uring_async_uring-sendzc_process$' 'uring_sqpoll_uring-sendzc_thread$' 'netns_uring-sendzc_path$' \

@@ -3949,6 +3949,69 @@ def traced_python_mixed_paths():
         assert_eq(f"UDP receive account {extra}", groups["UDP receive"]["account_bytes"], n * size)
 
 
+
+# A file written and read back by write()/pwrite64() and read()/preadv(), then the MIXED_PROGRAM
+# paths (argv: FILE N SIZE).
+FILE_AND_MIXED_PROGRAM = r"""
+import os, sys
+path, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+data = b"f" * size
+for i in range(n):
+    (os.write(fd, data) if i % 2 else os.pwrite(fd, data, i * size)) == size or sys.exit(2)
+os.lseek(fd, 0, os.SEEK_SET)
+for i in range(n):
+    len(os.read(fd, size) if i % 2 else os.preadv(fd, [bytearray(size)], i * size) and data) == size or sys.exit(3)
+os.close(fd); os.unlink(path)
+sys.argv[1:] = [str(n), str(size)]
+""" + MIXED_PROGRAM.replace("n, size = int(sys.argv[1]), int(sys.argv[2])\n", "")
+
+
+def io_syscalls_at_their_functions():
+    """A command's run follows its I/O syscalls at their own functions (fentry/fexit on
+    __x64_sys_read and the rest of the I/O calls) where the kernel allows fentry, not by the raw
+    syscall tracepoints, which slow every syscall of the machine: the file, pipe and socket sites
+    and the boundary account hold exactly the program's bytes either way, and the syscalls by
+    number are "not measured" there; --complete takes the tracepoints and counts them. Where
+    fentry is refused (this machine), the tracepoints, and why. On the kernels make test-kernels
+    boots, the fentry path must be the one taken."""
+    n, size = 400, 1400
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
+        for extra in ((), ("--complete",)):
+            p, led = traced_cmd(["/usr/bin/python3", "-c", FILE_AND_MIXED_PROGRAM, os.path.join(d, "f"),
+                                 str(n), str(size)], extra)
+            assert p.returncode == 0, (extra, p.returncode, p.stdout[-1500:], p.stderr[-500:])
+            want = {"udp": n * size, "pipe": n * size, "unix": 2 * n * size}
+            for site, path in MIXED_SITES.items():
+                assert_eq(f"{site} {extra}", site_bytes(led, site), want[path])
+            # Python reads its own modules too: the program's reads by their calls, preadv's alone
+            assert_eq(f"file_write_copy {extra}", site_bytes(led, "file_write_copy"), n * size)
+            assert site_bytes(led, "file_read_copy") >= n * size, (extra, site_bytes(led, "file_read_copy"))
+            calls = {(r["call"], r["file"]): r for r in led["boundary"]["calls"]}
+            # os.preadv() is preadv2 where the C library has it
+            for call in (("pwrite64",), ("preadv", "preadv2")):
+                assert_eq(f"{call} {extra}", sum(calls[(c, "regular file")]["bytes"] for c in call
+                                                  if (c, "regular file") in calls), n // 2 * size)
+            groups = {g["group"]: g for g in led["boundary"]["groups"]}
+            for g in ("TCP/UDP send", "UDP receive", "pipe write", "pipe read", "Unix socket send",
+                      "Unix socket receive"):
+                assert_eq(f"{g} unattributed {extra}", groups[g]["unattributed"], 0)
+            io = led["probes"]["io_syscalls"]
+            if extra:
+                assert io == "tracepoint" and led["syscalls_total"] > 8 * n, (io, led.get("syscalls_total"))
+                sc = led["syscalls"]
+                assert sc["pwrite64"] == n // 2 and sc.get("preadv", 0) + sc.get("preadv2", 0) == n // 2, sc
+            elif io == "fentry":
+                assert led["syscalls"] is None and "io_syscalls" not in led["probes_refused"], led["probes_refused"]
+                assert re.search(r"^syscalls: not measured: only the I/O syscalls are followed", p.stdout, re.M), \
+                    p.stdout[-2500:]
+            else:
+                assert "fentry" in led["probes_refused"]["io_syscalls"], led["probes_refused"]
+                assert not os.environ.get("ZCTRACE_KERNEL_UNDER_TEST"), \
+                    ("a kernel under test refused fentry on the I/O syscalls", led["probes_refused"]["io_syscalls"])
+    p = zctrace("probes", "--command")
+    assert p.returncode == 0 and re.search(r"^io_syscalls +(fentry|tp) ", p.stdout, re.M), (p.returncode, p.stdout[-800:])
+
 # UDP MSG_ZEROCOPY to itself over loopback: N datagrams pinned (SO_ZEROCOPY), then M sends with
 # MSG_ZEROCOPY on a socket without SO_ZEROCOPY (the kernel copies them), then K corked pairs
 # (MSG_MORE: no checksum offload, so copied though zerocopy was asked); notices reaped.
@@ -5019,7 +5082,8 @@ def main():
               robust_stdout_unwritable,
               robust_missing_capabilities, robust_refused_tracepoint, unattributed_where_a_site_is_refused, boundary_mmsg_calls_exact,
               boundary_fd_reused_by_another_type, boundary_receive_sleeps_before_its_exit,
-              traced_python_mixed_paths, udp_zerocopy_pins_exact, robust_refused_program_falls_back,
+              traced_python_mixed_paths, io_syscalls_at_their_functions, udp_zerocopy_pins_exact,
+              robust_refused_program_falls_back,
               two_passes_figures_and_ledger, untraced_pass_attaches_nothing, detach_after_the_report_leaves_nothing,
               floor_attaches_empty_programs,
               raw_tp_flavours_count_the_same, robust_no_btf,

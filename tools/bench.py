@@ -31,7 +31,13 @@ under `zctrace top`, and the same with --complete (the raw syscall tracepoints t
 one's median throughput as a ratio of the untraced one, with its spread, against the targets (0.95 at 1
 KiB, 0.99 at 64 KiB, or within 0.02 of the floor where the floor is below them).
 
-Usage: tools/bench.py [SECTION ...]   (sections: micro, files, serve, overhead, progcost, fleet; default: all)
+The commands section measures `zctrace run -- iperf3` where the kernel allows fentry: its I/O syscalls
+followed at their own functions (the default) and by the raw syscall tracepoints (--complete), each beside
+its floor, at 1 KiB and 64 KiB writes, interleaved; under QEMU:
+`tools/kernels.sh run VERSION 'BENCH_REPS=5 python3 tools/bench.py commands'`.
+
+Usage: tools/bench.py [SECTION ...]   (sections: micro, files, serve, overhead, progcost, fleet, commands;
+default: all)
 Environment: BENCH_REPS (default 5), BENCH_FILE_SIZE (default 256M), LMBENCH (a directory),
 BENCH_OVERHEAD_DURATION (seconds per overhead and fleet run, default 3), BENCH_FLEET_SIZES (default 1K,64K),
 BENCH_FLEET_COMPLETE (0: leave the --complete variants out).
@@ -350,6 +356,8 @@ def run_iperf(variant, length):
         cmd = {"untraced": sh,
                "floor": [ZCTRACE, "floor", "--", *sh],
                "zctrace": [ZCTRACE, "run", "--no-hist", "--json", led.name, "--", *sh],
+               "floor --complete": [ZCTRACE, "floor", "--complete", "--", *sh],
+               "zctrace --complete": [ZCTRACE, "run", "--complete", "--no-hist", "--json", led.name, "--", *sh],
                "bpftrace": ["bpftrace", "-o", "/dev/null", BPFTRACE_SCRIPT, "-c", " ".join(sh)]}
         rc, _, err = run_session(cmd[variant], 120)
         try:
@@ -580,8 +588,44 @@ def bench_fleet():
         print(f"  targets missed: {', '.join(missed)}")
 
 
+def io_syscalls_method():
+    """How `zctrace run -- COMMAND` follows the I/O syscalls on this kernel: "fentry" or "tp" (the raw
+    syscall tracepoints), from `zctrace probes --command`."""
+    p = subprocess.run([ZCTRACE, "probes", "--command"], capture_output=True, text=True, timeout=600)
+    m = re.search(r"^io_syscalls +(\w+) ", p.stdout, re.M)
+    return m.group(1) if m else "tp"
+
+
+def bench_commands():
+    """`zctrace run -- iperf3` with the I/O syscalls followed at their own functions (fentry, where
+    the kernel allows it) and with --complete (the raw syscall tracepoints, which put every syscall
+    of the machine on the slow path), each beside its floor, interleaved."""
+    sizes = os.environ.get("BENCH_FLEET_SIZES", "1K,64K").split(",")
+    variants = ["untraced", "floor", "zctrace", "floor --complete", "zctrace --complete"]
+    how = io_syscalls_method()
+    print(f"\n== a command traced: iperf3 on loopback, {OVERHEAD_DURATION} s per run, {REPS} reps each, "
+          f"interleaved; median throughput; the I/O syscalls by {'fentry/fexit on their functions' if how == 'fentry' else 'the raw syscall tracepoints (fentry refused here)'}, "
+          f"and with --complete by the tracepoints; floor = the same attach points with empty programs ==",
+          flush=True)
+    if not shutil.which("iperf3"):
+        raise RuntimeError("iperf3 not installed (tools/install-deps.sh installs it)")
+    runs = {(size, v): [] for size in sizes for v in variants}
+    for rep in range(REPS):
+        for size in sizes:
+            for v in variants[rep % len(variants):] + variants[:rep % len(variants)]:
+                runs[(size, v)].append(run_iperf(v, size))
+        print(f"  rep {rep + 1}/{REPS} done", file=sys.stderr, flush=True)
+    print(f"  {'size':<5} {'tracer':<18} {'median MB/s':>12} {'min':>9} {'max':>9} {'x untraced':>11} {'loss':>7}")
+    for size in sizes:
+        ratio = ratio_rows(runs, size, variants, 18)
+        print(f"  {size}: the raw syscall tracepoints cost {ratio['floor'] - ratio['floor --complete']:+.3f} "
+              f"of untraced at the floor, {ratio['zctrace'] - ratio['zctrace --complete']:+.3f} traced; "
+              f"zctrace is {ratio['floor'] - ratio['zctrace']:.3f} below its floor "
+              f"({ratio['floor --complete'] - ratio['zctrace --complete']:.3f} with --complete)")
+
+
 SECTIONS = {"micro": bench_micro, "files": bench_files, "serve": bench_serve, "overhead": bench_overhead,
-            "progcost": bench_progcost, "fleet": bench_fleet}
+            "progcost": bench_progcost, "fleet": bench_fleet, "commands": bench_commands}
 
 
 def main():

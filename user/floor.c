@@ -38,7 +38,7 @@ struct floor_args {
 	int ncmd;
 	const char *stats_path;	/* -S: the empty programs' run-time statistics, as JSON */
 	bool census;		/* --census: the attach points of `zctrace top` and `export` */
-	bool complete;		/* ... with --complete */
+	bool complete;		/* --complete: the census's, or a command's run's, with it */
 };
 
 enum { FLOOR_OPT_CENSUS = 0x100, FLOOR_OPT_COMPLETE };
@@ -51,7 +51,8 @@ static const struct argp_option floor_options[] = {
 	  "event that does nothing", 0 },
 	{ "census", FLOOR_OPT_CENSUS, NULL, 0,
 	  "The attach points of the machine-wide census (zctrace top, zctrace export), around a command", 0 },
-	{ "complete", FLOOR_OPT_COMPLETE, NULL, 0, "... those of the census with --complete", 0 },
+	{ "complete", FLOOR_OPT_COMPLETE, NULL, 0,
+	  "Those of the census with --complete, or of 'zctrace run --complete' around a command", 0 },
 	{ 0 }
 };
 
@@ -63,7 +64,8 @@ static const char floor_doc[] =
 	"EXAMPLES:\n"
 	"    zctrace floor tcp-onecopy --size 1K --duration 3\n"
 	"    zctrace floor -- iperf3 -c 127.0.0.1 -t 3\n"
-	"    zctrace floor --census -- iperf3 -c 127.0.0.1 -t 3   # what zctrace top/export attach\n";
+	"    zctrace floor --census -- iperf3 -c 127.0.0.1 -t 3   # what zctrace top/export attach\n"
+	"    zctrace floor --complete -- iperf3 -c 127.0.0.1 -t 3 # ... zctrace run --complete\n";
 
 static int floor_parse(int key, char *arg, struct argp_state *state)
 {
@@ -81,7 +83,7 @@ static int floor_parse(int key, char *arg, struct argp_state *state)
 		a->census = true;
 		break;
 	case FLOOR_OPT_COMPLETE:
-		a->census = a->complete = true;
+		a->complete = true;
 		break;
 	case ARGP_KEY_ARG:
 		/* the first word names a workload unless '--' came before it */
@@ -96,6 +98,8 @@ static int floor_parse(int key, char *arg, struct argp_state *state)
 			argp_error(state, "a workload or '-- COMMAND' is needed");
 		if (a->census && a->def)
 			argp_error(state, "--census runs a command ('-- COMMAND'), not a workload");
+		if (a->complete && a->def)
+			argp_error(state, "--complete runs a command ('-- COMMAND'), not a workload");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -107,12 +111,14 @@ static int floor_parse(int key, char *arg, struct argp_state *state)
 static int choose_like_a_run(const struct floor_args *a, bool *use, int n)
 {
 	static struct probe_choice choice[NR_PROBES];
-	struct tracer_opts to = { .cap = a->cap, .skip_zc_path = a->def && !a->def->zc_notices };
 	struct census_opts co = { .cap = a->cap, .complete = a->complete };
 	struct zctrace_bpf *obj;
+	struct tracer_opts to;
 	struct bpf_program *p;
 	int err, i = 0;
 
+	/* a run's, but counting the whole run: the floor has no phase to gate on */
+	tracer_opts_for(&to, a->def, a->cap, true, a->complete);
 	if (a->census)
 		census_tracer_opts(&co, &to);
 	if ((err = tracer_start(&obj, choice, &to)))

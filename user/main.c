@@ -93,10 +93,11 @@ static int cmd_list(int argc, char **argv)
 }
 
 static const char probes_usage[] =
-	"usage: zctrace probes [--method=METHOD] [--census [--complete]] [-v]\n"
+	"usage: zctrace probes [--method=METHOD] [--command | --census [--complete]] [-v]\n"
 	"Load and attach every probe site's candidates, best first, and print the method chosen for each\n"
 	"site and why each better candidate was refused.\n"
 	"  --method=METHOD  use no method better than METHOD: fentry, kprobe or tracepoint\n"
+	"  --command        what 'zctrace run -- COMMAND' and 'run -p PID' attach (a built-in workload's, else)\n"
 	"  --census         what the machine-wide census (zctrace top, zctrace export) attaches\n"
 	"  --complete       ... with --complete: the raw syscall tracepoints too\n"
 	"  -v               show libbpf's log\n";
@@ -105,7 +106,7 @@ static int cmd_probes(int argc, char **argv)
 {
 	static struct probe_choice choice[NR_PROBES];
 	struct census_opts co = { .cap = METHOD_NONE };
-	bool census = false;
+	bool census = false, command = false;
 	enum method cap = METHOD_NONE;
 	const char *missing;
 
@@ -114,6 +115,8 @@ static int cmd_probes(int argc, char **argv)
 			cli_verbose = true;
 		} else if (!strcmp(argv[i], "--census")) {
 			census = true;
+		} else if (!strcmp(argv[i], "--command")) {
+			command = true;
 		} else if (!strcmp(argv[i], "--complete")) {
 			census = co.complete = true;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -134,10 +137,13 @@ static int cmd_probes(int argc, char **argv)
 	{
 		/* what really loads and attaches here, not only what the kernel advertises; without
 		 * BTF nothing CO-RE loads, and the candidates' refusals are all there is to show */
-		struct tracer_opts to = { .cap = cap };
+		struct tracer_opts to;
 		struct zctrace_bpf *obj;
 		char why[256];
 
+		if (command && census)
+			return usage_error("probes: --command or --census, not both");
+		tracer_opts_for(&to, NULL, cap, true, !command);
 		co.cap = cap;
 		if (census)
 			census_tracer_opts(&co, &to);

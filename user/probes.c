@@ -403,6 +403,106 @@ static void set_io_table(struct zctrace_bpf *obj)
 		obj->rodata->uring_kind_of[op] = uring_op_kind(op);
 }
 
+/* A skeleton program's name; a name the skeleton lacks does not compile. */
+#define IO_PROG(name) (#name + 0 * sizeof(((struct zctrace_bpf *)0)->progs.name))
+#define IO_PAIR(call) IO_PROG(io_##call##_entry), IO_PROG(io_##call##_exit)
+
+/* iocalls.c's list, by the functions' names (sendfile's is sendfile64) */
+const char *const io_fentry_progs[] = {
+	IO_PAIR(read), IO_PAIR(pread64), IO_PAIR(readv), IO_PAIR(preadv), IO_PAIR(preadv2),
+	IO_PAIR(write), IO_PAIR(pwrite64), IO_PAIR(writev), IO_PAIR(pwritev), IO_PAIR(pwritev2),
+	IO_PAIR(sendfile64), IO_PAIR(splice), IO_PAIR(copy_file_range), IO_PAIR(vmsplice), IO_PAIR(tee),
+	IO_PAIR(sendto), IO_PAIR(sendmsg), IO_PAIR(sendmmsg), IO_PAIR(recvfrom), IO_PAIR(recvmsg),
+	IO_PAIR(recvmmsg),
+};
+const int nr_io_fentry_progs = sizeof(io_fentry_progs) / sizeof(io_fentry_progs[0]);
+
+bool is_io_fentry_prog(const char *prog)
+{
+	for (int i = 0; i < nr_io_fentry_progs; i++)
+		if (!strcmp(io_fentry_progs[i], prog))
+			return true;
+	return false;
+}
+
+/*
+ * Whether fentry attaches to every I/O syscall's function here ("fentry:__x64_sys_read", ...,
+ * from the programs' names); if not, why in @why.
+ */
+static bool io_fentry_allowed(char *why, size_t n)
+{
+#if defined(__x86_64__)
+	const char *prefix = "fentry:__x64_sys_";
+#elif defined(__aarch64__)
+	const char *prefix = "fentry:__arm64_sys_";
+#else
+	const char *prefix = NULL;
+#endif
+	if (!prefix) {
+		snprintf(why, n, "no syscall function names known for this architecture");
+		return false;
+	}
+	/* each entry's program names its syscall: io_<call>_entry */
+	for (int i = 0; i < nr_io_fentry_progs; i += 2) {
+		const char *call = io_fentry_progs[i] + strlen("io_");
+		char point[96];
+		const struct probe_result *r;
+
+		snprintf(point, sizeof(point), "%s%.*s", prefix, (int)(strlen(call) - strlen("_entry")), call);
+		r = probe_point(point);
+		if (!r->ok) {
+			snprintf(why, n, "%.60s: %.180s", point, r->why);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Decides how the I/O syscalls are followed (choice[PROBE_SYSCALLS].io), the syscalls figure with it. */
+static void choose_io_hooks(struct probe_choice *choice)
+{
+	struct probe_choice *sc = &choice[PROBE_SYSCALLS];
+
+	if (sc->io != IO_HOOKS_TPS)
+		sc->io = io_fentry_allowed(sc->io_why, sizeof(sc->io_why)) ? IO_HOOKS_FENTRY : IO_HOOKS_TPS;
+	if (sc->io == IO_HOOKS_FENTRY && !sc->skip) {
+		sc->skip = true;
+		snprintf(sc->why_not[0], sizeof(sc->why_not[0]), "%s", IO_FENTRY_SYSCALLS_WHY);
+	} else if (sc->io == IO_HOOKS_TPS && sc->skip && !strcmp(sc->why_not[0], IO_FENTRY_SYSCALLS_WHY)) {
+		sc->skip = false;
+	}
+}
+
+/* Whether @need, a syscall tracepoint, is met by the I/O syscalls' fentry/fexit programs instead. */
+static bool io_need_met(const struct probe_choice *choice, const char *need)
+{
+	return choice[PROBE_SYSCALLS].io == IO_HOOKS_FENTRY &&
+	       (!strcmp(need, "tp_btf:sys_enter") || !strcmp(need, "tp_btf:sys_exit"));
+}
+
+/* Autoloads program @name, or where the I/O syscalls are followed by fentry and it is a syscall
+ * tracepoint's, theirs. 0 or -ENOENT. */
+static int autoload(struct zctrace_bpf *obj, const struct probe_choice *choice, const char *name)
+{
+	struct bpf_program *prog;
+
+	if (choice[PROBE_SYSCALLS].io == IO_HOOKS_FENTRY &&
+	    (!strcmp(name, bpf_program__name(obj->progs.sys_enter_btf)) ||
+	     !strcmp(name, bpf_program__name(obj->progs.sys_exit_btf)))) {
+		for (int i = 0; i < nr_io_fentry_progs; i++)
+			if (autoload(obj, choice, io_fentry_progs[i]))
+				return -ENOENT;
+		return 0;
+	}
+	prog = bpf_object__find_program_by_name(obj->obj, name);
+	if (!prog) {
+		fprintf(stderr, "zctrace: BPF program %s missing from the object\n", name);
+		return -ENOENT;
+	}
+	bpf_program__set_autoload(prog, true);
+	return 0;
+}
+
 /* Whether the candidate @cand attaches program @prog. */
 static bool cand_holds(const struct candidate *cand, const char *prog)
 {
@@ -425,6 +525,7 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 		bpf_object__for_each_program(prog, obj->obj)
 			bpf_program__set_autoload(prog, false);
 	}
+	choose_io_hooks(choice);
 	for (int s = 0; s < NR_PROBES; s++) {
 		const struct probe_site *ps = &probe_sites[s];
 		struct probe_choice *ch = &choice[s];
@@ -444,8 +545,11 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 				continue;
 			}
 			for (int k = 0; k < MAX_NEEDS && cand->needs[k]; k++) {
-				const struct probe_result *r = probe_point(cand->needs[k]);
+				const struct probe_result *r;
 
+				if (io_need_met(choice, cand->needs[k]))
+					continue;
+				r = probe_point(cand->needs[k]);
 				if (!r->ok) {
 					snprintf(ch->why_not[c], sizeof(ch->why_not[c]), "%s: %s",
 						 cand->needs[k], r->why);
@@ -467,16 +571,9 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 		}
 		if (!obj)
 			continue;
-		for (int p = 0; p < MAX_PROGS && ps->cands[ch->chosen].progs[p]; p++) {
-			const char *name = ps->cands[ch->chosen].progs[p];
-
-			prog = bpf_object__find_program_by_name(obj->obj, name);
-			if (!prog) {
-				fprintf(stderr, "zctrace: BPF program %s missing from the object\n", name);
+		for (int p = 0; p < MAX_PROGS && ps->cands[ch->chosen].progs[p]; p++)
+			if (autoload(obj, choice, ps->cands[ch->chosen].progs[p]))
 				return -ENOENT;
-			}
-			bpf_program__set_autoload(prog, true);
-		}
 		if (s < NR_SITES)
 			obj->rodata->site_method[s] = ps->cands[ch->chosen].method;
 		if (s == PROBE_BOUNDARY)
@@ -553,6 +650,21 @@ void print_probes(FILE *f, const struct probe_choice *choice)
 				ch->why_not[c]);
 		}
 	}
+	print_io_hooks(f, choice);
+}
+
+/* How the I/O syscalls are followed, where a command's run would rather not take the tracepoints. */
+void print_io_hooks(FILE *f, const struct probe_choice *choice)
+{
+	const struct probe_choice *sc = &choice[PROBE_SYSCALLS];
+
+	if (sc->io == IO_HOOKS_FENTRY)
+		fprintf(f, "%-16s %-8s fentry/fexit on the %d I/O syscalls' own functions, where the rows above "
+			"say sys_enter/sys_exit (add --complete for the tracepoints)\n", "io_syscalls", "fentry",
+			nr_io_fentry_progs / 2);
+	else if (sc->io_why[0])
+		fprintf(f, "%-16s %-8s the raw syscall tracepoints (fentry refused: %s)\n", "io_syscalls",
+			"tp", sc->io_why);
 }
 
 const char *probe_refusal(const struct probe_choice *choice, int s)

@@ -8,18 +8,50 @@
 
 struct zctrace_bpf;
 
+/*
+ * How the I/O syscalls are followed from entry to exit (the file, pipe and socket sites that
+ * need it, the boundary account): by the raw syscall tracepoints sys_enter/sys_exit, which put
+ * every task of the machine on the syscall slow path, or, where fentry is allowed, by fentry/fexit
+ * on the I/O syscalls' own functions, which cost only those calls (syscalls by number are then
+ * not counted).
+ */
+enum io_hooks {
+	IO_HOOKS_TPS,		/* the raw syscall tracepoints */
+	IO_HOOKS_WANT_FENTRY,	/* fentry/fexit where the kernel allows them on every one */
+	IO_HOOKS_FENTRY,	/* ... chosen */
+};
+
 struct probe_choice {
 	int chosen;				/* index into cands, -1 if none attaches */
 	bool refused[MAX_CANDIDATES];		/* refused at load or attach: never chosen again */
 	bool skip;				/* not wanted by this run: why_not[0] says why */
 	char why_not[MAX_CANDIDATES][256];	/* why each better candidate was refused */
+	/* PROBE_SYSCALLS's alone: how the I/O syscalls are followed, and why not by fentry */
+	enum io_hooks io;
+	char io_why[256];
 };
 
-/* Decides every site's method; with @obj set, also sets autoload and the BPF rodata. */
+/* The I/O syscalls' fentry/fexit programs (bpf/io_syscalls.bpf.c). */
+extern const char *const io_fentry_progs[];
+extern const int nr_io_fentry_progs;
+/* Why the syscalls figure is absent where the I/O syscalls are followed by fentry. */
+#define IO_FENTRY_SYSCALLS_WHY "not measured: only the I/O syscalls are followed, at their functions " \
+	"(add --complete for the raw syscall tracepoints)"
+
+
+/*
+ * Decides every site's method; with @obj set, also sets autoload and the BPF rodata. How the I/O
+ * syscalls are followed is choice[PROBE_SYSCALLS].io's: IO_HOOKS_WANT_FENTRY is made
+ * IO_HOOKS_FENTRY where the kernel allows it, else IO_HOOKS_TPS with why in its io_why.
+ */
 int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum method cap);
+/* Whether @prog is one of the I/O syscalls' fentry/fexit programs. */
+bool is_io_fentry_prog(const char *prog);
 const char *method_name(enum method m);
 int parse_method(const char *s, enum method *m);
 void print_probes(FILE *f, const struct probe_choice *choice);
+/* One line: how the I/O syscalls are followed, where not by the raw syscall tracepoints as asked; else nothing. */
+void print_io_hooks(FILE *f, const struct probe_choice *choice);
 /* ZCTRACE_REFUSE names @point ("tp_btf:T", "load:PROG", "attach:PROG", ...): refuse it. */
 bool probes_refused_by_env(const char *point);
 /* ZCTRACE_BTF: a file with the kernel's BTF to use instead of /sys/kernel/btf/vmlinux; NULL if unset. */

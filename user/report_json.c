@@ -323,6 +323,12 @@ static json_object *probes_json(const struct ledger *l, bool refused)
 		else if (why)
 			add(o, probe_name(s), json_object_new_string(why));
 	}
+	/* how the I/O syscalls were followed: their own functions, or the raw syscall tracepoints */
+	if (!refused)
+		add(o, "io_syscalls", json_object_new_string(l->choice[PROBE_SYSCALLS].io == IO_HOOKS_FENTRY ?
+							    "fentry" : "tracepoint"));
+	else if (l->choice[PROBE_SYSCALLS].io_why[0])
+		add(o, "io_syscalls", json_object_new_string(l->choice[PROBE_SYSCALLS].io_why));
 	return o;
 }
 

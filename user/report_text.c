@@ -411,7 +411,12 @@ static void print_kernel(FILE *f, const struct ledger *l, bool histograms, bool 
 		fprintf(f, "syscalls (whole run): %" PRIu64 " total;", (uint64_t)total);
 		print_top_syscalls(f, l->k.syscalls, 0);
 	} else {
-		fprintf(f, "syscalls: not supported (%s)\n", refusal_of(l, PROBE_SYSCALLS));
+		const char *why = refusal_of(l, PROBE_SYSCALLS);
+
+		if (!strncmp(why, "not measured", strlen("not measured")))
+			fprintf(f, "syscalls: %s\n", why);
+		else
+			fprintf(f, "syscalls: not supported (%s)\n", why);
 	}
 }
 

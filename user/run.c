@@ -48,6 +48,7 @@ struct run_args {
 	bool prog_stats;	/* --prog-stats: the kernel's run-time statistics of each BPF program */
 	bool one_pass;		/* --passes traced: a built-in workload's timing from the traced pass alone */
 	bool baseline;		/* --baseline: a command run once more untraced, for its wall time */
+	bool complete;		/* --complete: a command's every syscall, by the raw syscall tracepoints */
 	enum method cap;
 };
 
@@ -89,6 +90,10 @@ static const struct argp_option run_options[] = {
 	  "A built-in workload runs twice by default: traced (its ledger) and untraced (its timing "
 	  "figures), both shown with their ratio; 'traced' runs the traced pass alone", 0 },
 	{ "baseline", 'B', NULL, 0, "With -- COMMAND: run it once more untraced, and show both wall times", 0 },
+	{ "complete", 'C', NULL, 0,
+	  "With -- COMMAND or -p: also count every syscall by number, through the raw syscall "
+	  "tracepoints (they slow every syscall of the machine); where fentry is allowed, the I/O "
+	  "syscalls are otherwise followed at their own functions", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log", 0 },
 	{},
 };
@@ -144,6 +149,9 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case 'B':
 		a->baseline = true;
+		break;
+	case 'C':
+		a->complete = true;
 		break;
 	case 'v':
 		cli_verbose = true;
@@ -270,6 +278,8 @@ static int run_parse_args(struct run *r, int argc, char **argv)
 		return usage_error("give either -p PID or a command, not both");
 	if (a->baseline && (a->pid || (a->ncmd && !(a->cmd > argv && !strcmp(a->cmd[-1], "--")))))
 		return usage_error("--baseline is for -- COMMAND (a built-in workload runs untraced too by default)");
+	if (a->complete && !a->pid && a->ncmd && !(a->cmd > argv && !strcmp(a->cmd[-1], "--")))
+		return usage_error("--complete is for -- COMMAND or -p PID (a built-in workload counts every syscall)");
 	if (!a->pid && !a->ncmd)
 		return usage_error("nothing to trace: give a workload, -- COMMAND, or -p PID -d SECONDS");
 	if (a->pid && !a->duration)
@@ -321,7 +331,7 @@ static int run_start(struct run *r)
 {
 	struct tracer_opts to;
 
-	tracer_opts_for(&to, r->a.def, r->a.cap, r->a.no_phase);
+	tracer_opts_for(&to, r->a.def, r->a.cap, r->a.no_phase, r->a.complete);
 	/* from here a signal stops the run and still cleans up */
 	catch_stop_signals();
 	if (r->wo.peer == WL_PEER_NETNS) {

@@ -542,7 +542,7 @@ static struct zctrace_bpf *shared_tracer(const struct sweep_args *a, const struc
 
 	if (!def || (a->method && parse_method(a->method, &cap)))
 		return NULL;	/* the run says what is wrong */
-	tracer_opts_for(&want, def, cap, false);
+	tracer_opts_for(&want, def, cap, false, false);
 	if (shared.obj && tracer_opts_same(&shared.opts, &want))
 		return shared_usdt(def) ? shared.obj : NULL;
 	if (shared.failed && tracer_opts_same(&shared.failed_opts, &want))

@@ -286,19 +286,22 @@ static int attach_all(struct zctrace_bpf *obj, char *prog, size_t prog_n, char *
 	return 0;
 }
 
-void tracer_opts_for(struct tracer_opts *o, const struct workload_def *def, enum method cap, bool no_phase)
+void tracer_opts_for(struct tracer_opts *o, const struct workload_def *def, enum method cap, bool no_phase,
+		     bool complete)
 {
 	memset(o, 0, sizeof(*o));
 	o->cap = cap;
 	o->skip_zc_path = def && !def->zc_notices;
 	o->gate_on_phase = def && !no_phase;
+	/* a built-in workload's figures include every syscall by number; a command's ledger needs only its I/O */
+	o->io_fentry = !def && !complete && (cap == METHOD_NONE || cap == METHOD_FENTRY);
 }
 
 bool tracer_opts_same(const struct tracer_opts *a, const struct tracer_opts *b)
 {
 	return a->cap == b->cap && a->skip_zc_path == b->skip_zc_path && a->gate_on_phase == b->gate_on_phase &&
 	       a->skip == b->skip && a->machine_wide == b->machine_wide && a->max_keys == b->max_keys &&
-	       a->no_syscall_tps == b->no_syscall_tps;
+	       a->no_syscall_tps == b->no_syscall_tps && a->io_fentry == b->io_fentry;
 }
 
 int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const struct tracer_opts *o)
@@ -317,6 +320,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 	}
 	if (o->no_syscall_tps)
 		refuse_syscall_tps(choice);
+	else if (o->io_fentry && choice[PROBE_SYSCALLS].io == IO_HOOKS_TPS && !choice[PROBE_SYSCALLS].io_why[0])
+		choice[PROBE_SYSCALLS].io = IO_HOOKS_WANT_FENTRY;
 	next_print = libbpf_set_print(capture_print);
 	/* each pass sets at least one candidate aside, so there are at most as many as candidates */
 	for (int tries = 0; tries < NR_PROBES * MAX_CANDIDATES; tries++) {
@@ -344,7 +349,12 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		} else if (keep_loaded_data(obj), !(err = attach_all(obj, prog, sizeof(prog), why, sizeof(why)))) {
 			break;
 		}
-		if (!prog[0] || !refuse_holders(choice, prog, why)) {
+		if (prog[0] && is_io_fentry_prog(prog) && choice[PROBE_SYSCALLS].io == IO_HOOKS_FENTRY) {
+			/* the raw syscall tracepoints then, as on a kernel without fentry */
+			choice[PROBE_SYSCALLS].io = IO_HOOKS_TPS;
+			snprintf(choice[PROBE_SYSCALLS].io_why, sizeof(choice[PROBE_SYSCALLS].io_why),
+				 "program %.40s: %.200s", prog, why);
+		} else if (!prog[0] || !refuse_holders(choice, prog, why)) {
 			fprintf(stderr, "zctrace: cannot %s the BPF programs: %s (try -v)\n",
 				loading ? "load" : "attach", strerror(-err));
 			break;

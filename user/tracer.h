@@ -22,6 +22,7 @@ struct tracer_opts {
 	bool machine_wide;	/* the census: every process but this one, in bounded LRU maps */
 	unsigned max_keys;	/* ... of this many (process, site) keys */
 	bool no_syscall_tps;	/* nothing that needs the syscall tracepoints (sys_enter, sys_exit) */
+	bool io_fentry;		/* the I/O syscalls by fentry/fexit where allowed, not the tracepoints */
 };
 
 /*
@@ -39,9 +40,14 @@ void tracer_stop(struct zctrace_bpf *obj);
  * (with a line on stderr).
  */
 int tracer_reset(struct zctrace_bpf *obj);
-/* The tracer a built-in workload (@def, or NULL for a command) needs, with --method @cap and --no-phase. */
+/*
+ * The tracer a built-in workload (@def, or NULL for a command or a process) needs, with --method
+ * @cap, --no-phase and --complete (a command's every syscall by number, through the raw syscall
+ * tracepoints, where fentry would follow its I/O syscalls alone).
+ */
 struct workload_def;
-void tracer_opts_for(struct tracer_opts *o, const struct workload_def *def, enum method cap, bool no_phase);
+void tracer_opts_for(struct tracer_opts *o, const struct workload_def *def, enum method cap, bool no_phase,
+		     bool complete);
 /* Whether two runs can share one loaded tracer. */
 bool tracer_opts_same(const struct tracer_opts *a, const struct tracer_opts *b);
 /*
