@@ -68,7 +68,10 @@ struct {
 	__type(value, struct hot_site);
 } hot_sites SEC(".maps");
 
-/* The census's processes: who a (process, site) key belongs to, noted when the key is made. */
+/*
+ * Who each process is: the census's, noted when its first key is made; a run's, noted as a target
+ * forks, execs and exits, so that one gone by the end keeps its name (user space sizes it).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1);		/* the census sizes it */
@@ -410,6 +413,25 @@ static __always_inline void note_ident(__u32 tgid, __u64 flags)
 	BPF_CORE_READ_STR_INTO(&id.comm, task, group_leader, comm);
 	id.cgroup = bpf_get_current_cgroup_id();
 	bpf_map_update_elem(&idents, &tgid, &id, flags);
+}
+
+/* A run's target process @tgid, as thread @task of it shows it now: its name and network namespace. */
+static __always_inline void note_target_ident(struct task_struct *task, __u32 tgid)
+{
+	struct proc_ident id = {};
+
+	if (trace_all)
+		return;
+	BPF_CORE_READ_STR_INTO(&id.comm, task, group_leader, comm);
+	id.netns = BPF_CORE_READ(task, nsproxy, net_ns, ns.inum);
+	if (!id.netns) {
+		/* an exiting task may have let its namespaces go: it keeps the one noted before */
+		struct proc_ident *was = bpf_map_lookup_elem(&idents, &tgid);
+
+		if (was)
+			id.netns = was->netns;
+	}
+	bpf_map_update_elem(&idents, &tgid, &id, BPF_ANY);
 }
 
 #include "census.bpf.h"

@@ -310,6 +310,9 @@ static __always_inline void on_exec(struct task_struct *task)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 
+	/* the name it takes from here: the running task's, typed on either flavour */
+	if (!trace_all && is_target(tgid))
+		note_target_ident(bpf_get_current_task_btf(), tgid);
 	if (!root_tgid || tgid != root_tgid || misc.exec_seen)
 		return;
 	misc.switches_before_exec = switches_so_far(tgid);

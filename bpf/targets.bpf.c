@@ -20,6 +20,8 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 
 	if (bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY))
 		__sync_fetch_and_add(&misc.targets_dropped, 1);
+	else if (ctgid != ptgid)
+		note_target_ident(child, ctgid);
 	__sync_fetch_and_add(&targets_gen, 1);
 	__sync_fetch_and_add(&misc.forks, 1);
 	seg = cur_seg();
@@ -51,6 +53,9 @@ static __always_inline void on_exit(struct task_struct *task)
 	tid = BPF_CORE_READ(task, pid);
 	if (trace_all && tid == BPF_CORE_READ(task, tgid))
 		note_ident(tid, BPF_EXIST);
+	/* the process's last name: the running task's, typed on either flavour */
+	if (!trace_all && tid == BPF_CORE_READ(task, tgid))
+		note_target_ident(bpf_get_current_task_btf(), tid);
 	/* the exiting thread is the running one: its typed task, on either flavour */
 	if (trace_all)
 		census_thread_exit(bpf_get_current_task_btf());

@@ -240,7 +240,9 @@ struct site_key {
 /* A census process: its leader's name and cgroup, noted with its first key. */
 struct proc_ident {
 	char comm[16];
-	__u64 cgroup;		/* cgroup v2 id: the inode number of its directory */
+	__u64 cgroup;		/* cgroup v2 id: the inode number of its directory (the census's) */
+	__u32 netns;		/* its network namespace's inode number (a run's) */
+	__u32 pad;
 };
 
 struct site_stats {

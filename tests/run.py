@@ -261,9 +261,17 @@ def hw_counters_reported_honestly():
     PMU, "not supported" (never 0) where it has none; the task-clock fallback is labelled as such."""
     p, led = traced("tcp-onecopy", "--size", "4K", "--messages", "300")
     assert p.returncode == 0, p.stderr
-    text = zctrace("run", "--no-hist", "tcp-onecopy", "--size", "4K", "--messages", "300")
+    text = zctrace("run", "--no-hist", "--full", "tcp-onecopy", "--size", "4K", "--messages", "300")
     assert text.returncode == 0, text.stderr
     rows, ev = perf_table(text.stdout), led["counters"]["events"]
+    # the default report: the counters counted in a line, those the machine lacks named in another
+    brief = zctrace("run", "--no-hist", "tcp-onecopy", "--size", "4K", "--messages", "300")
+    assert brief.returncode == 0 and "\nperf counters (" not in brief.stdout, brief.stdout[-1500:]
+    assert re.search(r"^perf \(whole run\): task-clock [\d.]+ ms, context-switches \d+", brief.stdout, re.M), \
+        brief.stdout[-1500:]
+    if not has_hw_pmu():
+        assert re.search(r"^  not supported here: " + ", ".join(HW_COUNTERS) + r" \(no hardware counter for it here",
+                         brief.stdout, re.M), brief.stdout[-1500:]
     for name in HW_COUNTERS:
         assert name in rows, f"{name} not in the counter table: {sorted(rows)}"
         assert not re.match(r"0\b", rows[name]), f"{name}: {rows[name]}"
@@ -334,7 +342,7 @@ def perf_counter_paths_simulated():
     assert ev["L1-dcache-load-misses"]["why"] == "refused by ZCTRACE_PERF_REFUSE", ev["L1-dcache-load-misses"]
     assert d["whole"]["l1d_misses_per_kib"] is None, d["whole"]
     assert led["counters"]["cycles_fallback"] is None, led["counters"]
-    text = subprocess.run([ZCTRACE, "run", "--no-hist", "tcp-onecopy", "--size", "16K", "--messages", "500"],
+    text = subprocess.run([ZCTRACE, "run", "--no-hist", "--full", "tcp-onecopy", "--size", "16K", "--messages", "500"],
                           capture_output=True, text=True, env=env, timeout=TIMEOUT)
     rows = perf_table(text.stdout)
     assert re.search(r"multiplexed: on a PMU 25\.0% of its enabled time, scaled x4\.00 \(simulated",
@@ -3506,7 +3514,7 @@ def robust_refused_tracepoint():
         led = json.load(open(f.name))
     assert p.returncode == 0, (p.returncode, [c for c in led["checks"] if not c["ok"]])
     assert led["sched"] is None and "ZCTRACE_REFUSE" in led["probes_refused"]["sched"], led["probes_refused"]
-    assert "scheduler (whole run): not supported (raw_tp:sched_switch: refused by ZCTRACE_REFUSE" in p.stdout
+    assert "kernel (whole run): context switches not supported (raw_tp:sched_switch: refused by ZCTRACE_REFUSE" in p.stdout
     assert_eq("send_copy", site_bytes(led, "send_copy"), led["workload"]["bytes"])
     # without fork/exit tracepoints no process can be followed: the run stops before it starts
     p = subprocess.run([ZCTRACE, "run", "tcp-onecopy"], capture_output=True, text=True,
@@ -3533,12 +3541,14 @@ def two_passes_figures_and_ledger():
     assert_eq("send_copy", site_bytes(led, "send_copy"), led["workload"]["bytes"])
     assert_eq("recv_copy", site_bytes(led, "recv_copy"), led["workload"]["bytes_received"])
     t = figures["throughput"]
-    # a short run is noisy: the traced pass may come out ahead, and the line says so
-    assert re.search(r"^  throughput +MiB/s +%.2f +%.2f +%.2f  (the tracer took|\d+%% more traced \(noise\))"
-                     % (t["traced"], t["untraced"], t["ratio"]), p.stdout, re.M), ("throughput line", p.stdout[:1500])
-    # a microbenchmark: each measurement's median from both passes
+    # the default report: the ratios in one line
+    assert re.search(r"^tracer effect \(traced / untraced, the same run with no BPF program\): throughput %.2f, "
+                     r"latency p50 [\d.]+, latency p99 [\d.]+$" % t["ratio"], p.stdout, re.M), \
+        ("tracer effect line", p.stdout[:1500])
+    # a microbenchmark: each measurement's median from both passes, in the complete report's table
+    # (a short run is noisy: the traced pass may come out ahead, and the line says so)
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        p = zctrace("run", "--no-hist", "--json", f.name, "syscall")
+        p = zctrace("run", "--no-hist", "--full", "--json", f.name, "syscall")
         led = json.load(open(f.name))
     assert p.returncode == 0, (p.returncode, p.stdout[-1500:], p.stderr[-500:])
     names = [r["figure"] for r in led["tracer_effect"]["figures"]]
@@ -3555,6 +3565,61 @@ def two_passes_figures_and_ledger():
         p = zctrace("run", *bad)
         assert p.returncode == 2 and what in p.stderr and p.stdout == "", (bad, p.returncode, p.stderr)
 
+
+# A default report's line budget (histograms off): every built-in kind, a command and a microbenchmark.
+ONE_SCREEN = (("tcp-twocopy", "--messages", "500"), ("tcp-zerocopy", "--messages", "500", "--threads", "2"),
+              ("tcp-sendfile", "--messages", "500"), ("udp-zerocopy", "--messages", "300"),
+              ("pipe-copy", "--messages", "300"), ("file-readwrite", "--file-size", "4M"),
+              ("remote-fileread", "--file-size", "4M"), ("syscall", "--iters", "1000", "--reps", "20"),
+              ("--", "sh", "-c", "head -c 300000 /dev/zero | gzip -1 > /dev/null"))
+
+
+def default_report_fits_one_screen():
+    """A default report answers first, on one screen: at most 40 lines with the histograms off for
+    every kind of target, the ledger (the sites that counted, one line for the others), CPU copies per
+    payload byte where there is a payload, how many checks held and the verdict; --full adds every
+    site's row, the boundary account by call, the perf counter table and every check."""
+    for args in ONE_SCREEN:
+        p = zctrace("run", "--no-hist", *args, timeout=300)
+        out = p.stdout.strip("\n").splitlines()
+        assert p.returncode == 0, (args, p.returncode, p.stdout[-1500:], p.stderr[-500:])
+        assert len(out) <= 40, (args, len(out), p.stdout)
+        text = "\n".join(out)
+        assert "copy ledger (" in text and re.search(r"^verdict: the ledger matches the expectation$", text, re.M), \
+            (args, text)
+        assert re.search(r"^checks: (\d+) of \1 held$", text, re.M) and "[ ok ]" not in text, (args, text)
+        if args[0] != "--" and args[0] != "syscall":
+            assert "CPU copies per payload byte:" in text, (args, text)
+        assert not re.search(r"^  \S+ +\S+ +0 +0 ", text, re.M), ("a row of zeros", args, text)
+    full = zctrace("run", "--no-hist", "--full", *ONE_SCREEN[0], timeout=300)
+    assert full.returncode == 0, full.stderr[-500:]
+    for section in ("\nbytes across the user/kernel boundary (", "\nperf counters (", "\nchecks\n  [ ok ] ",
+                    "\ntracer effect (the same run once more", "\nscheduler (whole run): "):
+        assert section in full.stdout, (section, full.stdout[-2500:])
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        p = zctrace("run", "--no-hist", "--passes", "traced", "--json", f.name, *ONE_SCREEN[0], timeout=300)
+        sites = json.load(open(f.name))["sites"]
+    assert all(re.search(rf"^  {site} ", full.stdout, re.M) for site in sites), full.stdout[:2500]
+
+
+def pipeline_processes_named():
+    """The processes of a short pipeline are named by what the kernel noted, after they have exited:
+    their comms and pids, in the host's namespace, never "other" or "?"."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
+        src = os.path.join(d, "f")
+        with open(src, "wb") as f:
+            f.write(os.urandom(1 << 20))
+        cmd = ["sh", "-c", f"cat {src} | gzip -1 > {src}.gz"]
+        p, led = traced_cmd(cmd)
+        text = zctrace("run", "--no-hist", "--", *cmd)
+    assert p.returncode == 0 and text.returncode == 0, (p.stderr[-500:], text.stderr[-500:])
+    comms = {q["comm"] for q in led["by_process"]}
+    assert {"cat", "gzip"} <= comms, led["by_process"]
+    assert all(q["netns"] == "host" for q in led["by_process"]), led["by_process"]
+    table = text.stdout[text.stdout.index("\nby process ("):]
+    rows = re.findall(r"^  (\S+) +(\d+)  (\S+) +\w+_", table, re.M)
+    assert {"cat", "gzip"} <= {r[0] for r in rows} and all(r[2] == "host" for r in rows), table
+    assert not re.search(r"^  other |  \?  ", table, re.M), table
 
 def zctrace_programs():
     """The ids of the BPF programs named like zctrace's USDT and syscall-exit programs (the raw
@@ -5097,6 +5162,7 @@ def main():
               traced_python_mixed_paths, io_syscalls_at_their_functions, udp_zerocopy_pins_exact,
               robust_refused_program_falls_back,
               two_passes_figures_and_ledger, untraced_pass_attaches_nothing, detach_after_the_report_leaves_nothing,
+              default_report_fits_one_screen, pipeline_processes_named,
               floor_attaches_empty_programs,
               raw_tp_flavours_count_the_same, robust_no_btf,
               robust_one_byte_messages_60s, robust_full_map_is_reported,

@@ -90,17 +90,36 @@ static void effect_words(const struct effect_row *r, char *buf, size_t n)
 			 fabs(ratio - 1) * 100);
 }
 
-void effect_print(FILE *f, const struct effect *e)
+/* One line: each figure's ratio, traced to untraced (the first few). */
+static void effect_print_brief(FILE *f, const struct effect *e)
+{
+	enum { SHOWN = 4 };
+
+	fprintf(f, "tracer effect (traced / untraced, the same run with no BPF program):");
+	if (!e->nrows)
+		fprintf(f, " the workload reported no timing figure");
+	for (int i = 0; i < e->nrows && i < SHOWN; i++)
+		fprintf(f, "%s %.40s %.2f", i ? "," : "", e->rows[i].name, e->rows[i].traced / e->rows[i].untraced);
+	if (e->nrows > SHOWN)
+		fprintf(f, " and %d more", e->nrows - SHOWN);
+	fprintf(f, "\n");
+}
+
+void effect_print(FILE *f, const struct effect *e, bool full)
 {
 	char words[64];
 
 	if (e->wall_untraced > 0)
-		fprintf(f, "\ntracer effect (--baseline: the command run once more, untraced)\n"
-			"  wall time: traced %.3f s, untraced %.3f s, ratio %.2f\n", e->wall_traced,
-			e->wall_untraced, e->wall_traced / e->wall_untraced);
+		fprintf(f, "%stracer effect (--baseline: the command run once more, untraced)\n"
+			"  wall time: traced %.3f s, untraced %.3f s, ratio %.2f\n", full ? "\n" : "",
+			e->wall_traced, e->wall_untraced, e->wall_traced / e->wall_untraced);
 	if (!e->measured) {
 		if (e->why[0])
-			fprintf(f, "\ntracer effect: not measured (%s)\n", e->why);
+			fprintf(f, "%stracer effect: not measured (%s)\n", full ? "\n" : "", e->why);
+		return;
+	}
+	if (!full) {
+		effect_print_brief(f, e);
 		return;
 	}
 	fprintf(f, "\ntracer effect (the same run once more after the traced one, with no BPF program loaded)\n");

@@ -33,8 +33,11 @@ struct effect {
  * of a microbenchmark. Rows only where both passes reported the figure.
  */
 void effect_compare(struct effect *e, json_object *traced, json_object *untraced);
-/* "tracer effect" lines: each figure traced, untraced, their ratio and what the tracer did. */
-void effect_print(FILE *f, const struct effect *e);
+/*
+ * "tracer effect" lines: each figure traced, untraced, their ratio and what the tracer did; not
+ * @full: one line of ratios.
+ */
+void effect_print(FILE *f, const struct effect *e, bool full);
 /* { "untraced": the untraced report, "rows": [...], ... } or null when no untraced pass ran. */
 json_object *effect_json(const struct effect *e, json_object *untraced);
 

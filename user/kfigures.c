@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "kfigures.h"
@@ -341,6 +342,34 @@ static void sort_pairs(void *keys, size_t ksz, void *vals, size_t vsz, int n, in
 
 _Static_assert(sizeof(struct zc_path_key) <= 64 && sizeof(struct account_key) <= 64, "keys fit sort_pairs()");
 
+/*
+ * Process @p's name and network namespace: as the kernel noted them (at its fork, exec and exit),
+ * else, for one still running that was never noted (a process given with -p), from /proc.
+ */
+static void name_proc(int idents_fd, struct proc_sites *p)
+{
+	struct proc_ident id;
+	char path[64];
+	struct stat st;
+	FILE *f;
+
+	if (!bpf_map_lookup_elem(idents_fd, &p->tgid, &id)) {
+		memcpy(p->comm, id.comm, sizeof(p->comm));
+		p->comm[sizeof(p->comm) - 1] = '\0';
+		p->netns = id.netns;
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%u/comm", p->tgid);
+	if ((f = fopen(path, "r"))) {
+		if (fgets(p->comm, sizeof(p->comm), f))
+			p->comm[strcspn(p->comm, "\n")] = '\0';
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%u/ns/net", p->tgid);
+	if (!stat(path, &st))
+		p->netns = st.st_ino;
+}
+
 void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj)
 {
 	memset(k, 0, sizeof(*k));
@@ -357,6 +386,8 @@ void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj)
 		   on_account, k);
 	each_cpu_copy(bpf_map__fd(obj->maps.hot_account), sizeof(__u32), sizeof(struct hot_account), on_hot_account, k);
 	k->misc = obj->bss->misc;
+	for (int i = 0; i < k->nproc_sites; i++)
+		name_proc(bpf_map__fd(obj->maps.idents), &k->procs[i]);
 	qsort(k->procs, k->nproc_sites, sizeof(k->procs[0]), cmp_proc);
 	sort_pairs(k->zp_key, sizeof(k->zp_key[0]), k->zp, sizeof(k->zp[0]), k->nzp, cmp_zc_path);
 	sort_pairs(k->acct_key, sizeof(k->acct_key[0]), k->acct, sizeof(k->acct[0]), k->nacct, cmp_account);

@@ -27,6 +27,8 @@ void kfig_each_entry(int fd, size_t ksz, size_t vsz, kfig_entry_fn fn, void *ctx
 /* One traced process's sites: the sender's and the receiver's ledgers. */
 struct proc_sites {
 	__u32 tgid;
+	char comm[16];		/* its name, as the kernel last noted it ("" if never) */
+	__u32 netns;		/* its network namespace's inode number (0 if never noted) */
 	__u64 count[NR_SITES];
 	__u64 bytes[NR_SITES];
 };

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "jsonpath.h"
 #include "ledger.h"
 
@@ -83,6 +84,30 @@ const char *role_netns(const struct ledger *l, const char *role)
 	if (on_veth(l) && (!strcmp(role, "receiver") || !strcmp(role, "server")))
 		return l->net->receiver;
 	return strcmp(role, "other") ? "host" : "?";
+}
+
+const char *proc_label(const struct ledger *l, const struct proc_sites *p)
+{
+	const char *role = proc_role(l, p->tgid);
+
+	return strcmp(role, "other") || !p->comm[0] ? role : p->comm;
+}
+
+const char *proc_netns(const struct ledger *l, const struct proc_sites *p, char *buf, size_t n)
+{
+	const char *role = proc_role(l, p->tgid);
+	struct stat st;
+
+	if (strcmp(role, "other"))
+		return role_netns(l, role);
+	if (!p->netns)
+		return "not noted";
+	if (netns_role(l->net, p->netns))
+		return netns_label(l, p->netns, buf, n);
+	if (!stat("/proc/self/ns/net", &st) && st.st_ino == p->netns)
+		return "host";
+	snprintf(buf, n, "net:[%u]", p->netns);
+	return buf;
 }
 
 const char *netns_label(const struct ledger *l, __u32 ino, char *buf, size_t n)

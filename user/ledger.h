@@ -75,6 +75,11 @@ bool on_veth(const struct ledger *l);
 const char *role_netns(const struct ledger *l, const char *role);
 /* A network namespace inode by its role, or "net:[INODE]". */
 const char *netns_label(const struct ledger *l, __u32 ino, char *buf, size_t n);
+/* What the by-process table calls process @p: its role in the workload, else its name. */
+const char *proc_label(const struct ledger *l, const struct proc_sites *p);
+/* Its network namespace: the role's, else the one the kernel noted ("host", a namespace of the
+ * run's, or net:[inode]), in @buf if need be. */
+const char *proc_netns(const struct ledger *l, const struct proc_sites *p, char *buf, size_t n);
 /* The workload's payload ("bytes"); @found says whether it reported one. */
 double payload_of(const struct ledger *l, bool *found);
 /* Pages the targets brought into the page cache for a file the workload named (source, dest). */

@@ -72,10 +72,12 @@ static json_object *by_process_json(const struct ledger *l)
 		const struct proc_sites *p = &l->k.procs[i];
 		const char *role = proc_role(l, p->tgid);
 		json_object *o = json_object_new_object(), *sites = json_object_new_object();
+		char ns[48];
 
 		json_object_object_add(o, "pid", json_object_new_int(p->tgid));
+		json_object_object_add(o, "comm", p->comm[0] ? json_object_new_string(p->comm) : NULL);
 		json_object_object_add(o, "role", json_object_new_string(role));
-		json_object_object_add(o, "netns", json_object_new_string(role_netns(l, role)));
+		json_object_object_add(o, "netns", json_object_new_string(proc_netns(l, p, ns, sizeof(ns))));
 		for (int s = 0; s < NR_SITES; s++) {
 			json_object *st;
 

@@ -93,12 +93,74 @@ static void print_head(FILE *f, const struct perf_roles *r, const char *what)
 	fprintf(f, "\n");
 }
 
-void perf_print(FILE *f, const struct ledger *l, double payload)
+/*
+ * The same in two or three lines: the counters counted, for the whole run; the derived figures that
+ * have a value; and the names of the others with their one reason, as perf prints <not supported>.
+ */
+static void perf_print_brief(FILE *f, const struct ledger *l, double payload)
+{
+	const char *why = NULL;
+	bool same_why = true, any = false;
+	struct perf_roles r;
+	double v;
+
+	perf_roles_of(l, &r);
+	fprintf(f, "perf (whole run):");
+	for (int i = 0; i < NR_PERF_COUNTERS; i++) {
+		const struct perf_counter *c = &l->perf->c[i];
+		const struct perf_count *pc = perf_role_count(c, &r, ROLE_WHOLE);
+
+		if (!c->counted || !pc)
+			continue;
+		if (!strcmp(c->name, "task-clock"))
+			fprintf(f, "%s task-clock %.3f ms", any ? "," : "", pc->value / 1e6);
+		else
+			fprintf(f, "%s %s %.0f%s", any ? "," : "", c->name, pc->value, pc->running < 1 ? " (scaled)" : "");
+		any = true;
+	}
+	for (int d = 0; payload > 0 && d < NR_PERF_DERIVED; d++)
+		if (perf_derived(l, &r, d, ROLE_WHOLE, payload, &v)) {
+			fprintf(f, "%s %s %.4g", any ? "," : "", perf_derived_defs[d].label, v);
+			any = true;
+		}
+	fprintf(f, "%s\n", any ? "" : " none counted");
+	for (int i = 0; i < NR_PERF_COUNTERS; i++) {
+		const struct perf_counter *c = &l->perf->c[i];
+
+		if (c->counted)
+			continue;
+		same_why &= !why || !strcmp(why, c->why);
+		why = c->why;
+	}
+	if (!why)
+		return;
+	fprintf(f, "  not supported here:");
+	any = false;
+	for (int i = 0; i < NR_PERF_COUNTERS; i++) {
+		const struct perf_counter *c = &l->perf->c[i];
+
+		if (c->counted)
+			continue;
+		fprintf(f, "%s %s", any ? "," : "", c->name);
+		if (!same_why)
+			fprintf(f, " (%s)", c->why);
+		any = true;
+	}
+	if (same_why)
+		fprintf(f, " (%s)", why);
+	fprintf(f, "\n");
+}
+
+void perf_print(FILE *f, const struct ledger *l, double payload, bool full)
 {
 	struct perf_roles r;
 
 	if (!l->perf)
 		return;
+	if (!full) {
+		perf_print_brief(f, l, payload);
+		return;
+	}
 	perf_roles_of(l, &r);
 	fprintf(f, "\nperf counters (whole run%s%s%s)\n", l->perf->pmus[0] ? "; summed over core PMUs " : "",
 		l->perf->pmus, r.separated ? "; sender and receiver by process" : "");

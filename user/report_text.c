@@ -80,8 +80,8 @@ static void print_findings(FILE *f, const struct ledger *l, double payload)
 			"counted.\n");
 }
 
-/* The busiest syscalls of @counts, with calls per MiB of payload when @payload is known. */
-static void print_top_syscalls(FILE *f, const __u64 *counts, double payload)
+/* The @n (at most 8) busiest syscalls of @counts, with calls per MiB of payload when @payload is known. */
+static void print_top_syscalls(FILE *f, const __u64 *counts, double payload, int n)
 {
 	int top[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
 
@@ -94,7 +94,7 @@ static void print_top_syscalls(FILE *f, const __u64 *counts, double payload)
 			}
 		}
 	}
-	for (int k = 0; k < 8 && top[k] >= 0 && counts[top[k]]; k++) {
+	for (int k = 0; k < n && k < 8 && top[k] >= 0 && counts[top[k]]; k++) {
 		fprintf(f, " %s %" PRIu64, syscall_name(top[k]) ? syscall_name(top[k]) : "?",
 			(uint64_t)counts[top[k]]);
 		if (payload > 0)
@@ -175,14 +175,14 @@ static void print_sides(FILE *f, const struct ledger *l, double payload)
 		"BYTES", "PER BYTE");
 	for (int i = 0; i < l->k.nproc_sites; i++) {
 		const struct proc_sites *p = &l->k.procs[i];
-		const char *role = proc_role(l, p->tgid);
 		bool first = true;
+		char ns[48];
 
 		for (int s = 0; s < NR_SITES; s++) {
 			if (!p->bytes[s] && !p->count[s])
 				continue;
 			if (first)
-				fprintf(f, "  %-16s %8u  %-16s ", role, p->tgid, role_netns(l, role));
+				fprintf(f, "  %-16s %8u  %-16s ", proc_label(l, p), p->tgid, proc_netns(l, p, ns, sizeof(ns)));
 			else
 				fprintf(f, "  %-16s %8s  %-16s ", "", "", "");
 			fprintf(f, "%-15s %12" PRIu64 " %16" PRIu64, site_name(s), (uint64_t)p->count[s],
@@ -263,26 +263,80 @@ static void print_workload(FILE *f, const struct ledger *l, const struct micro *
 		fprintf(f, "workload: a report of kind '%s', not one zctrace knows\n", wl_kind_name(l->rep.kind));
 }
 
+/* Whether a failed check names site @s: its row stays in the brief ledger, 0 or not. */
+static bool site_failed(const struct ledger *l, int s)
+{
+	size_t n = strlen(site_name(s));
+
+	for (int i = 0; i < l->nchecks; i++)
+		if (!l->checks[i].ok && !strncmp(l->checks[i].name, site_name(s), n) && l->checks[i].name[n] == ' ')
+			return true;
+	return false;
+}
+
+/* The brief ledger's rows: the sites that counted something, or that a failed check names. */
+static bool site_shown(const struct ledger *l, int s, bool full)
+{
+	return full || l->k.site[s].count || l->k.site[s].bytes || site_failed(l, s);
+}
+
+/* The line for the sites the brief ledger leaves out: all 0 (and not supported, said apart). */
+static void print_sites_left_out(FILE *f, const struct ledger *l)
+{
+	int zero = 0, unsupported = 0;
+
+	for (int s = 0; s < NR_SITES; s++) {
+		if (site_shown(l, s, false))
+			continue;
+		if (l->method[s] == METHOD_NONE)
+			unsupported++;
+		else
+			zero++;
+	}
+	if (zero == NR_SITES)
+		fprintf(f, "  no site moved a byte (%d sites, all 0)", zero);
+	else if (zero)
+		fprintf(f, "  %d other site%s: 0 bytes", zero, zero == 1 ? "" : "s");
+	if (zero && l->def && ledger_ok(l))
+		fprintf(f, ", as expected");
+	if (l->bnd.measured && !l->bnd.unattributed)
+		fprintf(f, "%snothing unattributed", zero ? "; " : "  ");
+	if (zero || (l->bnd.measured && !l->bnd.unattributed))
+		fprintf(f, "\n");
+	if (unsupported)
+		fprintf(f, "  %d site%s not supported here (below)\n", unsupported, unsupported == 1 ? "" : "s");
+}
+
 /* The copy ledger itself: each site's copies, bytes, copies per payload byte and mean size. */
-static void print_sites(FILE *f, const struct ledger *l, bool have_payload, double payload)
+static void print_sites(FILE *f, const struct ledger *l, bool have_payload, double payload, bool full)
 {
 	double cpu_bytes = 0;
 	bool unsupported = false;
 	char b1[32];
 
+	int shown = 0;
+
+	for (int s = 0; s < NR_SITES; s++)
+		shown += site_shown(l, s, full);
 	fprintf(f, "\ncopy ledger (%s; %d process%s traced)\n",
 		l->phase_gated ? "measured phase only, between the workload's USDT markers" : "whole run",
 		l->k.nprocs, l->k.nprocs == 1 ? "" : "es");
-	fprintf(f, "  %-16s %-7s %12s %16s %10s %11s\n", "SITE", "METHOD", "COPIES", "BYTES", "PER BYTE",
-		"MEAN SIZE");
+	if (shown)
+		fprintf(f, "  %-16s %-7s %12s %16s %10s %11s\n", "SITE", "METHOD", "COPIES", "BYTES", "PER BYTE",
+			"MEAN SIZE");
 	for (int s = 0; s < NR_SITES; s++) {
 		const struct site_stats *st = &l->k.site[s];
 		char per[16];
 
+		if (is_cpu_copy(s))
+			cpu_bytes += st->bytes;
+		if (l->method[s] == METHOD_NONE)
+			unsupported = true;
+		if (!site_shown(l, s, full))
+			continue;
 		if (l->method[s] == METHOD_NONE) {
 			fprintf(f, "  %-16s %-7s %12s %16s %10s %11s\n", site_name(s), "-", "not supported",
 				"not supported", "-", "-");
-			unsupported = true;
 			continue;
 		}
 		if (have_payload && payload > 0)
@@ -292,10 +346,13 @@ static void print_sites(FILE *f, const struct ledger *l, bool have_payload, doub
 		fprintf(f, "  %-16s %-7s %12" PRIu64 " %16" PRIu64 " %10s %11s\n", site_name(s),
 			method_name(l->method[s]), (uint64_t)st->count, (uint64_t)st->bytes, per,
 			st->count ? human_bytes((double)st->bytes / st->count, b1, sizeof(b1)) : "-");
-		if (is_cpu_copy(s))
-			cpu_bytes += st->bytes;
 	}
-	if (l->bnd.measured) {
+	if (!full) {
+		print_sites_left_out(f, l);
+	}
+	if (!full && l->bnd.measured && !l->bnd.unattributed) {
+		/* said on the line above */
+	} else if (l->bnd.measured) {
 		snprintf(b1, sizeof(b1), "%.3f", have_payload && payload > 0 ? l->bnd.unattributed / payload : 0);
 		fprintf(f, "  %-16s %-7s %12s %16" PRIu64 " %10s %11s\n", "unattributed", "-", "-",
 			(uint64_t)l->bnd.unattributed, have_payload && payload > 0 ? b1 : "-", "-");
@@ -312,17 +369,33 @@ static void print_sites(FILE *f, const struct ledger *l, bool have_payload, doub
 			"are not copies)\n", cpu_bytes / payload);
 }
 
-/* The boundary account, by call and file type, and what of it no site explains. */
-static void print_boundary(FILE *f, const struct ledger *l)
+/* What of the boundary account no site explains, by group. */
+static void print_unattributed(FILE *f, const struct ledger *l)
+{
+	for (int g = 0; g < nr_boundary_groups; g++)
+		if (l->bnd.g[g].unattributed)
+			fprintf(f, "  unattributed %s: %" PRIu64 " B of %" PRIu64 " B the calls moved (its sites: %" PRIu64
+				" B)%s\n", boundary_groups[g].name, (uint64_t)l->bnd.g[g].unattributed,
+				(uint64_t)l->bnd.g[g].account, (uint64_t)l->bnd.g[g].sites,
+				l->bnd.g[g].site_missing ? "; a site of it is not supported here" : "");
+}
+
+/* The boundary account, by call and file type, and what of it no site explains (not @full: that alone). */
+static void print_boundary(FILE *f, const struct ledger *l, bool full)
 {
 	char call[40];
 
 	if (!l->bnd.measured) {
-		fprintf(f, "\nbytes across the user/kernel boundary: not supported (%s)\n", refusal_of(l, PROBE_BOUNDARY));
+		fprintf(f, "%sbytes across the user/kernel boundary: not supported (%s)\n", full ? "\n" : "  ",
+			refusal_of(l, PROBE_BOUNDARY));
 		return;
 	}
 	if (!l->k.nacct)
 		return;
+	if (!full) {
+		print_unattributed(f, l);
+		return;
+	}
 	fprintf(f, "\nbytes across the user/kernel boundary (each I/O call's return, apart from the sites)\n");
 	fprintf(f, "  %-18s %-22s %10s %16s  %s\n", "CALL", "FILE", "CALLS", "BYTES", "EXPLAINED BY");
 	for (int i = 0; i < l->k.nacct; i++) {
@@ -337,12 +410,7 @@ static void print_boundary(FILE *f, const struct ledger *l)
 			fig->unattributed ? "sites short: part unattributed" : "sites",
 			l->k.acct[i].unsized ? " (some calls unsized: MSG_TRUNC)" : "");
 	}
-	for (int g = 0; g < nr_boundary_groups; g++)
-		if (l->bnd.g[g].unattributed)
-			fprintf(f, "  unattributed %s: %" PRIu64 " B of %" PRIu64 " B the calls moved (its sites: %" PRIu64
-				" B)%s\n", boundary_groups[g].name, (uint64_t)l->bnd.g[g].unattributed,
-				(uint64_t)l->bnd.g[g].account, (uint64_t)l->bnd.g[g].sites,
-				l->bnd.g[g].site_missing ? "; a site of it is not supported here" : "");
+	print_unattributed(f, l);
 }
 
 static void print_size_hists(FILE *f, const struct ledger *l)
@@ -353,6 +421,54 @@ static void print_size_hists(FILE *f, const struct ledger *l)
 		fprintf(f, "\n%s: copy sizes\n", site_name(s));
 		print_log2_hist(f, l->k.site[s].hist, MAX_SLOTS, "bytes");
 	}
+}
+
+/* The syscalls line: why there is none, or the measured phase's (else the whole run's) busiest. */
+static void print_syscalls_brief(FILE *f, const struct ledger *l, bool have_payload, double payload)
+{
+	const __u64 *counts = l->phase_gated ? l->k.phase_syscalls : l->k.syscalls;
+	__u64 total = 0;
+
+	if (!ledger_has(l, PROBE_SYSCALLS)) {
+		const char *why = refusal_of(l, PROBE_SYSCALLS);
+
+		fprintf(f, strncmp(why, "not measured", strlen("not measured")) ? "syscalls: not supported (%s)\n" :
+			"syscalls: %s\n", why);
+		return;
+	}
+	for (int nr = 0; nr < MAX_SYSCALLS; nr++)
+		total += counts[nr];
+	fprintf(f, "syscalls (%s): %" PRIu64 " total", l->phase_gated ? "measured phase" : "whole run", (uint64_t)total);
+	if (have_payload && payload > 0)
+		fprintf(f, ", %.1f per MiB of payload", total / (payload / (1 << 20)));
+	fprintf(f, ";");
+	print_top_syscalls(f, counts, 0, 4);
+}
+
+/* Context switches, page faults and the page cache in one line. */
+static void print_kernel_brief(FILE *f, const struct ledger *l, bool have_payload, double payload)
+{
+	fprintf(f, "\nkernel (whole run): ");
+	if (ledger_has(l, PROBE_SCHED))
+		fprintf(f, "%" PRIu64 " context switches (%" PRIu64 " voluntary), off-CPU %.1f ms",
+			(uint64_t)(l->k.sched.voluntary + l->k.sched.involuntary), (uint64_t)l->k.sched.voluntary,
+			l->k.sched.offcpu_ns / 1e6);
+	else
+		fprintf(f, "context switches not supported (%s)", refusal_of(l, PROBE_SCHED));
+	if (ledger_has(l, PROBE_PAGE_FAULTS))
+		fprintf(f, "; page faults %" PRIu64 " user, %" PRIu64 " kernel", (uint64_t)l->k.misc.page_faults_user,
+			(uint64_t)l->k.misc.page_faults_kernel);
+	else
+		fprintf(f, "; page faults not supported (%s)", refusal_of(l, PROBE_PAGE_FAULTS));
+	if (ledger_has(l, PROBE_PAGE_CACHE) && l->k.npc) {
+		__u64 all = 0;
+
+		for (int i = 0; i < l->k.npc; i++)
+			all += l->k.pc_pages[i];
+		fprintf(f, "; %" PRIu64 " pages into the page cache", (uint64_t)all);
+	}
+	fprintf(f, "\n");
+	print_syscalls_brief(f, l, have_payload, payload);
 }
 
 /* What is not a copy: context switches, page faults, page-cache insertions, syscalls. */
@@ -401,7 +517,7 @@ static void print_kernel(FILE *f, const struct ledger *l, bool histograms, bool 
 		if (have_payload && payload > 0)
 			fprintf(f, ", %.1f per MiB of payload", total / (payload / (1 << 20)));
 		fprintf(f, ";");
-		print_top_syscalls(f, l->k.phase_syscalls, have_payload ? payload : 0);
+		print_top_syscalls(f, l->k.phase_syscalls, have_payload ? payload : 0, 8);
 	}
 	if (ledger_has(l, PROBE_SYSCALLS)) {
 		__u64 total = 0;
@@ -409,7 +525,7 @@ static void print_kernel(FILE *f, const struct ledger *l, bool histograms, bool 
 		for (int nr = 0; nr < MAX_SYSCALLS; nr++)
 			total += l->k.syscalls[nr];
 		fprintf(f, "syscalls (whole run): %" PRIu64 " total;", (uint64_t)total);
-		print_top_syscalls(f, l->k.syscalls, 0);
+		print_top_syscalls(f, l->k.syscalls, 0, 8);
 	} else {
 		const char *why = refusal_of(l, PROBE_SYSCALLS);
 
@@ -420,14 +536,23 @@ static void print_kernel(FILE *f, const struct ledger *l, bool histograms, bool 
 	}
 }
 
-static void print_checks(FILE *f, const struct ledger *l)
+/* Every check (not @full: the failed ones, and how many held). */
+static void print_checks(FILE *f, const struct ledger *l, bool full)
 {
-	fprintf(f, "\nchecks\n");
-	if (!l->nchecks)
-		fprintf(f, "  (none for this target)\n");
+	int held = 0;
+
 	for (int i = 0; i < l->nchecks; i++)
-		fprintf(f, "  [%s] %s: %s\n", l->checks[i].ok ? " ok " : "FAIL", l->checks[i].name,
-			l->checks[i].detail);
+		held += l->checks[i].ok;
+	if (full)
+		fprintf(f, "\nchecks\n");
+	else if (l->nchecks)
+		fprintf(f, "\nchecks: %d of %d held%s\n", held, l->nchecks, held < l->nchecks ? "; failed:" : "");
+	if (!l->nchecks)
+		fprintf(f, "%s(none for this target)\n", full ? "  " : "\nchecks: ");
+	for (int i = 0; i < l->nchecks; i++)
+		if (full || !l->checks[i].ok)
+			fprintf(f, "  [%s] %s: %s\n", l->checks[i].ok ? " ok " : "FAIL", l->checks[i].name,
+				l->checks[i].detail);
 	if (l->def)
 		fprintf(f, "expected: %s\n", l->def->expected);
 	if (l->nchecks)
@@ -435,23 +560,30 @@ static void print_checks(FILE *f, const struct ledger *l)
 							 : "CHECK FAILED (see above)");
 }
 
-void ledger_print(FILE *f, const struct ledger *l, const struct micro *m, bool histograms)
+void ledger_print(FILE *f, const struct ledger *l, const struct micro *m, bool histograms, bool full)
 {
 	bool have_payload = false;
 	double payload = payload_of(l, &have_payload);
 
 	fprintf(f, "\n=== zctrace: %s ===\n", l->target);
 	print_workload(f, l, m, histograms, payload);
-	if (l->effect)
-		effect_print(f, l->effect);
-	print_sites(f, l, have_payload, payload);
-	print_boundary(f, l);
+	if (l->effect && full)
+		effect_print(f, l->effect, true);
+	print_sites(f, l, have_payload, payload, full);
+	print_boundary(f, l, full);
 	print_findings(f, l, have_payload ? payload : 0);
 	print_sides(f, l, have_payload ? payload : 0);
 	print_zc_path(f, l);
 	if (histograms)
 		print_size_hists(f, l);
-	print_kernel(f, l, histograms, have_payload, payload);
-	perf_print(f, l, have_payload ? payload : 0);
-	print_checks(f, l);
+	if (full) {
+		print_kernel(f, l, histograms, have_payload, payload);
+		perf_print(f, l, have_payload ? payload : 0, true);
+	} else {
+		print_kernel_brief(f, l, have_payload, payload);
+		perf_print(f, l, have_payload ? payload : 0, false);
+		if (l->effect)
+			effect_print(f, l->effect, false);
+	}
+	print_checks(f, l, full);
 }

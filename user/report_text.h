@@ -9,7 +9,11 @@
 
 struct micro;
 
-/* Prints @l (and a microbenchmark's @m, or NULL) with or without the histograms. */
-void ledger_print(FILE *f, const struct ledger *l, const struct micro *m, bool histograms);
+/*
+ * Prints @l (and a microbenchmark's @m, or NULL) with or without the histograms: in full (every
+ * site, the boundary account by call, every counter and check), or the answer first on one
+ * screen (the sites that counted, failed checks, one line each for the kernel's other figures).
+ */
+void ledger_print(FILE *f, const struct ledger *l, const struct micro *m, bool histograms, bool full);
 
 #endif

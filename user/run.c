@@ -49,6 +49,7 @@ struct run_args {
 	bool one_pass;		/* --passes traced: a built-in workload's timing from the traced pass alone */
 	bool baseline;		/* --baseline: a command run once more untraced, for its wall time */
 	bool complete;		/* --complete: a command's every syscall, by the raw syscall tracepoints */
+	bool full;		/* --full: the complete report */
 	enum method cap;
 };
 
@@ -94,6 +95,9 @@ static const struct argp_option run_options[] = {
 	  "With -- COMMAND or -p: also count every syscall by number, through the raw syscall "
 	  "tracepoints (they slow every syscall of the machine); where fentry is allowed, the I/O "
 	  "syscalls are otherwise followed at their own functions", 0 },
+	{ "full", 'F', NULL, 0,
+	  "The complete report: every site, the boundary account by call, every perf counter and check, "
+	  "the tracer effect's table, the off-CPU histogram", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log", 0 },
 	{},
 };
@@ -152,6 +156,9 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case 'C':
 		a->complete = true;
+		break;
+	case 'F':
+		a->full = true;
 		break;
 	case 'v':
 		cli_verbose = true;
@@ -460,7 +467,7 @@ static int run_report(struct run *r)
 		effect_compare(&r->effect, r->t.result, r->t0.result);
 	l->effect = r->two_passes ? &r->effect : NULL;
 	l->untraced = r->t0.result;
-	ledger_print(stdout, l, r->micro, r->a.histograms);
+	ledger_print(stdout, l, r->micro, r->a.histograms, r->a.full);
 	if (r->a.prog_stats)
 		prog_stats_print(stdout, &r->ps);
 	ret = ledger_ok(l) ? 0 : 1;

@@ -339,6 +339,10 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		obj->rodata->gate_on_phase = o->gate_on_phase;
 		if (o->machine_wide && (err = set_machine_wide(obj, o->max_keys)))
 			break;
+		if (!o->machine_wide && (err = bpf_map__set_max_entries(obj->maps.idents, RUN_IDENTS))) {
+			fprintf(stderr, "zctrace: cannot size BPF map idents: %s\n", strerror(-err));
+			break;
+		}
 		refuse_loads_by_env(obj);
 		refusal.prog[0] = refusal.why[0] = '\0';
 		err = zctrace_bpf__load(obj);

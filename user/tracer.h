@@ -10,6 +10,8 @@ struct bpf_link;
 
 /* Why a figure that needs the raw syscall tracepoints is absent where they are left out. */
 #define NEEDS_SYSCALL_TPS_WHY "not measured: needs the syscall tracepoints (add --complete)"
+/* A run's names of its processes, kept as they fork, exec and exit: the most recent this many. */
+#define RUN_IDENTS 4096
 /* The census's ring buffer of exited threads' counters: room for about 14,000 between two reads. */
 #define CENSUS_EXITS_BYTES (4U << 20)
 
