@@ -3621,6 +3621,47 @@ def pipeline_processes_named():
     assert {"cat", "gzip"} <= {r[0] for r in rows} and all(r[2] == "host" for r in rows), table
     assert not re.search(r"^  other |  \?  ", table, re.M), table
 
+def nic_zerocopy_copied_on_transmit():
+    """Across two NICs on one QEMU hub (tools/nic-pair.sh: virtio-net with no vnet header, so the
+    device offers neither scatter-gather nor checksum offload), a TCP MSG_ZEROCOPY sender's pages
+    are pinned (the route's caps carry software GSO's SG), and the kernel copies them on transmit:
+    its notices say COPIED. The run must never read "the zero-copy send held": its findings say
+    the notices covered bytes no copy site counted, and the check that holds those bytes to a copy
+    site fails, naming them (no site counts a copy on transmit), so the run exits 1. The pins,
+    the notices and the receiver's bytes are exact; nothing is copied on delivery (deferred_copy 0)."""
+    peer = os.environ.get("ZCTRACE_NIC_PAIR")
+    if not peer:
+        raise Skip("needs two NICs joined back to back (make test-kernels boots them: tests/device-suite.sh)")
+    n, size, port = 300, 65536, 5601
+    prog = os.path.join(ROOT, "tests", "zc_tcp_peer.py")
+    rx = subprocess.Popen(["ip", "netns", "exec", "zcnic", "/usr/bin/python3", prog, "recv", peer, str(port)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert rx.stdout.readline().strip() == "LISTEN", rx.stderr.read()[-500:]
+        p, led = traced_cmd(["/usr/bin/python3", prog, "send", peer, str(port), str(n), str(size)])
+        out, err = rx.communicate(timeout=60)
+    finally:
+        if rx.poll() is None:
+            rx.kill()
+            rx.communicate()
+    m = re.search(r"^SEND (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$", p.stdout, re.M)
+    assert m and re.search(r"^RECV (\d+)$", out, re.M), (p.stdout[-1500:], p.stderr[-500:], out, err)
+    sent, calls, notices, copied_notices, copied_calls, copied_bytes = map(int, m.groups())
+    assert_eq("bytes received", int(re.search(r"^RECV (\d+)$", out, re.M).group(1)), sent)
+    assert_eq("zc_pin", site_bytes(led, "zc_pin"), sent)
+    assert_eq("deferred_copy", site_bytes(led, "deferred_copy"), 0)
+    zn = led["zerocopy_notices"]
+    assert_eq("notices", zn["notices"], notices)
+    assert_eq("COPIED notices", zn["notices_copied"], copied_notices)
+    assert_eq("bytes of COPIED notices", zn["bytes_copied_notice"], copied_bytes)
+    assert copied_calls > 0, ("the device copied nothing: not the device this test wants", m.groups())
+    assert "the zero-copy send held" not in p.stdout, p.stdout[-2500:]
+    assert re.search(r"notices say COPIED for [\d.]+ \w+ of the sends, more than any copy site counted",
+                     p.stdout), p.stdout[-2500:]
+    failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
+    assert p.returncode == 1 and list(failed) == ["COPIED notices' bytes in a copy site"], (p.returncode, failed)
+    assert f"covering {copied_bytes} B; deferred_copy 0 B" in failed["COPIED notices' bytes in a copy site"], failed
+
 def zctrace_programs():
     """The ids of the BPF programs named like zctrace's USDT and syscall-exit programs (the raw
     tracepoint's, or read()'s at its function where a command's run follows the I/O syscalls there)."""
@@ -5162,7 +5203,7 @@ def main():
               traced_python_mixed_paths, io_syscalls_at_their_functions, udp_zerocopy_pins_exact,
               robust_refused_program_falls_back,
               two_passes_figures_and_ledger, untraced_pass_attaches_nothing, detach_after_the_report_leaves_nothing,
-              default_report_fits_one_screen, pipeline_processes_named,
+              default_report_fits_one_screen, pipeline_processes_named, nic_zerocopy_copied_on_transmit,
               floor_attaches_empty_programs,
               raw_tp_flavours_count_the_same, robust_no_btf,
               robust_one_byte_messages_60s, robust_full_map_is_reported,

@@ -335,6 +335,29 @@ static void check_udp_pins(struct ledger *l)
 			  "udp_send_copy counts them as copies too", (uint64_t)late);
 }
 
+/*
+ * The kernel's own word on zerocopy sends: a COPIED notice says it copied that send's pinned data.
+ * For a command or a process (a built-in workload holds each notice to its own count above), the
+ * bytes those notices cover must be in a copy site: a copy no site saw (on transmit, for a device
+ * without scatter-gather or checksum offload) fails the run instead of reading as a send that held.
+ */
+static void check_copied_notices(struct ledger *l)
+{
+	__u64 copied = l->k.misc.zc_bytes_copied_notice, sites = l->k.site[SITE_DEFERRED_COPY].bytes;
+
+	if (l->def || !ledger_has(l, PROBE_ZC_NOTICES) || !l->k.misc.zc_notices_copied)
+		return;
+	if (l->method[SITE_DEFERRED_COPY] == METHOD_NONE) {
+		add_check(l, false, "COPIED notices' bytes in a copy site", "not measured: %s",
+			  refusal_of(l, SITE_DEFERRED_COPY));
+		return;
+	}
+	add_check(l, sites >= copied, "COPIED notices' bytes in a copy site",
+		  "%" PRIu64 " notices say COPIED, covering %" PRIu64 " B; deferred_copy %" PRIu64 " B%s",
+		  (uint64_t)l->k.misc.zc_notices_copied, (uint64_t)copied, (uint64_t)sites,
+		  sites >= copied ? "" : ": the kernel copied pinned data where no site counts it");
+}
+
 /* Every byte the workload's calls moved across the user/kernel boundary is in a site. */
 static void check_unattributed(struct ledger *l)
 {
@@ -377,6 +400,7 @@ void ledger_check(struct ledger *l)
 				  (uint64_t)l->k.misc.phase_begins, (uint64_t)l->k.misc.phase_ends);
 	}
 	check_sched(l);
+	check_copied_notices(l);
 	check_udp_pins(l);
 	check_dropped(l);
 }

@@ -39,8 +39,18 @@ static void print_findings(FILE *f, const struct ledger *l, double payload)
 			fprintf(f, "  %.0f%% of the pinned bytes were copied later, on delivery (skb_copy_ubufs on "
 				"the receive path, e.g. loopback or veth): zero-copy still copied, deferred.\n",
 				share * 100);
-		else if (l->method[SITE_DEFERRED_COPY] != METHOD_NONE)
-			fprintf(f, "  No pinned byte was copied later: the zero-copy send held.\n");
+		if (l->k.misc.zc_notices_copied && l->k.misc.zc_bytes_copied_notice > s[SITE_DEFERRED_COPY].bytes)
+			fprintf(f, "  The kernel's notices say COPIED for %s of the sends, more than any copy site "
+				"counted: it copied pinned data where zctrace has no site (on transmit, for a device "
+				"without scatter-gather or checksum offload).\n",
+				human_bytes(l->k.misc.zc_bytes_copied_notice, b2, sizeof(b2)));
+		else if (!s[SITE_DEFERRED_COPY].bytes && l->method[SITE_DEFERRED_COPY] != METHOD_NONE &&
+			 ledger_has(l, PROBE_ZC_NOTICES))
+			fprintf(f, "  No pinned byte was copied later, and no notice says COPIED: the zero-copy "
+				"send held.\n");
+		else if (!s[SITE_DEFERRED_COPY].bytes && l->method[SITE_DEFERRED_COPY] != METHOD_NONE)
+			fprintf(f, "  No copy site counted a pinned byte again (the kernel's notices are not "
+				"traced here to confirm it).\n");
 	}
 	if (s[SITE_SPLICE_REF].bytes)
 		fprintf(f, "  %s went to the socket as page references (sendfile/splice): no CPU copy on "
