@@ -53,6 +53,7 @@ enum site {
 	SITE_ZC_PIN,		/* MSG_ZEROCOPY: user pages pinned instead of copied */
 	SITE_SPLICE_REF,	/* sendfile/splice: page references added to the skb */
 	SITE_DEFERRED_COPY,	/* pinned zerocopy data copied later, on delivery */
+	SITE_TX_COPY,		/* pinned zerocopy data copied on transmit, for a device without scatter-gather */
 	SITE_RECV_COPY,		/* kernel->user copy out of a TCP socket */
 	SITE_UDP_RECV_COPY,	/* skb->user copy of a UDP receive */
 	SITE_UNIX_RECV_COPY,	/* skb->user copy of a Unix socket receive */

@@ -194,6 +194,78 @@ int BPF_KPROBE(skb_copy_ubufs_kprobe, struct sk_buff *skb)
 }
 
 /*
+ * The copy on transmit: a device without scatter-gather cannot take an skb's page frags, so
+ * validate_xmit_skb() has the kernel copy them. skb_segment() cuts a GSO skb into segments of
+ * linear memory, copying every paged byte (its !sg path: data_len of them), and
+ * __skb_linearize() (__pskb_pull_tail() of data_len) pulls the frags of any other skb into its
+ * head. A target's pinned zerocopy pages (its ubuf_info, SKBFL_ZEROCOPY_ENABLE) copied there are
+ * counted for their owner (zc_sender()); the flags are read as the copy starts, since the pull
+ * clears them by its end. Only a pull for a device without scatter-gather is counted: a receive
+ * path that pulls a header finds a device that has it (loopback, veth, real NICs' own skbs).
+ * No tracepoint marks either copy: tracepoint-only kernels do not count it.
+ */
+#define ZCT_NETIF_F_SG 1ULL	/* NETIF_F_SG: bit 0 of the features since they were made */
+
+static __always_inline void on_tx_copy(const struct sk_buff *skb, __u64 bytes, __u32 method)
+{
+	struct skb_shared_info *shinfo;
+	__u32 *tgid;
+	__u8 flags;
+
+	if (!zc_sends_seen || !bytes || !site_uses(SITE_TX_COPY, method))
+		return;
+	shinfo = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
+	if (bpf_core_read(&flags, sizeof(flags), &shinfo->flags) || !(flags & SKBFL_ZEROCOPY_ENABLE))
+		return;
+	tgid = zc_sender(shinfo);
+	if (tgid)
+		record(*tgid, SITE_TX_COPY, bytes);
+}
+
+/* Whether @skb's device lacks scatter-gather: the linearizing pull is then the transmit path's. */
+static __always_inline bool dev_without_sg(const struct sk_buff *skb)
+{
+	struct net_device *dev = BPF_CORE_READ(skb, dev);
+
+	return dev && !(BPF_CORE_READ(dev, features) & ZCT_NETIF_F_SG);
+}
+
+SEC("fexit/skb_segment")
+int BPF_PROG(skb_segment_fexit, struct sk_buff *head_skb, netdev_features_t features)
+{
+	__u64 ret = (__u64)func_ret(ctx);
+
+	/* ERR_PTR(-errno) or NULL: nothing was cut */
+	if (!(features & ZCT_NETIF_F_SG) && ret && ret < (__u64)-4095)
+		on_tx_copy(head_skb, BPF_CORE_READ(head_skb, data_len), METHOD_FENTRY);
+	return 0;
+}
+
+SEC("fentry/__pskb_pull_tail")
+int BPF_PROG(pskb_pull_tail_fentry, struct sk_buff *skb, int delta)
+{
+	if (delta > 0 && dev_without_sg(skb))
+		on_tx_copy(skb, delta, METHOD_FENTRY);
+	return 0;
+}
+
+SEC("kprobe/skb_segment")
+int BPF_KPROBE(skb_segment_kprobe, struct sk_buff *head_skb, netdev_features_t features)
+{
+	if (!(features & ZCT_NETIF_F_SG))
+		on_tx_copy(head_skb, BPF_CORE_READ(head_skb, data_len), METHOD_KPROBE);
+	return 0;
+}
+
+SEC("kprobe/__pskb_pull_tail")
+int BPF_KPROBE(pskb_pull_tail_kprobe, struct sk_buff *skb, int delta)
+{
+	if (delta > 0 && dev_without_sg(skb))
+		on_tx_copy(skb, delta, METHOD_KPROBE);
+	return 0;
+}
+
+/*
  * A zerocopy skb handed to a device: its socket is the sender's, so its ubuf_info is noted as
  * theirs (the tracepoint path sees no pin: MSG_ZEROCOPY makes its ubuf_info inside the send call),
  * or forgotten if another process's skb carries a ubuf_info a target once had.

@@ -2595,7 +2595,8 @@ def check_pipe_ledger(workload, size="64K", threads=1, args=(), extra=(), unmeas
     assert_eq("workload bytes received", wl["bytes_received"], wl["bytes"])
     want = {"sent": wl["bytes"], "received": wl["bytes_received"], 0: 0}
     for site in led["sites"]:
-        if site in unmeasured:
+        if site in unmeasured or (site == "tx_copy" and led["sites"][site] is None):
+            # tx_copy: no copy on transmit to count without fentry or kprobes, or without a zerocopy send
             assert led["sites"][site] is None, f"{site}: unmeasured site shown as figures"
             continue
         assert_eq(site, site_bytes(led, site), want[PIPE_EXPECT[workload].get(site, 0)])
@@ -2823,8 +2824,8 @@ def check_sock_ledger(workload, threads=1, args=(), size=None, per_send=1):
         assert dg["sent"] == dg["received"] == n * per_send and dg["lost"] == 0, dg
     want = {"sent": wl["bytes"], "received": wl["bytes_received"]}
     for site in led["sites"]:
-        if site in FILE_SITES and led["sites"][site] is None:
-            continue  # no claim on the file sites (zctrace list)
+        if (site in FILE_SITES or site == "tx_copy") and led["sites"][site] is None:
+            continue  # no claim on the file sites (zctrace list); tx_copy: no fentry or kprobes
         assert_eq(site, site_bytes(led, site), want.get(SOCK_EXPECT[workload].get(site), 0))
     groups = {g["group"]: g for g in led["boundary"]["groups"]}
     snd, rcv = SOCK_GROUPS[workload]
@@ -3624,43 +3625,59 @@ def pipeline_processes_named():
 def nic_zerocopy_copied_on_transmit():
     """Across two NICs on one QEMU hub (tools/nic-pair.sh: virtio-net with no vnet header, so the
     device offers neither scatter-gather nor checksum offload), a TCP MSG_ZEROCOPY sender's pages
-    are pinned (the route's caps carry software GSO's SG), and the kernel copies them on transmit:
-    its notices say COPIED. The run must never read "the zero-copy send held": its findings say
-    the notices covered bytes no copy site counted, and the check that holds those bytes to a copy
-    site fails, naming them (no site counts a copy on transmit), so the run exits 1. The pins,
-    the notices and the receiver's bytes are exact; nothing is copied on delivery (deferred_copy 0)."""
+    are pinned (the route's caps carry software GSO's scatter-gather) and the kernel copies them on
+    transmit (skb_segment, __pskb_pull_tail): its notices say COPIED. With fentry and with kprobes
+    tx_copy holds exactly the bytes sent and the notices' bytes are in it; nothing is copied on
+    delivery (deferred_copy 0); the pins, the notices and the receiver's bytes are the program's own
+    counts. Where that copy is not counted (no tracepoint marks it; simulated here by refusing its
+    attach points), the run never reads "the zero-copy send held": the check that holds the COPIED
+    notices' bytes to a copy site fails, naming them, and the run exits 1."""
     peer = os.environ.get("ZCTRACE_NIC_PAIR")
     if not peer:
         raise Skip("needs two NICs joined back to back (make test-kernels boots them: tests/device-suite.sh)")
-    n, size, port = 300, 65536, 5601
+    n, size = 300, 65536
     prog = os.path.join(ROOT, "tests", "zc_tcp_peer.py")
-    rx = subprocess.Popen(["ip", "netns", "exec", "zcnic", "/usr/bin/python3", prog, "recv", peer, str(port)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert rx.stdout.readline().strip() == "LISTEN", rx.stderr.read()[-500:]
-        p, led = traced_cmd(["/usr/bin/python3", prog, "send", peer, str(port), str(n), str(size)])
-        out, err = rx.communicate(timeout=60)
-    finally:
-        if rx.poll() is None:
-            rx.kill()
-            rx.communicate()
-    m = re.search(r"^SEND (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$", p.stdout, re.M)
-    assert m and re.search(r"^RECV (\d+)$", out, re.M), (p.stdout[-1500:], p.stderr[-500:], out, err)
-    sent, calls, notices, copied_notices, copied_calls, copied_bytes = map(int, m.groups())
-    assert_eq("bytes received", int(re.search(r"^RECV (\d+)$", out, re.M).group(1)), sent)
-    assert_eq("zc_pin", site_bytes(led, "zc_pin"), sent)
-    assert_eq("deferred_copy", site_bytes(led, "deferred_copy"), 0)
-    zn = led["zerocopy_notices"]
-    assert_eq("notices", zn["notices"], notices)
-    assert_eq("COPIED notices", zn["notices_copied"], copied_notices)
-    assert_eq("bytes of COPIED notices", zn["bytes_copied_notice"], copied_bytes)
-    assert copied_calls > 0, ("the device copied nothing: not the device this test wants", m.groups())
-    assert "the zero-copy send held" not in p.stdout, p.stdout[-2500:]
-    assert re.search(r"notices say COPIED for [\d.]+ \w+ of the sends, more than any copy site counted",
-                     p.stdout), p.stdout[-2500:]
-    failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
-    assert p.returncode == 1 and list(failed) == ["COPIED notices' bytes in a copy site"], (p.returncode, failed)
-    assert f"covering {copied_bytes} B; deferred_copy 0 B" in failed["COPIED notices' bytes in a copy site"], failed
+    unseen = refused(["fentry:skb_segment", "kprobe:skb_segment"])
+    for port, method, env in ((5601, "fentry", None), (5602, "kprobe", None), (5603, "fentry", unseen)):
+        rx = subprocess.Popen(["ip", "netns", "exec", "zcnic", "/usr/bin/python3", prog, "recv", peer, str(port)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert rx.stdout.readline().strip() == "LISTEN", rx.stderr.read()[-500:]
+            with tempfile.NamedTemporaryFile(suffix=".json") as f:
+                p = zctrace("run", "--no-hist", "--json", f.name, "--method", method, "--",
+                            "/usr/bin/python3", prog, "send", peer, str(port), str(n), str(size), env=env)
+                led = json.load(open(f.name))
+            out, err = rx.communicate(timeout=60)
+        finally:
+            if rx.poll() is None:
+                rx.kill()
+                rx.communicate()
+        m = re.search(r"^SEND (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$", p.stdout, re.M)
+        assert m and re.search(r"^RECV (\d+)$", out, re.M), (method, p.stdout[-1500:], p.stderr[-500:], out, err)
+        sent, calls, notices, copied_notices, copied_calls, copied_bytes = map(int, m.groups())
+        assert_eq(f"bytes received {method}", int(re.search(r"^RECV (\d+)$", out, re.M).group(1)), sent)
+        zn = led["zerocopy_notices"]
+        assert_eq(f"notices {method}", zn["notices"], notices)
+        assert_eq(f"COPIED notices {method}", zn["notices_copied"], copied_notices)
+        assert_eq(f"bytes of COPIED notices {method}", zn["bytes_copied_notice"], copied_bytes)
+        assert copied_calls > 0, ("the device copied nothing: not the device this test wants", m.groups())
+        assert "the zero-copy send held" not in p.stdout, p.stdout[-2500:]
+        failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
+        assert_eq(f"zc_pin {method}", site_bytes(led, "zc_pin"), sent)
+        assert_eq(f"deferred_copy {method}", site_bytes(led, "deferred_copy"), 0)
+        if not env:
+            assert led["probes"]["tx_copy"] == method, (method, led["probes"])
+            assert_eq(f"tx_copy {method}", site_bytes(led, "tx_copy"), sent)
+            assert p.returncode == 0 and not failed, (method, p.returncode, failed)
+            assert re.search(r"of the pinned bytes were copied on transmit, for a device without scatter-gather",
+                             p.stdout), p.stdout[-2500:]
+        else:
+            assert led["sites"]["tx_copy"] is None, led["sites"]["tx_copy"]
+            assert re.search(r"notices say COPIED for [\d.]+ \w+ of the sends, more than any copy site counted",
+                             p.stdout), p.stdout[-2500:]
+            assert p.returncode == 1 and list(failed) == ["COPIED notices' bytes in a copy site"], (p.returncode, failed)
+            assert f"covering {copied_bytes} B; deferred_copy 0 B, tx_copy not measured" in \
+                failed["COPIED notices' bytes in a copy site"], failed
 
 def zctrace_programs():
     """The ids of the BPF programs named like zctrace's USDT and syscall-exit programs (the raw

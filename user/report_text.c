@@ -39,16 +39,22 @@ static void print_findings(FILE *f, const struct ledger *l, double payload)
 			fprintf(f, "  %.0f%% of the pinned bytes were copied later, on delivery (skb_copy_ubufs on "
 				"the receive path, e.g. loopback or veth): zero-copy still copied, deferred.\n",
 				share * 100);
-		if (l->k.misc.zc_notices_copied && l->k.misc.zc_bytes_copied_notice > s[SITE_DEFERRED_COPY].bytes)
+		if (s[SITE_TX_COPY].bytes)
+			fprintf(f, "  %s of the pinned bytes were copied on transmit, for a device without "
+				"scatter-gather (skb_segment, __pskb_pull_tail): zero-copy still copied, at the "
+				"sender.\n", human_bytes(s[SITE_TX_COPY].bytes, b2, sizeof(b2)));
+		if (l->k.misc.zc_notices_copied &&
+		    l->k.misc.zc_bytes_copied_notice > s[SITE_DEFERRED_COPY].bytes + s[SITE_TX_COPY].bytes)
 			fprintf(f, "  The kernel's notices say COPIED for %s of the sends, more than any copy site "
 				"counted: it copied pinned data where zctrace has no site (on transmit, for a device "
 				"without scatter-gather or checksum offload).\n",
 				human_bytes(l->k.misc.zc_bytes_copied_notice, b2, sizeof(b2)));
-		else if (!s[SITE_DEFERRED_COPY].bytes && l->method[SITE_DEFERRED_COPY] != METHOD_NONE &&
-			 ledger_has(l, PROBE_ZC_NOTICES))
+		else if (!s[SITE_DEFERRED_COPY].bytes && !s[SITE_TX_COPY].bytes &&
+			 l->method[SITE_DEFERRED_COPY] != METHOD_NONE && ledger_has(l, PROBE_ZC_NOTICES))
 			fprintf(f, "  No pinned byte was copied later, and no notice says COPIED: the zero-copy "
 				"send held.\n");
-		else if (!s[SITE_DEFERRED_COPY].bytes && l->method[SITE_DEFERRED_COPY] != METHOD_NONE)
+		else if (!s[SITE_DEFERRED_COPY].bytes && !s[SITE_TX_COPY].bytes &&
+			 l->method[SITE_DEFERRED_COPY] != METHOD_NONE)
 			fprintf(f, "  No copy site counted a pinned byte again (the kernel's notices are not "
 				"traced here to confirm it).\n");
 	}
@@ -284,6 +290,12 @@ static bool site_failed(const struct ledger *l, int s)
 	return false;
 }
 
+/* Whether site @s was left out on purpose (the run wants nothing of it), not refused. */
+static bool site_unwanted(const struct ledger *l, int s)
+{
+	return l->choice && l->choice[s].skip;
+}
+
 /* The brief ledger's rows: the sites that counted something, or that a failed check names. */
 static bool site_shown(const struct ledger *l, int s, bool full)
 {
@@ -296,7 +308,7 @@ static void print_sites_left_out(FILE *f, const struct ledger *l)
 	int zero = 0, unsupported = 0;
 
 	for (int s = 0; s < NR_SITES; s++) {
-		if (site_shown(l, s, false))
+		if (site_shown(l, s, false) || (l->method[s] == METHOD_NONE && site_unwanted(l, s)))
 			continue;
 		if (l->method[s] == METHOD_NONE)
 			unsupported++;
@@ -371,7 +383,7 @@ static void print_sites(FILE *f, const struct ledger *l, bool have_payload, doub
 	for (int s = 0; unsupported && l->choice && s < NR_SITES; s++) {
 		const char *why = probe_refusal(l->choice, s);
 
-		if (why)
+		if (why && (full || !site_unwanted(l, s)))
 			fprintf(f, "  %s not supported: %s\n", site_name(s), why);
 	}
 	if (have_payload && payload > 0)

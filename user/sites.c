@@ -109,6 +109,21 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  "skb_orphan_frags_rx; owner noted at net_dev_start_xmit)", { ZC_PATH_PROGS, TP_SEND_PROGS },
 		  { ZC_PATH_NEEDS, TP_SEND } },
 	} },
+	[SITE_TX_COPY] = { "tx_copy", .cpu_copy = true, .cands = {
+		{ METHOD_FENTRY, "fexit skb_segment + fentry __pskb_pull_tail (zerocopy skbs cut or linearized "
+		  "for a device without scatter-gather; owner noted at fexit skb_zerocopy_iter_stream, "
+		  "__zerocopy_sg_from_iter)",
+		  { PROG(skb_segment_fexit), PROG(pskb_pull_tail_fentry), PROG(skb_zerocopy_iter_stream_fexit),
+		    UDP_PIN_FENTRY_PROGS },
+		  { "fentry:skb_segment", "fentry:__pskb_pull_tail", "fentry:skb_zerocopy_iter_stream",
+		    "fentry:__zerocopy_sg_from_iter" } },
+		{ METHOD_KPROBE, "kprobe skb_segment + kprobe __pskb_pull_tail (zerocopy skbs cut or linearized "
+		  "for a device without scatter-gather; owner noted at kprobe skb_zerocopy_iter_stream, "
+		  "__zerocopy_sg_from_iter)",
+		  { PROG(skb_segment_kprobe), PROG(pskb_pull_tail_kprobe), PIN_KPROBE_PROGS, UDP_PIN_KPROBE_PROGS },
+		  { "kprobe:skb_segment", "kprobe:__pskb_pull_tail", "kprobe:skb_zerocopy_iter_stream",
+		    "kprobe:__zerocopy_sg_from_iter" } },
+	} },
 	[SITE_RECV_COPY] = { "recv_copy", .cpu_copy = true, .cands = { RECV_CANDIDATES("TCP") } },
 	[SITE_UNIX_RECV_COPY] = { "unix_recv_copy", .cpu_copy = true, .cands = { RECV_CANDIDATES("Unix socket") } },
 	/*

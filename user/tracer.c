@@ -93,13 +93,20 @@ forward:
 	return next_print ? next_print(level, fmt, args) : 0;
 }
 
-/* Leaves the per-packet zerocopy path out: two events per packet of the whole machine, for nothing. */
+/*
+ * Leaves the per-packet zerocopy path out: two events per packet of the whole machine, and the
+ * transmit path's pulls, for nothing.
+ */
 static void skip_zc_path(struct probe_choice *choice)
 {
-	struct probe_choice *ch = &choice[PROBE_ZC_PATH];
+	static const int ids[] = { PROBE_ZC_PATH, SITE_TX_COPY };
 
-	ch->skip = true;
-	snprintf(ch->why_not[0], sizeof(ch->why_not[0]), "not attached: this workload makes no zerocopy send");
+	for (unsigned i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		struct probe_choice *ch = &choice[ids[i]];
+
+		ch->skip = true;
+		snprintf(ch->why_not[0], sizeof(ch->why_not[0]), "not attached: this workload makes no zerocopy send");
+	}
 }
 
 /* Leaves out the probe sites the run does not want. */
