@@ -87,13 +87,13 @@ cmd_run() {
 	# inside code the kernel had just patched; two guests then run side by side on two cores
 	# a guest that hangs (a stalled CPU under emulation) is stopped, and its console shown
 	# ZCTRACE_VM_NET=loop: two NICs joined on one QEMU hub (tools/nic-pair.sh sets them up inside)
-	PATH="$KDIR/venv/bin:$PATH" timeout --kill-after=30 "${ZCTRACE_VM_TIMEOUT:-1500}" vng --disable-kvm -v -r "$KDIR/$ver/boot/vmlinuz-$ver" --memory 4G --cpus 2 \
+	PATH="$KDIR/venv/bin:$PATH" timeout --kill-after=30 "${ZCTRACE_VM_TIMEOUT:-2400}" vng --disable-kvm -v -r "$KDIR/$ver/boot/vmlinuz-$ver" --memory 4G --cpus 2 \
 		${ZCTRACE_VM_NET:+--network "$ZCTRACE_VM_NET" --no-dhcp} \
 		--qemu-opts="-accel tcg,thread=single" --append "tsc=reliable" --rwdir "$out" --exec "$out/guest.sh" >"$out/console" 2>&1 || true
 	# the guest's console: keep what the command printed, drop the kernel's boot messages
 	sed -n -e 's/\r$//' -e '/virtme-ng-init: starting script/,$p' "$out/console" | sed -e 1d -e '/^\[ *[0-9]*\.[0-9]*\] /d'
 	if [ ! -s "$out/status" ]; then
-		echo "kernels: $ver did not run the command to its end (a guest is stopped after ${ZCTRACE_VM_TIMEOUT:-1500} s); the console:" >&2
+		echo "kernels: $ver did not run the command to its end (a guest is stopped after ${ZCTRACE_VM_TIMEOUT:-2400} s); the console:" >&2
 		if grep -q -E '(BUG|Oops|panic|WARNING):' "$out/console"; then
 			sed -n -E '/(BUG|Oops|panic|WARNING):/,$p' "$out/console" | head -n 60 >&2
 		else
