@@ -551,6 +551,18 @@ def run_fleet(variant, length):
             raise RuntimeError(f"iperf3 {variant} -l {length}: exit {rc}, no result: {err.strip()[-300:]}")
 
 
+def interleaved(sizes, variants, run):
+    """REPS reps of run(variant, size) for every size and variant, interleaved; each rep starts one
+    variant later, so that no variant always follows the same one. The results by (size, variant)."""
+    runs = {(size, v): [] for size in sizes for v in variants}
+    for rep in range(REPS):
+        for size in sizes:
+            for v in variants[rep % len(variants):] + variants[:rep % len(variants)]:
+                runs[(size, v)].append(run(v, size))
+        print(f"  rep {rep + 1}/{REPS} done", file=sys.stderr, flush=True)
+    return runs
+
+
 def bench_fleet():
     """The census (zctrace export, zctrace top) left running while iperf3 streams on loopback, against
     iperf3 alone and under the census's attach points with empty programs; the targets: 0.95 of
@@ -564,13 +576,7 @@ def bench_fleet():
           f"interleaved; median throughput; floor = the census's attach points with empty programs ==", flush=True)
     if not shutil.which("iperf3"):
         raise RuntimeError("iperf3 not installed (tools/install-deps.sh installs it)")
-    runs = {(size, v): [] for size in sizes for v in variants}
-    for rep in range(REPS):
-        for size in sizes:
-            # each rep starts one variant later: no variant always follows the same one
-            for v in variants[rep % len(variants):] + variants[:rep % len(variants)]:
-                runs[(size, v)].append(run_fleet(v, size))
-        print(f"  rep {rep + 1}/{REPS} done", file=sys.stderr, flush=True)
+    runs = interleaved(sizes, variants, run_fleet)
     print(f"  {'size':<5} {'census':<18} {'median MB/s':>12} {'min':>9} {'max':>9} {'x untraced':>11} {'loss':>7}")
     missed = []
     for size in sizes:
@@ -609,12 +615,7 @@ def bench_commands():
           flush=True)
     if not shutil.which("iperf3"):
         raise RuntimeError("iperf3 not installed (tools/install-deps.sh installs it)")
-    runs = {(size, v): [] for size in sizes for v in variants}
-    for rep in range(REPS):
-        for size in sizes:
-            for v in variants[rep % len(variants):] + variants[:rep % len(variants)]:
-                runs[(size, v)].append(run_iperf(v, size))
-        print(f"  rep {rep + 1}/{REPS} done", file=sys.stderr, flush=True)
+    runs = interleaved(sizes, variants, run_iperf)
     print(f"  {'size':<5} {'tracer':<18} {'median MB/s':>12} {'min':>9} {'max':>9} {'x untraced':>11} {'loss':>7}")
     for size in sizes:
         ratio = ratio_rows(runs, size, variants, 18)

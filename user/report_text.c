@@ -369,17 +369,15 @@ static void print_sites(FILE *f, const struct ledger *l, bool have_payload, doub
 			method_name(l->method[s]), (uint64_t)st->count, (uint64_t)st->bytes, per,
 			st->count ? human_bytes((double)st->bytes / st->count, b1, sizeof(b1)) : "-");
 	}
-	if (!full) {
-		print_sites_left_out(f, l);
-	}
-	if (!full && l->bnd.measured && !l->bnd.unattributed) {
-		/* said on the line above */
-	} else if (l->bnd.measured) {
+	if (!full)
+		print_sites_left_out(f, l);	/* it says "nothing unattributed" where so */
+	if (l->bnd.measured && (full || l->bnd.unattributed)) {
 		snprintf(b1, sizeof(b1), "%.3f", have_payload && payload > 0 ? l->bnd.unattributed / payload : 0);
 		fprintf(f, "  %-16s %-7s %12s %16" PRIu64 " %10s %11s\n", "unattributed", "-", "-",
 			(uint64_t)l->bnd.unattributed, have_payload && payload > 0 ? b1 : "-", "-");
-	} else
+	} else if (!l->bnd.measured) {
 		fprintf(f, "  %-16s %-7s %12s %16s %10s %11s\n", "unattributed", "-", "-", "not supported", "-", "-");
+	}
 	for (int s = 0; unsupported && l->choice && s < NR_SITES; s++) {
 		const char *why = probe_refusal(l->choice, s);
 
