@@ -6,7 +6,8 @@
   zc_tcp_peer.py send ADDR PORT N SIZE    N sends of SIZE bytes with MSG_ZEROCOPY (SO_ZEROCOPY),
                                           reap every completion notice from MSG_ERRQUEUE, print
                                           "SEND bytes calls notices copied_notices copied_calls
-                                          copied_bytes"
+                                          copied_bytes retransmitted_bytes" (TCP_INFO's
+                                          tcpi_bytes_retrans once every notice is in: all acked)
 Every wait is bounded (10 s without progress ends it with exit 1).
 """
 import select
@@ -71,8 +72,11 @@ def send(addr, port, n, size):
     s.shutdown(socket.SHUT_WR)
     while done["calls"] < n:
         reap(True)
+    # struct tcp_info: tcpi_bytes_retrans, a __u64 at byte 208 (Linux 4.19 on)
+    info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+    retrans = struct.unpack_from("=Q", info, 208)[0] if len(info) >= 216 else -1
     print("SEND", sent, n, done["notices"], done["copied_notices"], done["copied_calls"],
-          done.get("copied_bytes", 0), flush=True)
+          done.get("copied_bytes", 0), retrans, flush=True)
 
 
 if __name__ == "__main__":

@@ -329,6 +329,29 @@ static void check_dropped(struct ledger *l)
 }
 
 /*
+ * The kernel skips a program rather than nest BPF programs on one CPU (kfigures_read_skips()):
+ * each skipped run is a figure lost, named here by program.
+ */
+static void check_skips(struct ledger *l)
+{
+	char what[200];
+	size_t len = 0;
+
+	what[0] = '\0';
+	for (int i = 0; i < l->k.nskips && len < sizeof(what); i++)
+		len += snprintf(what + len, sizeof(what) - len, "%s%s %" PRIu64, i ? ", " : "",
+				l->k.skips[i].name, (uint64_t)l->k.skips[i].runs);
+	if (l->k.skipped)
+		add_check(l, false, "no program run skipped",
+			  "the kernel skipped %" PRIu64 " runs (another BPF program held the CPU): %s%s; "
+			  "the figures they count may be short", (uint64_t)l->k.skipped, what,
+			  l->k.nskips == MAX_SKIPPED_PROGS ? ", ..." : "");
+	else
+		add_check(l, true, "no program run skipped", "the kernel ran every program%s%s",
+			  l->k.skips_uncounted[0] ? " whose skips it counts; " : "", l->k.skips_uncounted);
+}
+
+/*
  * A UDP zerocopy pin seen by the tracepoint path only when a queueing device sent its skb, after
  * the send call returned: udp_send_copy counted those bytes as copied too. Shown where it happened.
  */
@@ -424,6 +447,7 @@ void ledger_check(struct ledger *l)
 	check_copied_notices(l);
 	check_udp_pins(l);
 	check_dropped(l);
+	check_skips(l);
 }
 
 bool ledger_ok(const struct ledger *l)

@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "kfigures.h"
@@ -391,6 +393,101 @@ void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj)
 	qsort(k->procs, k->nproc_sites, sizeof(k->procs[0]), cmp_proc);
 	sort_pairs(k->zp_key, sizeof(k->zp_key[0]), k->zp, sizeof(k->zp[0]), k->nzp, cmp_zc_path);
 	sort_pairs(k->acct_key, sizeof(k->acct_key[0]), k->acct, sizeof(k->acct[0]), k->nacct, cmp_account);
+}
+
+/* Whether the kernel runs @prog through trace_call_bpf(): kprobes, uprobes, classic tracepoints. */
+static bool called_through_perf(const struct bpf_program *prog)
+{
+	static const char *const kinds[] = { "kprobe", "kretprobe", "uprobe", "uretprobe", "usdt", "tracepoint" };
+	const char *sec = bpf_program__section_name(prog);
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strncmp(sec, kinds[i], strlen(kinds[i])) && strchr("/.", sec[strlen(kinds[i])]))
+			return true;
+	return false;
+}
+
+/* Linux 6.7 counts the runs trace_call_bpf() skips (bpf_prog_active taken); earlier ones do not. */
+static bool perf_skips_counted(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	return !uname(&u) && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+	       (major > 6 || (major == 6 && minor >= 7));
+}
+
+static void add_skips(struct kfigures *k, const char *name, __u64 runs)
+{
+	int i = k->nskips < MAX_SKIPPED_PROGS ? k->nskips++ : MAX_SKIPPED_PROGS - 1;
+
+	if (i == MAX_SKIPPED_PROGS - 1 && k->skips[i].runs >= runs)
+		return;
+	snprintf(k->skips[i].name, sizeof(k->skips[i].name), "%s", name);
+	k->skips[i].runs = runs;
+	/* most first: one insertion step */
+	for (; i > 0 && k->skips[i - 1].runs < k->skips[i].runs; i--) {
+		struct prog_skips t = k->skips[i - 1];
+
+		k->skips[i - 1] = k->skips[i];
+		k->skips[i] = t;
+	}
+}
+
+/*
+ * The kprobe behind @link: how many times it fired and was not run, since a kprobe was running on
+ * that CPU already (the kernel's nmissed, in the link's info from 6.7). The UAPI layout of
+ * struct bpf_link_info's perf_event.kprobe, which older headers lack: type 7 (BPF_LINK_TYPE_PERF_EVENT),
+ * perf_event.type 3 or 4 (kprobe, kretprobe) at byte 16, missed at byte 48. 0 where not told.
+ */
+static __u64 kprobe_missed(struct bpf_link *link)
+{
+	__u64 info[8] = {};
+	__u32 len = sizeof(info), type, ptype;
+	int fd = link ? bpf_link__fd(link) : -1;
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, info, &len) || len < 56)
+		return 0;
+	type = (__u32)info[0];
+	ptype = (__u32)info[2];
+	return type == 7 && (ptype == 3 || ptype == 4) ? info[6] : 0;
+}
+
+/*
+ * The kernel does not nest BPF programs on a CPU: a tracing program that fires while it runs the
+ * same one (fentry, tp_btf, raw_tp), or while any kprobe, uprobe or tracepoint program or a BPF map
+ * syscall holds the CPU (kprobes and their kin), is skipped and counted in the program's
+ * recursion_misses; and a kprobe that fires while another kprobe runs on its CPU is not run at
+ * all (its nmissed). An interrupt's softirq that sends or receives inside a run is where it
+ * happens. Kernels before 6.7 count neither for kprobes and uprobes.
+ */
+void kfigures_read_skips(struct kfigures *k, struct zctrace_bpf *obj)
+{
+	const struct bpf_object_skeleton *sk = obj->skeleton;
+	bool counted = perf_skips_counted(), uncounted = false;
+
+	k->nskips = 0;
+	k->skipped = 0;
+	k->skips_uncounted[0] = '\0';
+	for (int i = 0; i < sk->prog_cnt; i++) {
+		const struct bpf_program *prog = *sk->progs[i].prog;
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+		__u64 runs;
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		uncounted |= !counted && called_through_perf(prog) && *sk->progs[i].link;
+		runs = info.recursion_misses + kprobe_missed(*sk->progs[i].link);
+		if (!runs)
+			continue;
+		k->skipped += runs;
+		add_skips(k, bpf_program__name(prog), runs);
+	}
+	if (uncounted)
+		snprintf(k->skips_uncounted, sizeof(k->skips_uncounted),
+			 "kernels before 6.7 do not count the runs of kprobe and uprobe programs they skip");
 }
 
 static void on_seg(void *ctx, const void *key, const void *val)

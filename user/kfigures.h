@@ -24,6 +24,14 @@ void kfig_each_entry(int fd, size_t ksz, size_t vsz, kfig_entry_fn fn, void *ctx
 #define MAX_ACCOUNT_ROWS 128	/* (call, file type) pairs kept; the rest folded into one row */
 #define ACCOUNT_FOLDED 0xffffffffu	/* the call of the row the rest is folded into */
 
+#define MAX_SKIPPED_PROGS 8
+
+/* A program of zctrace's whose runs the kernel skipped (its recursion_misses). */
+struct prog_skips {
+	char name[32];
+	__u64 runs;
+};
+
 /* One traced process's sites: the sender's and the receiver's ledgers. */
 struct proc_sites {
 	__u32 tgid;
@@ -52,6 +60,11 @@ struct kfigures {
 	struct account_stats acct[MAX_ACCOUNT_ROWS];
 	int nacct;
 	struct misc_stats misc;
+	/* runs of zctrace's programs the kernel skipped (kfigures_read_skips) */
+	struct prog_skips skips[MAX_SKIPPED_PROGS];	/* the programs that skipped any, most first */
+	int nskips;
+	__u64 skipped;				/* runs, over every program */
+	char skips_uncounted[96];		/* which skips this kernel does not count, or "" */
 };
 
 /* A microbenchmark's figures per numbered step (USDT zctrace:segment), step 0 being "none". */
@@ -62,6 +75,11 @@ struct seg_figures {
 
 /* Reads every map into @k (zeroed first). */
 void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj);
+/*
+ * Reads how many runs of each of @obj's programs the kernel skipped rather than nest BPF programs
+ * on one CPU: a skipped run's figures are lost. Read once, at the end of a run.
+ */
+void kfigures_read_skips(struct kfigures *k, struct zctrace_bpf *obj);
 /* Reads the per-step maps into @sf. */
 void kfigures_read_segments(struct seg_figures *sf, struct zctrace_bpf *obj);
 

@@ -15,6 +15,7 @@ void ledger_collect(struct ledger *l, struct zctrace_bpf *obj)
 	for (int s = 0; s < NR_SITES; s++)
 		l->method[s] = site_method_of(l->choice, s, &l->method_label[s]);
 	kfigures_read(&l->k, obj);
+	kfigures_read_skips(&l->k, obj);
 	boundary_explain(&l->k, l->method, ledger_has(l, PROBE_BOUNDARY), &l->bnd);
 }
 

@@ -343,6 +343,19 @@ static json_object *dropped_json(const struct ledger *l)
 	return o;
 }
 
+/* {"total": runs, "by_program": {name: runs}, "uncounted": why} (kfigures_read_skips()) */
+static json_object *skips_json(const struct ledger *l)
+{
+	json_object *o = json_object_new_object(), *by = json_object_new_object();
+
+	add(o, "total", u64(l->k.skipped));
+	for (int i = 0; i < l->k.nskips; i++)
+		add(by, l->k.skips[i].name, u64(l->k.skips[i].runs));
+	add(o, "by_program", by);
+	add(o, "uncounted", l->k.skips_uncounted[0] ? json_object_new_string(l->k.skips_uncounted) : NULL);
+	return o;
+}
+
 static json_object *checks_json(const struct ledger *l)
 {
 	json_object *checks = json_object_new_array();
@@ -394,6 +407,7 @@ json_object *ledger_json(const struct ledger *l, const struct micro *m)
 	add(root, "probes", probes_json(l, false));
 	add(root, "probes_refused", probes_json(l, true));
 	add(root, "map_updates_dropped", dropped_json(l));
+	add(root, "program_runs_skipped", skips_json(l));
 	add(root, "checks", checks_json(l));
 	if (m)
 		micro_json(root, m, l);

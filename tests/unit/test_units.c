@@ -2,7 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "hist.h"
+#include "checks.h"
 #include "jsonpath.h"
+#include "ledger.h"
 #include "probes.h"
 #include "sysnames.h"
 #include "wl.h"
@@ -178,6 +180,40 @@ static void test_report_parse(void)
 	}
 }
 
+/* The check of the runs the kernel skipped, on the figures kfigures_read_skips() leaves. */
+static void test_skips_check(void)
+{
+	static struct probe_choice choice[NR_PROBES];
+	static struct ledger l;
+	const struct check *c = NULL;
+
+	for (int i = 0; i < NR_PROBES; i++)
+		choice[i].chosen = -1;
+	l.target = "cmd";
+	l.exit_status = -1;
+	l.choice = choice;
+	l.k.skipped = 7;
+	l.k.nskips = 2;
+	snprintf(l.k.skips[0].name, sizeof(l.k.skips[0].name), "skb_segment_kprobe");
+	l.k.skips[0].runs = 5;
+	snprintf(l.k.skips[1].name, sizeof(l.k.skips[1].name), "tcp_sendmsg_kprobe");
+	l.k.skips[1].runs = 2;
+	ledger_check(&l);
+	for (int i = 0; i < l.nchecks; i++)
+		if (!strcmp(l.checks[i].name, "no program run skipped"))
+			c = &l.checks[i];
+	EXPECT(c && !c->ok && strstr(c->detail, "skipped 7 runs") &&
+	       strstr(c->detail, "skb_segment_kprobe 5, tcp_sendmsg_kprobe 2"), "%s", c ? c->detail : "no check");
+	EXPECT(!ledger_ok(&l), "a skipped run fails the run");
+	l.k.skipped = 0;
+	l.k.nskips = 0;
+	snprintf(l.k.skips_uncounted, sizeof(l.k.skips_uncounted), "not counted before 6.7");
+	ledger_check(&l);
+	EXPECT(ledger_ok(&l) && l.nchecks >= 1 &&
+	       strstr(l.checks[l.nchecks - 1].detail, "whose skips it counts; not counted before 6.7"),
+	       "%s", l.nchecks ? l.checks[l.nchecks - 1].detail : "no check");
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -187,6 +223,7 @@ int main(void)
 	test_lookups();
 	test_probe_table();
 	test_report_parse();
+	test_skips_check();
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
