@@ -156,6 +156,8 @@ struct {
 
 /* Set once a target makes a zerocopy send: until then no skb can be one of theirs. */
 __u32 zc_sends_seen = 0;
+/* Set once a target splices pages into a TCP socket (sendfile, splice): tx_copy looks for them. */
+__u32 splice_sends_seen = 0;
 
 /*
  * One I/O syscall in flight per thread (file.bpf.c follows it from entry to exit): what its
@@ -374,7 +376,10 @@ static __always_inline void saw_zc_send(void)
 		zc_sends_seen = 1;
 }
 
-/* @sk is @tgid's: its zerocopy skbs' owner is found by it where they leave (net_dev_start_xmit). */
+/*
+ * @sk is @tgid's: its zerocopy skbs' owner is found by it where they leave (net_dev_start_xmit),
+ * and so is its spliced skbs' where a device without scatter-gather has them copied (tx_copy).
+ */
 static __always_inline void note_sock(const struct sock *sk, __u32 tgid)
 {
 	__u64 key = (__u64)sk;

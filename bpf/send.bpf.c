@@ -282,11 +282,31 @@ static __always_inline void sent(struct cpu_state *cs, bool btf, __u32 method, _
 	mark_tcp_send(cs, ret);
 }
 
-/* At a send's entry, only a zerocopy call has work: before its first skb leaves, zc_path notes its owner there. */
+/*
+ * A target's spliced pages go into @sk (sendfile, splice): a device without scatter-gather has
+ * them copied on transmit, where tx_copy finds their owner by the socket.
+ */
+static __always_inline void note_splice_sock(const struct sock *sk, __u32 tgid)
+{
+	if (!splice_sends_seen)
+		splice_sends_seen = 1;
+	note_sock(sk, tgid);
+}
+
+/*
+ * At a send's entry, only a zerocopy or splicing call has work: before its first skb leaves,
+ * zc_path and tx_copy note its owner there.
+ */
 static __always_inline void zc_send_entry(bool btf, struct sock *sk, struct msghdr *msg, __u32 tgid)
 {
-	if (!(READ_FIELD(btf, msg, msg_flags) & ZCT_MSG_ZEROCOPY) || !is_target_memo(tgid))
+	unsigned int flags = READ_FIELD(btf, msg, msg_flags);
+
+	if (!(flags & (ZCT_MSG_ZEROCOPY | ZCT_MSG_SPLICE_PAGES)) || !is_target_memo(tgid))
 		return;
+	if (flags & ZCT_MSG_SPLICE_PAGES) {
+		note_splice_sock(sk, tgid);
+		return;
+	}
 	saw_zc_send();
 	note_sock(sk, tgid);
 }
@@ -417,11 +437,35 @@ int BPF_KRETPROBE(skb_splice_from_iter_kretprobe, long ret)
 	return 0;
 }
 
-/* Before 6.5, sendfile and splice reach TCP through do_tcp_sendpages(): page references, no copy. */
-SEC("fexit/do_tcp_sendpages")
-int BPF_PROG(do_tcp_sendpages_fexit)
+/*
+ * Before 6.5, sendfile and splice reach TCP through do_tcp_sendpages(): page references, no copy
+ * (once per page); the socket is noted for tx_copy.
+ */
+static __always_inline void on_sendpages(__u32 method, struct sock *sk, long ret)
 {
-	on_returned_bytes(SITE_SPLICE_REF, METHOD_FENTRY, func_ret(ctx));
+	__u32 tgid = current_tgid();
+
+	if (ret <= 0 || !site_uses(SITE_SPLICE_REF, method) || !is_target_memo(tgid))
+		return;
+	record(tgid, SITE_SPLICE_REF, ret);
+	note_splice_sock(sk, tgid);
+}
+
+SEC("fexit/do_tcp_sendpages")
+int BPF_PROG(do_tcp_sendpages_fexit, struct sock *sk)
+{
+	on_sendpages(METHOD_FENTRY, sk, func_ret(ctx));
+	return 0;
+}
+
+/* A kretprobe has no arguments: the entry notes the socket. */
+SEC("kprobe/do_tcp_sendpages")
+int BPF_KPROBE(do_tcp_sendpages_kprobe, struct sock *sk)
+{
+	__u32 tgid = current_tgid();
+
+	if (site_uses(SITE_SPLICE_REF, METHOD_KPROBE) && is_target_memo(tgid))
+		note_splice_sock(sk, tgid);
 	return 0;
 }
 

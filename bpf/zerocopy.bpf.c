@@ -199,8 +199,9 @@ int BPF_KPROBE(skb_copy_ubufs_kprobe, struct sk_buff *skb)
  * linear memory, copying every paged byte (its !sg path: data_len of them), and
  * __skb_linearize() (__pskb_pull_tail() of data_len) pulls the frags of any other skb into its
  * head. A target's pinned zerocopy pages (its ubuf_info, SKBFL_ZEROCOPY_ENABLE) copied there are
- * counted for their owner (zc_sender()); the flags are read as the copy starts, since the pull
- * clears them by its end. Only a pull for a device without scatter-gather is counted: a receive
+ * counted for their owner (zc_sender()), and so are the page references its sendfile or splice
+ * put in a TCP socket (SKBFL_SHARED_FRAG; the socket noted where the send spliced them); the
+ * flags are read as the copy starts, since the pull clears them by its end. Only a pull for a device without scatter-gather is counted: a receive
  * path that pulls a header finds a device that has it (loopback, veth, real NICs' own skbs).
  * No tracepoint marks either copy: tracepoint-only kernels do not count it.
  */
@@ -209,15 +210,22 @@ int BPF_KPROBE(skb_copy_ubufs_kprobe, struct sk_buff *skb)
 static __always_inline void on_tx_copy(const struct sk_buff *skb, __u64 bytes, __u32 method)
 {
 	struct skb_shared_info *shinfo;
-	__u32 *tgid;
+	__u32 *tgid = NULL;
+	__u64 sk;
 	__u8 flags;
 
-	if (!zc_sends_seen || !bytes || !site_uses(SITE_TX_COPY, method))
+	if (!(zc_sends_seen | splice_sends_seen) || !bytes || !site_uses(SITE_TX_COPY, method))
 		return;
 	shinfo = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
-	if (bpf_core_read(&flags, sizeof(flags), &shinfo->flags) || !(flags & SKBFL_ZEROCOPY_ENABLE))
+	if (bpf_core_read(&flags, sizeof(flags), &shinfo->flags))
 		return;
-	tgid = zc_sender(shinfo);
+	if (flags & SKBFL_ZEROCOPY_ENABLE) {
+		tgid = zc_sender(shinfo);
+	} else if ((flags & SKBFL_SHARED_FRAG) && splice_sends_seen) {
+		/* page references a send spliced in (sendfile, splice): the socket's owner */
+		sk = (__u64)BPF_CORE_READ(skb, sk);
+		tgid = sk ? bpf_map_lookup_elem(&target_socks, &sk) : NULL;
+	}
 	if (tgid)
 		record(*tgid, SITE_TX_COPY, bytes);
 }

@@ -3639,16 +3639,18 @@ def pipeline_processes_named():
     assert {"cat", "gzip"} <= {r[0] for r in rows} and all(r[2] == "host" for r in rows), table
     assert not re.search(r"^  other |  \?  ", table, re.M), table
 
-def nic_zc_send(prog, peer, port, n, size, method, env):
-    """zc_tcp_peer.py's receiver behind the NIC pair and its sender traced by a command's run:
-    (the run, its JSON ledger, the receiver's stdout and stderr)."""
-    rx = subprocess.Popen(["ip", "netns", "exec", "zcnic", "/usr/bin/python3", prog, "recv", peer, str(port)],
+def nic_zc_send(prog, peer, port, n, size, method, env, ns="zcnic", mode=("send",)):
+    """zc_tcp_peer.py's receiver behind a NIC pair (in namespace @ns) and its sender (@mode: send
+    or sendfile FILE) traced by a command's run: (the run, its JSON ledger, the receiver's stdout
+    and stderr)."""
+    rx = subprocess.Popen(["ip", "netns", "exec", ns, "/usr/bin/python3", prog, "recv", peer, str(port)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert rx.stdout.readline().strip() == "LISTEN", rx.stderr.read()[-500:]
         with tempfile.NamedTemporaryFile(suffix=".json") as f:
             p = zctrace("run", "--no-hist", "--json", f.name, "--method", method, "--",
-                        "/usr/bin/python3", prog, "send", peer, str(port), str(n), str(size), env=env)
+                        "/usr/bin/python3", prog, mode[0], peer, str(port), str(n), str(size), *mode[1:],
+                        env=env)
             led = json.load(open(f.name))
         out, err = rx.communicate(timeout=60)
     finally:
@@ -3706,6 +3708,76 @@ def nic_zerocopy_copied_on_transmit():
             assert p.returncode == 1 and list(failed) == ["COPIED notices' bytes in a copy site"], (p.returncode, failed)
             assert f"covering {copied_bytes} B; deferred_copy 0 B, tx_copy not measured" in \
                 failed["COPIED notices' bytes in a copy site"], failed
+
+def nic_zerocopy_held_on_sg_device():
+    """Across two Intel e1000e NICs on one QEMU hub (tools/nic-pair.sh; the device model checksums
+    and segments, so the driver offers scatter-gather and TSO), a TCP MSG_ZEROCOPY sender's pinned
+    pages leave as they are: with fentry and with kprobes, zc_pin is the bytes sent, nothing is
+    copied on transmit or later (tx_copy 0, deferred_copy 0), no notice says COPIED, and zc_path
+    shows the skbs handed to that NIC with the user's pages: the bytes sent and retransmitted
+    (TCP_INFO). The run says the zero-copy send held, and exits 0."""
+    peer = os.environ.get("ZCTRACE_NIC_PAIR_SG")
+    if not peer:
+        raise Skip("needs two e1000e NICs joined back to back (make test-kernels boots them: tests/device-suite.sh)")
+    n, size = 300, 65536
+    prog = os.path.join(ROOT, "tests", "zc_tcp_peer.py")
+    route = subprocess.run(["ip", "-o", "route", "get", peer], capture_output=True, text=True, timeout=30).stdout
+    dev = re.search(r" dev (\S+)", route).group(1)
+    for port, method in ((5701, "fentry"), (5702, "kprobe")):
+        p, led, out, err = unskipped(lambda attempt: nic_zc_send(prog, peer, port + 10 * attempt, n, size, method,
+                                                                 None, ns="zcsg"))
+        m = re.search(r"^SEND (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$", p.stdout, re.M)
+        assert m and re.search(r"^RECV (\d+)$", out, re.M), (method, p.stdout[-1500:], p.stderr[-500:], out, err)
+        sent, calls, notices, copied_notices, copied_calls, copied_bytes, retrans = map(int, m.groups())
+        assert_eq(f"bytes received {method}", int(re.search(r"^RECV (\d+)$", out, re.M).group(1)), sent)
+        assert copied_notices == 0 and calls == n, ("the device copied: not the device this test wants", m.groups())
+        zn = led["zerocopy_notices"]
+        assert_eq(f"notices {method}", zn["notices"], notices)
+        assert_eq(f"COPIED notices {method}", zn["notices_copied"], 0)
+        assert_eq(f"zc_pin {method}", site_bytes(led, "zc_pin"), sent)
+        assert_eq(f"tx_copy {method}", site_bytes(led, "tx_copy"), 0)
+        assert_eq(f"deferred_copy {method}", site_bytes(led, "deferred_copy"), 0)
+        xmit = [r for r in led["zerocopy_path"] if r["stage"] == "xmit"]
+        assert [r["dev"] for r in xmit] == [dev], (dev, led["zerocopy_path"])
+        assert_eq(f"zc_path xmit bytes {method} (sent, and {retrans} B retransmitted)", xmit[0]["bytes"],
+                  sent + retrans)
+        failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
+        assert p.returncode == 0 and not failed, (method, p.returncode, failed)
+        assert "the zero-copy send held" in p.stdout, p.stdout[-2500:]
+
+
+def nic_sendfile_copied_on_transmit():
+    """sendfile() over TCP across each NIC pair (tools/nic-pair.sh): page references to the page
+    cache go into the socket (splice_ref, the bytes sent); a device without scatter-gather
+    (virtio-net here) has the kernel copy them on transmit, counted for the sender in tx_copy (the
+    bytes sent and retransmitted, TCP_INFO), while e1000e takes them as they are (tx_copy 0). With
+    fentry and with kprobes; nothing copied from user memory (user_copy, send_copy 0)."""
+    pairs = [(os.environ.get("ZCTRACE_NIC_PAIR"), "zcnic", True), (os.environ.get("ZCTRACE_NIC_PAIR_SG"), "zcsg", False)]
+    if not all(p[0] for p in pairs):
+        raise Skip("needs the NIC pairs (make test-kernels boots them: tests/device-suite.sh)")
+    n, size = 200, 65536
+    prog = os.path.join(ROOT, "tests", "zc_tcp_peer.py")
+    port = 5801
+    for peer, ns, copies in pairs:
+        for method in ("fentry", "kprobe"):
+            port += 30
+            with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
+                src = os.path.join(d, "src")
+                p, led, out, err = unskipped(lambda attempt: nic_zc_send(
+                    prog, peer, port + 10 * attempt, n, size, method, None, ns=ns, mode=("sendfile", src)))
+            m = re.search(r"^SENDFILE (\d+) (\d+)$", p.stdout, re.M)
+            assert m and re.search(r"^RECV (\d+)$", out, re.M), (ns, method, p.stdout[-1500:], p.stderr[-500:], out, err)
+            sent, retrans = map(int, m.groups())
+            assert_eq(f"bytes received {ns} {method}", int(re.search(r"^RECV (\d+)$", out, re.M).group(1)), sent)
+            assert_eq(f"sent {ns} {method}", sent, n * size)
+            assert_eq(f"splice_ref {ns} {method}", site_bytes(led, "splice_ref"), sent)
+            assert_eq(f"send_copy {ns} {method}", site_bytes(led, "send_copy"), 0)
+            assert led["probes"]["tx_copy"] == method, (method, led["probes"])
+            assert_eq(f"tx_copy {ns} {method} (sent, and {retrans} B retransmitted)", site_bytes(led, "tx_copy"),
+                      sent + retrans if copies else 0)
+            failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
+            assert p.returncode == 0 and not failed, (ns, method, p.returncode, failed)
+
 
 def zctrace_programs():
     """The ids of the BPF programs named like zctrace's USDT and syscall-exit programs (the raw
@@ -5249,6 +5321,7 @@ def main():
               robust_refused_program_falls_back,
               two_passes_figures_and_ledger, untraced_pass_attaches_nothing, detach_after_the_report_leaves_nothing,
               default_report_fits_one_screen, pipeline_processes_named, nic_zerocopy_copied_on_transmit,
+              nic_zerocopy_held_on_sg_device, nic_sendfile_copied_on_transmit,
               floor_attaches_empty_programs,
               raw_tp_flavours_count_the_same, robust_no_btf,
               robust_one_byte_messages_60s, robust_full_map_is_reported,

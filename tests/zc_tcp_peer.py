@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A TCP MSG_ZEROCOPY sender and its receiver, for tests across a NIC pair (tools/nic-pair.sh).
+"""A TCP MSG_ZEROCOPY sender, a sendfile sender, and their receiver, for tests across a NIC pair
+(tools/nic-pair.sh).
 
   zc_tcp_peer.py recv ADDR PORT           print "LISTEN" once listening, accept one connection (60 s
                                           at most), read to its end, print "RECV bytes"
@@ -8,8 +9,20 @@
                                           "SEND bytes calls notices copied_notices copied_calls
                                           copied_bytes retransmitted_bytes" (TCP_INFO's
                                           tcpi_bytes_retrans once every notice is in: all acked)
+  zc_tcp_peer.py udp-recv ADDR PORT N     print "LISTEN" once bound, read datagrams until N came or
+                                          none for 5 s, print "RECV bytes"
+  zc_tcp_peer.py udp-send ADDR PORT N SIZE
+                                          N datagrams of SIZE bytes with MSG_ZEROCOPY on a
+                                          connected UDP socket, each notice reaped, printed as
+                                          "send" prints it (retransmitted_bytes 0)
+  zc_tcp_peer.py sendfile ADDR PORT N SIZE FILE
+                                          N sendfile() calls of SIZE bytes each from FILE (made
+                                          here, N * SIZE bytes, read once so that it is in the
+                                          page cache), print "SENDFILE bytes retransmitted_bytes"
+                                          once the receiver has read it all
 Every wait is bounded (10 s without progress ends it with exit 1).
 """
+import os
 import select
 import socket
 import struct
@@ -33,8 +46,63 @@ def recv(addr, port):
     print("RECV", got, flush=True)
 
 
-def send(addr, port, n, size):
+def retransmitted(s):
+    """TCP_INFO's tcpi_bytes_retrans: a __u64 at byte 208 of struct tcp_info (Linux 4.19 on)."""
+    info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+    return struct.unpack_from("=Q", info, 208)[0] if len(info) >= 216 else -1
+
+
+def sendfile(addr, port, n, size, path):
+    with open(path, "wb") as f:
+        f.write(b"s" * (n * size))
+    with open(path, "rb") as f:
+        while f.read(1 << 20):
+            pass
     s = socket.create_connection((addr, port), timeout=10)
+    # blocking (sendfile() does not wait on a socket with a timeout); a send that waits 10 s fails
+    s.settimeout(None)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", 10, 0))
+    sent = 0
+    with open(path, "rb") as f:
+        for i in range(n):
+            off = i * size
+            while off < (i + 1) * size:
+                k = os.sendfile(s.fileno(), f.fileno(), off, (i + 1) * size - off)
+                if k <= 0:
+                    raise SystemExit("zc_tcp_peer: sendfile returned %d" % k)
+                off += k
+                sent += k
+    s.shutdown(socket.SHUT_WR)
+    # the receiver closes once it has read everything: every byte acked, none sent again after
+    s.settimeout(10)
+    while s.recv(1 << 16):
+        pass
+    print("SENDFILE", sent, retransmitted(s), flush=True)
+    s.close()
+    os.unlink(path)
+
+
+def udp_recv(addr, port, n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    s.bind((addr, port))
+    print("LISTEN", flush=True)
+    s.settimeout(5)
+    got = 0
+    for _ in range(n):
+        try:
+            got += len(s.recv(1 << 16))
+        except socket.timeout:
+            break
+    print("RECV", got, flush=True)
+
+
+def send(addr, port, n, size, udp=False):
+    if udp:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.connect((addr, port))
+    else:
+        s = socket.create_connection((addr, port), timeout=10)
     # blocking, so that MSG_DONTWAIT is the kernel's; a send that waits 10 s fails (SO_SNDTIMEO)
     s.settimeout(None)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", 10, 0))
@@ -69,12 +137,11 @@ def send(addr, port, n, size):
         call_bytes.append(k)
         sent += k
         reap(False)
-    s.shutdown(socket.SHUT_WR)
+    if not udp:
+        s.shutdown(socket.SHUT_WR)
     while done["calls"] < n:
         reap(True)
-    # struct tcp_info: tcpi_bytes_retrans, a __u64 at byte 208 (Linux 4.19 on)
-    info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
-    retrans = struct.unpack_from("=Q", info, 208)[0] if len(info) >= 216 else -1
+    retrans = 0 if udp else retransmitted(s)
     print("SEND", sent, n, done["notices"], done["copied_notices"], done["copied_calls"],
           done.get("copied_bytes", 0), retrans, flush=True)
 
@@ -82,5 +149,11 @@ def send(addr, port, n, size):
 if __name__ == "__main__":
     if sys.argv[1] == "recv":
         recv(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1] == "udp-recv":
+        udp_recv(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif sys.argv[1] == "udp-send":
+        send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), udp=True)
+    elif sys.argv[1] == "sendfile":
+        sendfile(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
     else:
         send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))

@@ -4,7 +4,7 @@
 #   kernels.sh list               their versions, one a line (after fetch)
 #   kernels.sh run VERSION CMD    boot VERSION, run CMD as root in the project directory, exit with CMD's status
 #   kernels.sh test               make test-kernels: the portable suite on each, and one table; then
-#                                 the device path on each, two NICs on one QEMU hub (device-suite.sh)
+#                                 the device path on each, two NIC pairs on QEMU hubs (device-suite.sh)
 # The kernels, their modules and virtme-ng live in $ZCTRACE_KERNELS (default .kernels/ here):
 # virtme-ng finds each image's modules in its unpacked package (and runs depmod there). The host's
 # apt configuration, /lib/modules and bootloader are never touched.
@@ -86,10 +86,14 @@ cmd_run() {
 	# one host thread per guest (thread=single): multi-threaded TCG crashed 6.12 in __schedule,
 	# inside code the kernel had just patched; two guests then run side by side on two cores
 	# a guest that hangs (a stalled CPU under emulation) is stopped, and its console shown
-	# ZCTRACE_VM_NET=loop: two NICs joined on one QEMU hub (tools/nic-pair.sh sets them up inside)
+	# ZCTRACE_VM_NET=loop: two NIC pairs, each on a QEMU hub of its own (tools/nic-pair.sh sets
+	# them up inside): virtio-net (virtme-ng's loop, hub 0) and Intel e1000e (hub 1)
+	local qopts="-accel tcg,thread=single"
+	[ "${ZCTRACE_VM_NET:-}" = loop ] && qopts="$qopts -netdev hubport,id=sg0,hubid=1 -device e1000e,netdev=sg0 \
+-netdev hubport,id=sg1,hubid=1 -device e1000e,netdev=sg1"
 	PATH="$KDIR/venv/bin:$PATH" timeout --kill-after=30 "${ZCTRACE_VM_TIMEOUT:-2400}" vng --disable-kvm -v -r "$KDIR/$ver/boot/vmlinuz-$ver" --memory 4G --cpus 2 \
 		${ZCTRACE_VM_NET:+--network "$ZCTRACE_VM_NET" --no-dhcp} \
-		--qemu-opts="-accel tcg,thread=single" --append "tsc=reliable" --rwdir "$out" --exec "$out/guest.sh" >"$out/console" 2>&1 || true
+		--qemu-opts="$qopts" --append "tsc=reliable" --rwdir "$out" --exec "$out/guest.sh" >"$out/console" 2>&1 || true
 	# the guest's console: keep what the command printed, drop the kernel's boot messages
 	sed -n -e 's/\r$//' -e '/virtme-ng-init: starting script/,$p' "$out/console" | sed -e 1d -e '/^\[ *[0-9]*\.[0-9]*\] /d'
 	if [ ! -s "$out/status" ]; then
@@ -131,18 +135,18 @@ cmd_test() {
 	return $rc
 }
 
-# The device path: each kernel once more, with two NICs joined on one QEMU hub (tests/device-suite.sh).
+# The device path: each kernel once more, with two NIC pairs on QEMU hubs (tests/device-suite.sh).
 cmd_test_devices() {
 	local ver logs=() rc=0 pids=()
 	while read -r ver; do
-		echo "kernels: booting $ver with two NICs on one hub for the device path (QEMU TCG)"
+		echo "kernels: booting $ver with two NIC pairs (virtio-net, e1000e) for the device path (QEMU TCG)"
 		( ZCTRACE_VM_NET=loop cmd_run "$ver" tests/device-suite.sh >"$KDIR/results/$ver-nic.log" 2>&1 ) &
 		pids+=($!)
 		logs+=("$ver")
 	done <"$KDIR/versions"
 	for i in "${!pids[@]}"; do
 		wait "${pids[$i]}" || rc=1
-		echo "==== ${logs[$i]}, two NICs"
+		echo "==== ${logs[$i]}, two NIC pairs"
 		grep -E '^(PASS|FAIL|SKIP) |^[0-9]+ passed|^nic-pair: |^kernels: ' "$KDIR/results/${logs[$i]}-nic.log" || true
 		grep -q -E '^[0-9]+ passed, 0 failed, 0 skipped' "$KDIR/results/${logs[$i]}-nic.log" || rc=1
 		grep -A12 -E '^FAIL ' "$KDIR/results/${logs[$i]}-nic.log" | head -n 60 || true
