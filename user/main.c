@@ -12,6 +12,7 @@
 #include "census.h"
 #include "cli.h"
 #include "floor.h"
+#include "listing.h"
 #include "export.h"
 #include "output.h"
 #include "probes.h"
@@ -46,49 +47,35 @@ static int cmd_list_names(void)
 	return 0;
 }
 
+/*
+ * --format text|man|markdown: the table as it is printed, or as the blocks of the manual page
+ * and of docs/ (make docs) made from it.
+ */
 static int cmd_list(int argc, char **argv)
 {
+	enum list_format format = LIST_TEXT;
+
 	if (argc == 2 && !strcmp(argv[1], "--names"))
 		return cmd_list_names();
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		fputs(list_usage, stdout);
 		return 0;
 	}
+	if (argc > 1 && (!strcmp(argv[1], "--format") || !strncmp(argv[1], "--format=", 9))) {
+		bool joined = argv[1][8] == '=';
+		const char *f = joined ? argv[1] + 9 : argv[2];
+
+		if (!f)
+			return usage_error("list: --format needs a value (text, man or markdown)");
+		if (parse_list_format(f, &format))
+			return usage_error("list: unknown --format '%s' (text, man or markdown)", f);
+		if (argc > (joined ? 2 : 3))
+			return usage_error("list: unexpected argument '%s' after --format", argv[joined ? 2 : 3]);
+		argc = 1;
+	}
 	if (argc > 1)
 		return usage_error("list: unknown argument '%s' (only --names)", argv[1]);
-	printf("%-16s %s\n", "WORKLOAD", "WHAT IT DOES / EXPECTED LEDGER");
-	for (int i = 0; i < nr_workload_defs; i++) {
-		const struct workload_def *d = &workload_defs[i];
-
-		if (d->micro && (i == 0 || !workload_defs[i - 1].micro))
-			printf("\nMICROBENCHMARKS (a distribution per measurement; each assumption checked by "
-			       "the kernel)\n");
-		printf("%-16s %s\n%-16s %s: %s\n", d->name, d->summary, "", d->micro ? "checked" : "expected",
-		       d->expected);
-		if (d->options)
-			printf("%-16s options: %s\n", "", d->options);
-	}
-	printf("\nTCP workload options (tcp-*, uring-*, pipe-vmsplice): --size BYTES (1K, 64K, 1M), --threads N,"
-	       " --messages N | --bytes N | --duration SECS, --port P\n"
-	       "uring-* options: --async (every request issued by io-wq workers, IOSQE_ASYNC), --sqpoll (submitted"
-	       " by the ring's SQPOLL thread)\n"
-	       "pipe-copy, unix-stream options: --size BYTES (default 64K), --threads N (pipes, socket pairs),"
-	       " --messages N | --bytes N | --duration SECS, --peer thread|process (where the readers run;"
-	       " default thread)\n"
-	       "udp-* options: --size BYTES (default 1400, at most 65507), --threads N (socket pairs),"
-	       " --messages N | --bytes N | --duration SECS, --gso SEGMENT (UDP_SEGMENT: datagrams of SEGMENT"
-	       " bytes, at most 64 a send), --ipv6 (::1; not with --netns)\n"
-	       "file-* options: --file-size N (default 1G), --cache cold|warm, --dir DIR, --size BYTES per"
-	       " call\n"
-	       "serve-* options: --file-size N, --cache cold|warm, --dir DIR, --chunk BYTES (= --size)"
-	       " (default 64K), --threads N, --port P\n"
-	       "remote-fileread options: --file-size N, --cache cold|warm, --dir DIR, --size BYTES per block"
-	       " (default 64K), --pattern seq|random\n"
-	       "tcp-*, udp-*, uring-*, pipe-vmsplice, serve-*, remote-fileread: --peer thread|process|netns (where the receiver runs; default"
-	       " thread), --netns (= --peer netns: two network namespaces joined by veth, 198.18.0.1/30 and"
-	       " .2/30, made and removed by zctrace; needs CAP_SYS_ADMIN and CAP_NET_ADMIN), --rate RATE"
-	       " (tc tbf on the veth link, e.g. 1gbit), --delay TIME (tc netem, e.g. 1ms)\n"
-	       "'zctrace run WORKLOAD --help' lists a workload's options.\n");
+	print_workloads(stdout, format);
 	return 0;
 }
 

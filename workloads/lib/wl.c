@@ -116,60 +116,57 @@ int wl_parse_seconds(const char *s, double max, double *out)
 	return 0;
 }
 
+/* The options of the groups, each meaning once; a group's lines stay together, in this order. */
+const struct wl_opt_doc wl_opt_docs[] = {
+	{ WL_OPT_UDP, 0, "--size BYTES",
+	  "datagram size, or bytes per send with --gso (default 1400, at most 65507)" },
+	{ WL_OPT_AMOUNT, WL_OPT_UDP, "--size BYTES", "message size, suffixes K, M, G (default 64K)" },
+	{ WL_OPT_CONN, WL_OPT_UDP | WL_OPT_AMOUNT, "--chunk BYTES",
+	  "bytes per read()/send() or sendfile() call (default 64K); --size is the same option" },
+	{ 0, WL_OPT_UDP | WL_OPT_AMOUNT | WL_OPT_CONN, "--size BYTES",
+	  "bytes per call or block (file-readwrite and remote-fileread: default 64K; the others: "
+	  "0, as much as one call moves)" },
+	{ WL_OPT_CONN, 0, "--threads N", "connections, each with a sender and a receiver thread (default 1)" },
+	{ WL_OPT_CONN, 0, "--port P", "loopback port of the server (default: chosen by the kernel)" },
+	{ WL_OPT_PIPES, 0, "--threads N",
+	  "pipes or socket pairs, each with a writer and a reader thread (default 1)" },
+	{ WL_OPT_PIPES, WL_OPT_PEER, "--peer MODE",
+	  "where the readers run: thread (default: threads of this process) or process (a child process)" },
+	{ WL_OPT_AMOUNT, 0, "--messages N",
+	  "messages per connection or pipe (default 5000 when nothing else bounds the run)" },
+	{ WL_OPT_AMOUNT, 0, "--bytes N", "payload per connection or pipe, suffixes K, M, G" },
+	{ WL_OPT_AMOUNT, 0, "--duration SECS", "run time" },
+	{ WL_OPT_PEER, 0, "--peer MODE",
+	  "where the receiver runs: thread (default: threads of this process, loopback), process (a "
+	  "child process, loopback), netns (a child process in its own network namespace, joined by "
+	  "veth; under zctrace)" },
+	{ WL_OPT_PEER, 0, "--netns", "the same as --peer netns" },
+	{ WL_OPT_PEER, 0, "--rate RATE", "with --netns: shape the veth link (tc tbf), e.g. 1gbit, 100mbit" },
+	{ WL_OPT_PEER, 0, "--delay TIME", "with --netns: add one-way delay (tc netem), e.g. 1ms" },
+	{ WL_OPT_UDP, 0, "--gso SEGMENT",
+	  "UDP segmentation offload (UDP_SEGMENT): each send of --size bytes leaves as datagrams of "
+	  "SEGMENT bytes (at most 64 a send)" },
+	{ WL_OPT_UDP, 0, "--ipv6", "over ::1 instead of 127.0.0.1 (loopback only)" },
+	{ WL_OPT_PATTERN, 0, "--pattern P", "seq (default) or random: the order the blocks are read in" },
+	{ WL_OPT_URING, 0, "--async", "issue every request from io-wq worker threads (IOSQE_ASYNC)" },
+	{ WL_OPT_URING, 0, "--sqpoll", "submit through the ring's SQPOLL kernel thread" },
+	{ WL_OPT_URING, 0, "--no-usage-report",
+	  "(zerocopy) do not ask the kernel whether the data was copied (IORING_SEND_ZC_REPORT_USAGE), "
+	  "as most applications do not" },
+	{ WL_OPT_FILE, 0, "--file-size N", "size of the file (default 1G)" },
+	{ WL_OPT_FILE, 0, "--cache MODE", "cold: drop the file's pages before the measured phase; warm (default)" },
+	{ WL_OPT_FILE, 0, "--dir DIR",
+	  "where to make the files (default $TMPDIR or /var/tmp); they are unlinked at once, so nothing "
+	  "is left behind" },
+};
+const int wl_nr_opt_docs = sizeof(wl_opt_docs) / sizeof(wl_opt_docs[0]);
+
 static void usage(FILE *f, const char *name, unsigned accept)
 {
 	fprintf(f, "usage: %s [OPTIONS]\n", name);
-	if (accept & WL_OPT_UDP)
-		fprintf(f, "  --size BYTES     datagram size, or bytes per send with --gso (default 1400, at most 65507)\n");
-	else if (accept & WL_OPT_AMOUNT)
-		fprintf(f, "  --size BYTES     message size, suffixes K, M, G (default 64K)\n");
-	else if (accept & WL_OPT_CONN)
-		fprintf(f, "  --chunk BYTES    bytes per read()/send() or sendfile() call (default 64K);\n"
-			   "                   --size is the same option\n");
-	else
-		fprintf(f, "  --size BYTES     bytes per call (0 = as much as one call moves)\n");
-	if (accept & WL_OPT_CONN)
-		fprintf(f,
-			"  --threads N      connections, each with a sender and a receiver thread (default 1)\n"
-			"  --port P         loopback port of the server (default: chosen by the kernel)\n");
-	if (accept & WL_OPT_PIPES)
-		fprintf(f, "  --threads N      pipes or socket pairs, each with a writer and a reader thread (default 1)\n");
-	if ((accept & WL_OPT_PIPES) && !(accept & WL_OPT_PEER))
-		fprintf(f,
-			"  --peer MODE      where the readers run: thread (default: threads of this process)\n"
-			"                   or process (a child process)\n");
-	if (accept & WL_OPT_AMOUNT)
-		fprintf(f,
-			"  --messages N     messages per connection or pipe (default 5000 when nothing else bounds the run)\n"
-			"  --bytes N        payload per connection or pipe, suffixes K, M, G\n"
-			"  --duration SECS  run time\n");
-	if (accept & WL_OPT_PEER)
-		fprintf(f,
-			"  --peer MODE      where the receiver runs: thread (default: threads of this process,\n"
-			"                   loopback), process (a child process, loopback), netns (a child\n"
-			"                   process in its own network namespace, joined by veth; under zctrace)\n"
-			"  --netns          the same as --peer netns\n"
-			"  --rate RATE      with --netns: shape the veth link (tc tbf), e.g. 1gbit, 100mbit\n"
-			"  --delay TIME     with --netns: add one-way delay (tc netem), e.g. 1ms\n");
-	if (accept & WL_OPT_UDP)
-		fprintf(f,
-			"  --gso SEGMENT    UDP segmentation offload (UDP_SEGMENT): each send of --size bytes\n"
-			"                   leaves as datagrams of SEGMENT bytes (at most 64 a send)\n"
-			"  --ipv6           over ::1 instead of 127.0.0.1 (loopback only)\n");
-	if (accept & WL_OPT_PATTERN)
-		fprintf(f, "  --pattern P      seq (default) or random: the order the blocks are read in\n");
-	if (accept & WL_OPT_URING)
-		fprintf(f,
-			"  --async          issue every request from io-wq worker threads (IOSQE_ASYNC)\n"
-			"  --sqpoll         submit through the ring's SQPOLL kernel thread\n"
-			"  --no-usage-report  (zerocopy) do not ask the kernel whether the data was copied\n"
-			"                   (IORING_SEND_ZC_REPORT_USAGE), as most applications do not\n");
-	if (accept & WL_OPT_FILE)
-		fprintf(f,
-			"  --file-size N    size of the file (default 1G)\n"
-			"  --cache MODE     cold: drop the file's pages before the measured phase; warm (default)\n"
-			"  --dir DIR        where to make the files (default $TMPDIR or /var/tmp); they are\n"
-			"                   unlinked at once, so nothing is left behind\n");
+	for (int i = 0; i < wl_nr_opt_docs; i++)
+		if (wl_opt_doc_shown(&wl_opt_docs[i], accept))
+			fprintf(f, "  %-16s %s\n", wl_opt_docs[i].opt, wl_opt_docs[i].help);
 }
 
 static const struct option wl_longopts[] = {

@@ -35,6 +35,26 @@ enum wl_cache { WL_CACHE_WARM, WL_CACHE_COLD };
 #define WL_OPT_TCP	(WL_OPT_CONN | WL_OPT_AMOUNT | WL_OPT_PEER)
 #define WL_OPT_UDP_PAIRS (WL_OPT_PIPES | WL_OPT_AMOUNT | WL_OPT_PEER | WL_OPT_UDP)	/* the udp-* workloads */
 
+/*
+ * One line of an option list: what a workload's --help prints, and what 'zctrace list' and the
+ * manual page say of the workloads' options. Shown to a workload that takes any group of @groups
+ * (0: every workload) and none of @unless.
+ */
+struct wl_opt_doc {
+	unsigned groups, unless;
+	const char *opt;	/* "--size BYTES" */
+	const char *help;	/* its meaning, one line */
+};
+
+extern const struct wl_opt_doc wl_opt_docs[];
+extern const int wl_nr_opt_docs;
+
+/* Whether a workload taking the groups @accept shows option line @d. */
+static inline bool wl_opt_doc_shown(const struct wl_opt_doc *d, unsigned accept)
+{
+	return (!d->groups || (accept & d->groups)) && !(accept & d->unless);
+}
+
 /* Where the receiving side runs. */
 enum wl_peer {
 	WL_PEER_THREAD,		/* threads of this process, over loopback */
