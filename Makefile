@@ -51,8 +51,8 @@ ZCTRACE_BIN := zctrace
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps test test-kernels demo bench install uninstall deb-check clean sanitize fuzz fuzz-targets
-all: $(ZCTRACE_BIN) $(WL_BINS) $(UNIT_BINS)
+.PHONY: all deps docs test test-kernels demo bench install uninstall deb-check clean sanitize fuzz fuzz-targets
+all: $(ZCTRACE_BIN) $(WL_BINS) $(UNIT_BINS) $(OUTPUT)/docs.stamp
 
 deps:
 	$(Q)$(SUDO) tools/install-deps.sh
@@ -106,6 +106,22 @@ $(ZCTRACE_BIN): $(USER_OBJS) $(OUTPUT)/wl/wl.o $(OUTPUT)/wl/report.o
 # the distribution's linker flags (dpkg-buildflags: relro, bindnow) on the programs make install
 # installs; the compiler ignores them where a prerequisite of these is only compiled
 $(ZCTRACE_BIN) $(WL_BINS): CFLAGS += $(LDFLAGS)
+
+# the blocks of the manual page and docs/ made from the workload table (zctrace list --format):
+# rewritten where they differ, on every build that changes zctrace (tools/docblocks.py)
+GENERATED_MAN := docs/zctrace.8
+GENERATED_MD := docs/workloads.md docs/microbenchmarks.md
+$(OUTPUT)/docs.stamp: $(ZCTRACE_BIN) tools/docblocks.py | $(OUTPUT)
+	$(call msg,GEN,$(GENERATED_MAN) $(GENERATED_MD))
+	$(Q)$(abspath $(ZCTRACE_BIN)) list --format man > $@.man
+	$(Q)$(abspath $(ZCTRACE_BIN)) list --format markdown > $@.md
+	$(Q)$(PYTHON) tools/docblocks.py $(GENERATED_MAN) < $@.man
+	$(Q)$(PYTHON) tools/docblocks.py $(GENERATED_MD) < $@.md
+	$(Q)rm -f $@.man $@.md && touch $@
+
+docs: $(ZCTRACE_BIN)
+	$(Q)rm -f $(OUTPUT)/docs.stamp
+	$(Q)$(MAKE) --no-print-directory $(OUTPUT)/docs.stamp
 
 $(OUTPUT)/wl/%.o: workloads/lib/%.c | $(OUTPUT)/wl
 	$(call msg,CC,$@)

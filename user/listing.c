@@ -154,7 +154,7 @@ static void man_option(FILE *out, const char *opt, int i, int n)
 {
 	fputs(i ? "" : "Options: ", out);
 	man_opt(out, opt);
-	fputs(i + 1 < n ? ",\n" : ".\n", out);
+	fputs(i + 1 < n ? ", " : ".\n", out);
 }
 
 static void print_man(FILE *out)
