@@ -51,7 +51,7 @@ ZCTRACE_BIN := zctrace
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps docs test test-kernels demo bench install uninstall deb-check clean sanitize fuzz fuzz-targets
+.PHONY: all deps docs samples test test-kernels demo bench install uninstall deb-check clean sanitize fuzz fuzz-targets
 all: $(ZCTRACE_BIN) $(WL_BINS) $(UNIT_BINS) $(OUTPUT)/docs.stamp
 
 deps:
@@ -122,6 +122,11 @@ $(OUTPUT)/docs.stamp: $(ZCTRACE_BIN) tools/docblocks.py | $(OUTPUT)
 docs: $(ZCTRACE_BIN)
 	$(Q)rm -f $(OUTPUT)/docs.stamp
 	$(Q)$(MAKE) --no-print-directory $(OUTPUT)/docs.stamp
+
+# README.md's sample outputs, from real runs of the commands they show (tools/samples.py)
+samples: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(SUDO) $(PYTHON) tools/samples.py
 
 $(OUTPUT)/wl/%.o: workloads/lib/%.c | $(OUTPUT)/wl
 	$(call msg,CC,$@)
