@@ -2242,6 +2242,62 @@ def tree_files(root):
     return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
 
 
+def tools_module(name):
+    """A module of tools/ (docblocks, samples), imported as the Makefile runs it."""
+    if os.path.join(ROOT, "tools") not in sys.path:
+        sys.path.insert(0, os.path.join(ROOT, "tools"))
+    return __import__(name)
+
+
+def generated_docs_match_the_table():
+    """The manual page's workload and option blocks and the workload tables of docs/ are what
+    'zctrace list --format man|markdown' prints now: a change to the workload table or to the
+    options' lines that was not rebuilt fails here, and so would a block edited by hand; a block
+    the generator prints that no file holds is an error; a bad --format is one line and exit 2."""
+    docblocks = tools_module("docblocks")
+    files = {"man": [MAN_PAGE], "markdown": [os.path.join(ROOT, "docs", "workloads.md"),
+                                             os.path.join(ROOT, "docs", "microbenchmarks.md")]}
+    for fmt, paths in files.items():
+        p = zctrace("list", "--format", fmt)
+        assert p.returncode == 0 and "BEGIN GENERATED" in p.stdout, (fmt, p.returncode, p.stderr)
+        differ = docblocks.splice(paths, p.stdout, check=True)
+        assert not differ, f"out of date (run make docs): {differ}"
+        with tempfile.TemporaryDirectory() as d:
+            copies = [shutil.copy(path, d) for path in paths]
+            text = open(copies[0]).read()
+            name, block = next(iter(docblocks.parse(text)[0].items()))
+            lines = block.splitlines(keepends=True)
+            edited = lines[0] + lines[1].rstrip("\n") + " (edited)\n" + "".join(lines[2:])
+            open(copies[0], "w").write(text.replace(block, edited, 1))
+            differ = docblocks.splice(copies, p.stdout, check=True)
+            assert differ == [f"{copies[0]}: {name}"], (fmt, differ)
+            try:
+                docblocks.splice(copies[1:] or [os.path.join(ROOT, "README.md")], p.stdout, check=True)
+                assert False, f"{fmt}: a block that no file holds was not refused"
+            except ValueError as e:
+                assert "no file holds" in str(e), e
+    assert zctrace("list", "--format", "text").stdout == zctrace("list").stdout
+    for args, what in ((["--format", "roff"], "unknown --format 'roff'"), (["--format"], "--format needs a value"),
+                       (["--format=man", "x"], "unexpected argument 'x'")):
+        p = zctrace("list", *args)
+        assert p.returncode == 2 and p.stdout == "" and p.stderr.count("\n") == 1 and what in p.stderr, \
+            (args, p.returncode, p.stderr)
+
+
+def readme_samples_have_the_shape_of_a_fresh_run():
+    """README.md's sample outputs (make samples) have the shape of a run of their commands now:
+    the same lines, each with its indent and first word (digits masked), lines that start with a
+    figure left out; the numbers are free to differ."""
+    samples = tools_module("samples")
+    have = samples.checked_in()
+    assert set(have) == set(samples.SAMPLES), sorted(have)
+    for name in samples.SAMPLES:
+        fresh = samples.text(name, ZCTRACE)
+        want, got = samples.shape(have[name]), samples.shape(fresh)
+        assert want == got, (name, [l for l in want if l not in got], [l for l in got if l not in want],
+                             fresh[-2500:])
+
+
 def make_install_runs_from_destdir():
     """make install DESTDIR=... lays out zctrace, its workloads, the manual page, completion, the plot
     tool and the exporter's unit, and nothing else; the installed zctrace finds its workloads
@@ -5290,7 +5346,7 @@ def main():
               sweep_csv_reconciles, sweep_loads_one_tracer, sweep_uring_workloads, sweep_json_rows, sweep_failed_run_recorded, sweep_stopped_leaves_nothing, sweep_usage_errors,
               plot_writes_figures, plot_partial_file, findings_synthetic_crossovers, findings_from_a_real_sweep,
               sweep_micro_grid_rows, sweep_micro_bad_param, plot_micro_figures]
-    tests += [man_page_covers_the_cli, make_install_runs_from_destdir, bash_completion_offers_workloads_and_options,
+    tests += [man_page_covers_the_cli, generated_docs_match_the_table, make_install_runs_from_destdir, bash_completion_offers_workloads_and_options,
               deb_build_depends_match_install_deps]
     tests += [make_netns_tcp_test(w, "64K", t) for w in EXPECT for t in (1, 2)]
     tests += [make_peer_process_test(w) for w in ("tcp-zerocopy", "tcp-sendfile", "uring-sendzc")]
@@ -5320,8 +5376,8 @@ def main():
               traced_python_mixed_paths, io_syscalls_at_their_functions, udp_zerocopy_pins_exact,
               robust_refused_program_falls_back,
               two_passes_figures_and_ledger, untraced_pass_attaches_nothing, detach_after_the_report_leaves_nothing,
-              default_report_fits_one_screen, pipeline_processes_named, nic_zerocopy_copied_on_transmit,
-              nic_zerocopy_held_on_sg_device, nic_sendfile_copied_on_transmit,
+              default_report_fits_one_screen, readme_samples_have_the_shape_of_a_fresh_run, pipeline_processes_named,
+              nic_zerocopy_copied_on_transmit, nic_zerocopy_held_on_sg_device, nic_sendfile_copied_on_transmit,
               floor_attaches_empty_programs,
               raw_tp_flavours_count_the_same, robust_no_btf,
               robust_one_byte_messages_60s, robust_full_map_is_reported,
