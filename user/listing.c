@@ -208,9 +208,16 @@ static void md_text(FILE *out, const char *s)
 	}
 }
 
+/* An option as code; a table takes its bars for cells even there, unless escaped. */
 static void md_option(FILE *out, const char *opt, int i, int n)
 {
-	fprintf(out, "`%s`%s", opt, i + 1 < n ? ", " : "");
+	fputc('`', out);
+	for (const char *s = opt; *s; s++) {
+		if (*s == '|')
+			fputc('\\', out);
+		fputc(*s, out);
+	}
+	fprintf(out, "`%s", i + 1 < n ? ", " : "");
 }
 
 /* The table of the network and file workloads (@micro false) or of the microbenchmarks. */
@@ -248,7 +255,9 @@ static void print_markdown(FILE *out)
 		const struct wl_opt_doc *o = &wl_opt_docs[i];
 
 		takers(o, names, sizeof(names));
-		fprintf(out, "| `%s` | ", o->opt);
+		fputs("| ", out);
+		md_option(out, o->opt, 0, 1);
+		fputs(" | ", out);
 		md_text(out, o->help);
 		fprintf(out, " | %s |\n", names[0] ? names : "every one");
 	}
