@@ -51,7 +51,7 @@ const struct workload_def workload_defs[] = {
 	{ "udp-copy",
 	  "send() of --size datagrams (default 1400, at most 65507) over connected UDP sockets, recv() "
 	  "on the other end; --threads socket pairs, each sender at most a window of datagrams ahead of "
-	  "its receiver (shared memory), so none is lost; --gso SEGMENT, --ipv6 (::1)",
+	  "its receiver (shared memory), so none is lost",
 	  "udp_send_copy = bytes sent, udp_recv_copy = bytes received (user->skb->user: two CPU copies); "
 	  "no datagram lost; no pins",
 	  .site = { FILES_UNCLAIMED, [SITE_UDP_SEND_COPY] = EXP_SENT, [SITE_UDP_RECV_COPY] = EXP_RECEIVED },
