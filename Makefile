@@ -98,8 +98,9 @@ $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
-# the CLI parses sizes as the workloads do (wl_parse_size()), and their reports with report.c
-$(ZCTRACE_BIN): $(USER_OBJS) $(OUTPUT)/wl/wl.o $(OUTPUT)/wl/report.o
+# the CLI parses sizes as the workloads do (wl_parse_size()), their reports with report.c, and
+# describes their options as they do (wl.c, mbdocs.c)
+$(ZCTRACE_BIN): $(USER_OBJS) $(OUTPUT)/wl/wl.o $(OUTPUT)/wl/report.o $(OUTPUT)/wl/mbdocs.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include "listing.h"
+#include "mbdocs.h"
 #include "wl.h"
 #include "workloads.h"
 
@@ -32,21 +33,26 @@ static bool takes(const struct workload_def *d, const struct wl_opt_doc *o)
 	return !d->micro && d->opt_groups && wl_opt_doc_shown(o, d->opt_groups);
 }
 
-/* Calls @fn for each option of workload @d, as "--name ARG" (a microbenchmark's come from .options). */
+/* Option row @o as its --help lists it: "--name ARG". */
+static void mb_option(const struct mb_opt_doc *o, char *buf, size_t size)
+{
+	snprintf(buf, size, "--%s%s%s", o->name, *o->arg ? " " : "", o->arg);
+}
+
+/* Calls @fn for each option of workload @d, as "--name ARG" (a microbenchmark's: mb_opt_docs). */
 static void for_each_option(const struct workload_def *d, void (*fn)(FILE *, const char *, int, int), FILE *out)
 {
 	int n = 0, total = 0;
+	char opt[128];
 
 	if (d->micro) {
-		for (const char *p = d->options; p && *p; p += strcspn(p, ","), p += strspn(p, ", "))
-			total++;
-		for (const char *p = d->options; p && *p; p += strspn(p, ", ")) {
-			size_t len = strcspn(p, ",");
-			char opt[64];
-
-			snprintf(opt, sizeof(opt), "%.*s", (int)len, p);
+		for (int i = 0; i < mb_nr_opt_docs; i++)
+			total += !strcmp(mb_opt_docs[i].workload, d->name);
+		for (int i = 0; i < mb_nr_opt_docs; i++) {
+			if (strcmp(mb_opt_docs[i].workload, d->name))
+				continue;
+			mb_option(&mb_opt_docs[i], opt, sizeof(opt));
 			fn(out, opt, n++, total);
-			p += len;
 		}
 		return;
 	}
@@ -166,7 +172,7 @@ static void print_man(FILE *out)
 		const struct workload_def *d = &workload_defs[i];
 
 		if (starts_micro(i))
-			fprintf(out, ".SS Microbenchmarks\n%c%s.\n", MICRO_ABOUT[0] - 'a' + 'A', MICRO_ABOUT + 1);
+			fprintf(out, ".SS Microbenchmarks\n%c%s.\n", MICRO_ABOUT[0] - 'a' + 'A', &MICRO_ABOUT[1]);
 		fprintf(out, ".TP\n.B ");
 		man_text(out, d->name);
 		fputc('\n', out);
@@ -191,6 +197,30 @@ static void print_man(FILE *out)
 			fprintf(out, ".br\nTaken by ");
 			man_text(out, names);
 			fprintf(out, ".\n");
+		}
+	}
+	fprintf(out, ".SS Microbenchmarks\n");
+	for (int i = 0; i < nr_workload_defs; i++) {
+		const struct workload_def *d = &workload_defs[i];
+
+		if (!d->micro)
+			continue;
+		fprintf(out, ".TP\n.B ");
+		man_text(out, d->name);
+		fputc('\n', out);
+		for (int k = 0, first = 1; k < mb_nr_opt_docs; k++) {
+			const struct mb_opt_doc *o = &mb_opt_docs[k];
+			char opt[128];
+
+			if (strcmp(o->workload, d->name))
+				continue;
+			fputs(first ? "" : ".br\n", out);
+			first = 0;
+			mb_option(o, opt, sizeof(opt));
+			man_opt(out, opt);
+			fputs(": ", out);
+			man_text(out, o->help);
+			fputs(".\n", out);
 		}
 	}
 	fprintf(out, ".\\\" END GENERATED options\n");

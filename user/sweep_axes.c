@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "cli.h"
+#include "mbdocs.h"
 #include "clock.h"
 #include "sweep_axes.h"
 #include "target.h"
@@ -83,28 +84,17 @@ void axis_free(struct axis *ax)
 }
 
 /*
- * The argument word of option @name in @def's option list ("--min-size BYTES, --hugepages, ..."):
- * 1 and the word ("" for a flag) when the workload takes it, 0 when not.
+ * The argument word of option @name of microbenchmark @def (its row of mb_opt_docs): 1 and the
+ * word ("" for a flag) when the workload takes it, 0 when not.
  */
 static int option_arg(const struct workload_def *def, const char *name, char *arg, size_t n)
 {
-	size_t len = strlen(name);
+	const struct mb_opt_doc *d = mb_opt_doc(def->name, name);
 
-	for (const char *p = def->options; p && (p = strstr(p, "--")); p += 2) {
-		const char *end;
-
-		if (strncmp(p + 2, name, len) || (p[2 + len] != ' ' && p[2 + len] != ',' && p[2 + len] != '\0'))
-			continue;
-		p += 2 + len;
-		if (*p != ' ') {
-			snprintf(arg, n, "%s", "");
-			return 1;
-		}
-		end = strchr(p + 1, ',');
-		snprintf(arg, n, "%.*s", (int)(end ? end - p - 1 : (long)strlen(p + 1)), p + 1);
-		return 1;
-	}
-	return 0;
+	if (!d)
+		return 0;
+	snprintf(arg, n, "%s", d->arg);
+	return 1;
 }
 
 static enum axis_kind kind_of(const char *arg)
@@ -135,9 +125,13 @@ static int map_options(const struct workload_def *def, const struct axis *ax, st
 	if (!map->noptions)
 		snprintf(map->options[map->noptions++], sizeof(map->options[0]), "--%s", ax->name);
 	for (int k = 0; k < map->noptions; k++) {
-		if (!option_arg(def, map->options[k] + 2, arg, sizeof(arg)))
+		if (!option_arg(def, map->options[k] + 2, arg, sizeof(arg))) {
+			char opts[1024];
+
+			workload_micro_options(def, opts, sizeof(opts));
 			return usage_error("%s has no option %s for --param %s (its options: %s)", def->name,
-					   map->options[k], ax->name, def->options ? def->options : "none");
+					   map->options[k], ax->name, opts[0] ? opts : "none");
+		}
 		snprintf(kind_arg, sizeof(kind_arg), "%s", arg);
 	}
 	map->kind = kind_of(kind_arg);

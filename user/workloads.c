@@ -1,5 +1,7 @@
 /* Built-in workloads: what each one does and what its copy ledger must show. */
+#include <stdio.h>
 #include <string.h>
+#include "mbdocs.h"
 #include "wl.h"
 #include "workloads.h"
 
@@ -140,40 +142,33 @@ const struct workload_def workload_defs[] = {
 	{ "timer",
 	  "clock read overhead: rdtsc, rdtscp, clock_gettime(CLOCK_MONOTONIC) read twice, median",
 	  "no step made a syscall; clock_gettime count = 0 (the vDSO served every read)",
-	  .micro = true, .no_threads = true, .no_amount = true,
-	  .options = "--clock all|rdtsc|rdtscp|clock_gettime, --reps N, --warmup N, --cpu CPU" },
+	  .micro = true, .no_threads = true, .no_amount = true },
 	{ "loop",
 	  "empty counted loop: the overhead of one iteration",
 	  "the loop made no syscall and never switched out on its own (preemptions reported)",
-	  .micro = true, .no_threads = true, .no_amount = true,
-	  .options = "--iters N, --reps N, --warmup N, --cpu CPU" },
+	  .micro = true, .no_threads = true, .no_amount = true },
 	{ "call",
 	  "procedure call with 0..7 integer arguments, less the loop overhead",
 	  "no timed loop made a syscall or switched out on its own (preemptions reported)",
-	  .micro = true, .no_threads = true, .no_amount = true,
-	  .options = "--iters N, --reps N, --warmup N, --max-args N, --cpu CPU" },
+	  .micro = true, .no_threads = true, .no_amount = true },
 
 	/* microbenchmarks: kernel entry, tasks and scheduling */
 	{ "syscall",
 	  "null syscall: syscall(SYS_getpid), glibc getpid(), and time()/clock_gettime() (vDSO)",
 	  "sys_enter getpid count = calls made, for both getpid ways; the vDSO calls made no syscall",
-	  .micro = true, .no_threads = true, .no_amount = true,
-	  .options = "--call all|syscall|getpid|time|clock_gettime, --iters N, --reps N, --warmup N, --cpu CPU, "
-		     "--assume auto|kernel|vdso" },
+	  .micro = true, .no_threads = true, .no_amount = true },
 	{ "proc-create",
 	  "process creation: fork+_exit+waitpid, fork+execve(/bin/true)+waitpid, posix_spawn+waitpid",
 	  "forks = exits = processes made, one clone (fork) or clone3 (posix_spawn), one wait4, one "
 	  "exit_group and one execve (exec ways) per process; file reads: the exec'd loader's own",
 	  /* the loader of /bin/true reads libc's ELF headers: real copies, not this workload's figure */
 	  .site = { [SITE_FILE_READ_COPY] = EXP_ANY },
-	  .micro = true, .no_threads = true, .no_amount = true,
-	  .options = "--way all|fork|exec|spawn, --iters N, --reps N, --warmup N, --cpu CPU" },
+	  .micro = true, .no_threads = true, .no_amount = true },
 	{ "thread-create",
 	  "thread creation: pthread_create+pthread_join, and a bare clone(CLONE_VM|CLONE_THREAD) joined "
 	  "on its CLONE_CHILD_CLEARTID futex",
 	  "forks = exits = threads made; one clone3 (pthread) or clone (bare) and one exit per thread",
-	  .micro = true, .no_threads = true, .no_amount = true,
-	  .options = "--way all|pthread|clone, --iters N, --reps N, --warmup N, --cpu CPU" },
+	  .micro = true, .no_threads = true, .no_amount = true },
 	{ "ctxswitch",
 	  "context switch: one-byte pipe ping-pong between two processes and two threads on one CPU, "
 	  "less the pipe round trip alone",
@@ -181,31 +176,25 @@ const struct workload_def workload_defs[] = {
 	  "per side per round trip; the pipe alone made no switch; pipe_write_copy = pipe_read_copy = "
 	  "the one-byte tokens passed (2 per round trip, 1 per pipe-alone pass)",
 	  .site = { [SITE_PIPE_WRITE_COPY] = EXP_SENT, [SITE_PIPE_READ_COPY] = EXP_RECEIVED },
-	  .micro = true, .no_threads = true, .no_amount = true,
-	  .options = "--way all|process|thread, --iters N, --reps N, --warmup N, --cpu CPU" },
+	  .micro = true, .no_threads = true, .no_amount = true },
 
 	/* microbenchmarks: memory */
 	{ "memlat",
 	  "dependent-load latency over a random cyclic chain (Sattolo), working sets 4K..512M; plateaus",
 	  "no chase took a page fault (the buffer was pre-faulted) or made a syscall",
-	  .micro = true, .no_threads = true, .no_amount = true,
-	  .options = "--min-size BYTES, --max-size BYTES, --iters N, --reps N, --warmup N, --hugepages, "
-		     "--cpu CPU" },
+	  .micro = true, .no_threads = true, .no_amount = true },
 	{ "membw",
 	  "memory bandwidth: memcpy, sequential read, sequential write over --size buffers (default 256M)",
 	  "user_copy = the bytes memcpy'd (USDT, one per call); no timed pass faulted or made a syscall",
 	  .site = { [SITE_USER_COPY] = EXP_SENT },
-	  .micro = true, .no_threads = true, .no_amount = true,
-	  .options = "--size BYTES, --kind all|memcpy|read|write, --reps N, --warmup N, --no-prefault, "
-		     "--cpu CPU" },
+	  .micro = true, .no_threads = true, .no_amount = true },
 
 	{ "pagefault",
 	  "page fault service time on a file mapping: cold (page dropped, read from the disk, "
 	  "MADV_RANDOM) and warm (page cached, new mapping)",
 	  "cold: faults = pages touched = pages read in, no syscall; warm: one fault per fault-around "
 	  "window, no page read in",
-	  .micro = true, .no_threads = true, .no_amount = true,
-	  .options = "--file-size BYTES, --dir PATH, --advice random|normal, --cpu CPU" },
+	  .micro = true, .no_threads = true, .no_amount = true },
 
 	/* microbenchmarks: network */
 	{ "tcp-rtt",
@@ -214,26 +203,20 @@ const struct workload_def workload_defs[] = {
 	  "sendto = recvfrom = 2 x round trips (one send and one whole recv per side); "
 	  "send_copy = recv_copy = bytes both sides moved",
 	  .site = { [SITE_SEND_COPY] = EXP_SENT, [SITE_RECV_COPY] = EXP_RECEIVED },
-	  .micro = true, .no_threads = true, .no_amount = true, .net = true,
-	  .options = "--size BYTES, --iters N, --reps N, --warmup N, --cpu CPU, --server-cpu CPU, "
-		     "--peer thread|process|netns" },
+	  .micro = true, .no_threads = true, .no_amount = true, .net = true },
 	{ "tcp-bw",
 	  "bulk transfer over TCP: a server (thread or process over loopback, or across veth with "
 	  "--peer netns) writes --size (64K), the client reads and times --bytes (32M) per sample",
 	  "sendto = writes made (each accepted whole); recvfrom = reads the client counted; "
 	  "send_copy = recv_copy = bytes moved",
 	  .site = { [SITE_SEND_COPY] = EXP_SENT, [SITE_RECV_COPY] = EXP_RECEIVED },
-	  .micro = true, .no_threads = true, .no_amount = true, .net = true,
-	  .options = "--size BYTES, --bytes BYTES, --reps N, --warmup N, --sockbuf BYTES, "
-		     "--cpu CPU, --server-cpu CPU, --peer thread|process|netns" },
+	  .micro = true, .no_threads = true, .no_amount = true, .net = true },
 	{ "tcp-connect",
 	  "connect() and close() of TCP connections timed apart; a server (thread or process over "
 	  "loopback, or across veth with --peer netns) accepts each",
 	  "socket = connect = accept4 = connections, recvfrom = connections (the client's close "
 	  "reached the server), close = 2 x connections; no payload, no copies",
-	  .micro = true, .no_threads = true, .no_amount = true, .net = true,
-	  .options = "--iters N, --reps N, --warmup N, --close fin|rst, --cpu CPU, "
-		     "--server-cpu CPU, --peer thread|process|netns" },
+	  .micro = true, .no_threads = true, .no_amount = true, .net = true },
 
 	/* microbenchmarks: files */
 	{ "contention",
@@ -241,16 +224,13 @@ const struct workload_def workload_defs[] = {
 	  "forks = exits = N x rounds; page-cache pages added = N x rounds x the file's pages (every "
 	  "file cold); file_read_copy = bytes read",
 	  .site = { [SITE_FILE_READ_COPY] = EXP_SENT },
-	  .micro = true, .no_threads = true, .no_amount = true,
-	  .options = "--max-procs N, --file-size BYTES, --block BYTES, --reps N, --warmup N, --dir PATH" },
+	  .micro = true, .no_threads = true, .no_amount = true },
 	{ "filecache",
 	  "re-read throughput of files of doubling size, to find the page cache's size",
 	  "page-cache pages added by each size's re-reads = 0 (served from the cache); read count = "
 	  "reads made; file_read_copy = bytes read",
 	  .site = { [SITE_FILE_READ_COPY] = EXP_SENT, [SITE_FILE_WRITE_COPY] = EXP_ANY },
-	  .micro = true, .no_threads = true, .no_amount = true,
-	  .options = "--min-size BYTES, --max-size BYTES, --block BYTES, --bytes BYTES, --reps N, "
-		     "--warmup N, --cpu CPU, --dir PATH" },
+	  .micro = true, .no_threads = true, .no_amount = true },
 	{ "fileread",
 	  "sequential and random reads of a cold (pages dropped before every sample) or warm file, "
 	  "or with O_DIRECT",
@@ -258,10 +238,7 @@ const struct workload_def workload_defs[] = {
 	  "reads made; file_read_copy = bytes read through the page cache; direct_io = bytes read with "
 	  "O_DIRECT",
 	  .site = { [SITE_FILE_READ_COPY] = EXP_SENT, [SITE_DIRECT_IO] = EXP_ANY },
-	  .micro = true, .no_threads = true, .no_amount = true,
-	  .options = "--pattern both|seq|random, --block BYTES, --file-size BYTES, --reads N, --reps N, "
-		     "--warmup N, --cache cold|warm, --direct, --claim auto|cold|warm|direct, --cpu CPU, "
-		     "--dir PATH" },
+	  .micro = true, .no_threads = true, .no_amount = true },
 };
 const int nr_workload_defs = sizeof(workload_defs) / sizeof(workload_defs[0]);
 
@@ -271,4 +248,19 @@ const struct workload_def *find_workload(const char *name)
 		if (!strcmp(workload_defs[i].name, name))
 			return &workload_defs[i];
 	return NULL;
+}
+
+void workload_micro_options(const struct workload_def *d, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; d->micro && i < mb_nr_opt_docs && len < size; i++) {
+		const struct mb_opt_doc *o = &mb_opt_docs[i];
+
+		if (strcmp(o->workload, d->name))
+			continue;
+		len += snprintf(buf + len, size - len, "%s--%s%s%s", len ? ", " : "", o->name, *o->arg ? " " : "",
+				o->arg);
+	}
 }

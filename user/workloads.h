@@ -3,6 +3,7 @@
 #define WORKLOADS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include "zctrace.h"
 
 /* What a workload's site must show; 0, what a site left out of .site gets, is "no bytes". */
@@ -26,7 +27,6 @@ struct workload_def {
 	bool no_threads;		/* takes no --threads: one copy at a time */
 	bool no_amount;			/* takes no --messages/--bytes/--duration: the file is the amount */
 	bool micro;			/* a microbenchmark: distributions, and assumptions per step */
-	const char *options;		/* a microbenchmark's options, as its --help lists them */
 	bool net;			/* a sender and a receiver: takes --peer, --netns, --rate, --delay */
 	unsigned opt_groups;		/* the WL_OPT_* groups it takes, for zctrace to check first; 0: its own parser */
 	unsigned long max_size;		/* the largest --size it takes; 0: the workloads' 1G */
@@ -36,5 +36,7 @@ extern const struct workload_def workload_defs[];
 extern const int nr_workload_defs;
 
 const struct workload_def *find_workload(const char *name);
+/* A microbenchmark's options as its --help lists them ("--reps N, --direct, ..."); "" for another workload. */
+void workload_micro_options(const struct workload_def *d, char *buf, size_t size);
 
 #endif

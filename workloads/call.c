@@ -74,12 +74,11 @@ int main(int argc, char **argv)
 	uint64_t iters = 1000000, reps = 100, warmup = 5, max_args = 7;
 	int cpu = 0;
 	const struct mb_opt opts[] = {
-		{ "iters", MB_COUNT, &iters, "calls per sample (default 1000000)", 1, 1000000000 },
-		{ "reps", MB_COUNT, &reps, "samples kept (default 100)", 1, 1000000 },
-		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 5)", 0, 1000000 },
-		{ "max-args", MB_COUNT, &max_args, "time calls with 0 up to this many arguments, 0..7 "
-		  "(default 7)", 0, 7 },
-		{ "cpu", MB_CPU, &cpu, "pin to this CPU, -1 for none (default 0)" },
+		{ "iters", MB_COUNT, &iters, 1, 1000000000 },
+		{ "reps", MB_COUNT, &reps, 1, 1000000 },
+		{ "warmup", MB_COUNT, &warmup, 0, 1000000 },
+		{ "max-args", MB_COUNT, &max_args, 0, 7 },
+		{ "cpu", MB_CPU, &cpu },
 		{},
 	};
 	struct mb_samples loop = {}, s = {};

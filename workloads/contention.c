@@ -134,16 +134,12 @@ static struct contention_cfg {
 };
 
 static const struct mb_opt opts[] = {
-	{ "max-procs", MB_COUNT, &cfg.max_procs, "readers at most; N runs from 1 up to it (default 8)",
-	  1, 63 },
-	{ "file-size", MB_SIZE, &cfg.wo.file_size, "size of each reader's file (default 1M)", 4096,
-	  1ULL << 36 },
-	{ "block", MB_SIZE, &cfg.block, "bytes per pread() (default 64K)", 1, 1 << 30 },
-	{ "reps", MB_COUNT, &cfg.reps, "rounds kept per N, each with N fresh readers (default 20)", 1,
-	  10000 },
-	{ "warmup", MB_COUNT, &cfg.warmup, "rounds run first and dropped, per N (default 1)", 0, 1000 },
-	{ "dir", MB_STRING, &cfg.wo.dir, "where to make the files, unlinked at once (default $TMPDIR "
-	  "or /var/tmp)" },
+	{ "max-procs", MB_COUNT, &cfg.max_procs, 1, 63 },
+	{ "file-size", MB_SIZE, &cfg.wo.file_size, 4096, 1ULL << 36 },
+	{ "block", MB_SIZE, &cfg.block, 1, 1 << 30 },
+	{ "reps", MB_COUNT, &cfg.reps, 1, 10000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, 0, 1000 },
+	{ "dir", MB_STRING, &cfg.wo.dir },
 	{},
 };
 

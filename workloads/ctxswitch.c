@@ -226,13 +226,11 @@ static struct ctxswitch_cfg {
 };
 
 static const struct mb_opt opts[] = {
-	{ "way", MB_CHOICE, &cfg.only, "which pair ping-pongs (default all); the pipe alone is always "
-	  "timed", .choices = "all|process|thread" },
-	{ "iters", MB_COUNT, &cfg.iters, "round trips per sample (default 500)", 1, 10000000 },
-	{ "reps", MB_COUNT, &cfg.reps, "samples kept (default 100)", 1, 100000 },
-	{ "warmup", MB_COUNT, &cfg.warmup, "samples run first and dropped (default 2)", 0, 1000 },
-	{ "cpu", MB_CPU, &cfg.cpu, "pin both sides to this CPU (default 0); -1 lets them run on two "
-	  "CPUs: no switch count is claimed then" },
+	{ "way", MB_CHOICE, &cfg.only },
+	{ "iters", MB_COUNT, &cfg.iters, 1, 10000000 },
+	{ "reps", MB_COUNT, &cfg.reps, 1, 100000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, 0, 1000 },
+	{ "cpu", MB_CPU, &cfg.cpu },
 	{},
 };
 

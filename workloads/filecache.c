@@ -70,18 +70,14 @@ static struct filecache_cfg {
 };
 
 static const struct mb_opt opts[] = {
-	{ "min-size", MB_SIZE, &cfg.min_size, "smallest file (default 1M)", 4096, 1ULL << 40 },
-	{ "max-size", MB_SIZE, &cfg.max_size, "largest file; sizes double up to it (default 256M; "
-	  "raise it past RAM to find the page cache's size)", 4096, 1ULL << 40 },
-	{ "block", MB_SIZE, &cfg.block, "bytes per read() (default 64K)", 1, 1 << 30 },
-	{ "bytes", MB_SIZE, &cfg.bytes, "bytes re-read per size, which bounds the samples (default "
-	  "1G)", 1, 1ULL << 44 },
-	{ "reps", MB_COUNT, &cfg.reps, "samples kept per size, at most (default 50)", 1, 100000 },
-	{ "warmup", MB_COUNT, &cfg.warmup, "re-reads run first and dropped, per size (default 1)", 0,
-	  1000 },
-	{ "cpu", MB_CPU, &cfg.cpu, "pin to this CPU, -1 for none (default 0)" },
-	{ "dir", MB_STRING, &cfg.wo.dir, "where to make the files, unlinked at once (default $TMPDIR "
-	  "or /var/tmp)" },
+	{ "min-size", MB_SIZE, &cfg.min_size, 4096, 1ULL << 40 },
+	{ "max-size", MB_SIZE, &cfg.max_size, 4096, 1ULL << 40 },
+	{ "block", MB_SIZE, &cfg.block, 1, 1 << 30 },
+	{ "bytes", MB_SIZE, &cfg.bytes, 1, 1ULL << 44 },
+	{ "reps", MB_COUNT, &cfg.reps, 1, 100000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, 0, 1000 },
+	{ "cpu", MB_CPU, &cfg.cpu },
+	{ "dir", MB_STRING, &cfg.wo.dir },
 	{},
 };
 

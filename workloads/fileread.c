@@ -105,23 +105,17 @@ static struct fileread_cfg {
 };
 
 static const struct mb_opt opts[] = {
-	{ "pattern", MB_CHOICE, &cfg.pattern, "which reads to time (default both)",
-	  .choices = "both|seq|random" },
-	{ "block", MB_SIZE, &cfg.block, "bytes per read, a multiple of 4K (default 4K)", 4096, 64 << 20 },
-	{ "file-size", MB_SIZE, &cfg.wo.file_size, "size of the file (default 64M)", 4096, 1ULL << 40 },
-	{ "reads", MB_COUNT, &cfg.reads, "random reads per sample, distinct blocks; at most the file's "
-	  "blocks (default 2048)", 1, 1ULL << 32 },
-	{ "reps", MB_COUNT, &cfg.reps, "samples kept per pattern (default 5)", 1, 100000 },
-	{ "warmup", MB_COUNT, &cfg.warmup, "samples run first and dropped (default 1)", 0, 1000 },
-	{ "cache", MB_CHOICE, &cfg.cache, "cold: the file's pages dropped before every sample; warm: "
-	  "all in the page cache (default cold)", .choices = "cold|warm" },
-	{ "direct", MB_FLAG, &cfg.direct, "read with O_DIRECT, past the page cache" },
-	{ "claim", MB_CHOICE, &cfg.claim, "what the reads are claimed to do: cold (miss and read "
-	  "every page in), warm (bring in none), direct (bypass the cache); default: what "
-	  "--cache and --direct set", .choices = "auto|cold|warm|direct" },
-	{ "cpu", MB_CPU, &cfg.cpu, "pin to this CPU, -1 for none (default 0)" },
-	{ "dir", MB_STRING, &cfg.wo.dir, "where to make the file, unlinked at once (default $TMPDIR "
-	  "or /var/tmp)" },
+	{ "pattern", MB_CHOICE, &cfg.pattern },
+	{ "block", MB_SIZE, &cfg.block, 4096, 64 << 20 },
+	{ "file-size", MB_SIZE, &cfg.wo.file_size, 4096, 1ULL << 40 },
+	{ "reads", MB_COUNT, &cfg.reads, 1, 1ULL << 32 },
+	{ "reps", MB_COUNT, &cfg.reps, 1, 100000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, 0, 1000 },
+	{ "cache", MB_CHOICE, &cfg.cache },
+	{ "direct", MB_FLAG, &cfg.direct },
+	{ "claim", MB_CHOICE, &cfg.claim },
+	{ "cpu", MB_CPU, &cfg.cpu },
+	{ "dir", MB_STRING, &cfg.wo.dir },
 	{},
 };
 

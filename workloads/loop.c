@@ -20,10 +20,10 @@ int main(int argc, char **argv)
 	uint64_t iters = 1000000, reps = 200, warmup = 10;
 	int cpu = 0;
 	const struct mb_opt opts[] = {
-		{ "iters", MB_COUNT, &iters, "iterations per sample (default 1000000)", 1, 1000000000 },
-		{ "reps", MB_COUNT, &reps, "samples kept (default 200)", 1, 1000000 },
-		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 10)", 0, 1000000 },
-		{ "cpu", MB_CPU, &cpu, "pin to this CPU, -1 for none (default 0)" },
+		{ "iters", MB_COUNT, &iters, 1, 1000000000 },
+		{ "reps", MB_COUNT, &reps, 1, 1000000 },
+		{ "warmup", MB_COUNT, &warmup, 0, 1000000 },
+		{ "cpu", MB_CPU, &cpu },
 		{},
 	};
 	const struct mb_bench b = { "empty loop", "ns", run_empty };

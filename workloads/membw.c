@@ -96,15 +96,12 @@ static struct membw_cfg {
 };
 
 static const struct mb_opt opts[] = {
-	{ "size", MB_SIZE, &cfg.size, "bytes of each buffer, a multiple of 8 (default 256M)", 4096,
-	  4ULL << 30 },
-	{ "kind", MB_CHOICE, &cfg.only, "which pass to time (default all)", .choices =
-	  "all|memcpy|read|write" },
-	{ "reps", MB_COUNT, &cfg.reps, "passes kept per kind (default 50)", 1, 100000 },
-	{ "warmup", MB_COUNT, &cfg.warmup, "passes run first and dropped (default 2)", 0, 100000 },
-	{ "no-prefault", MB_FLAG, &cfg.no_prefault, "leave the buffers unfaulted: the timed passes "
-	  "then fault, and the no-fault assumption fails (shows the check bites)" },
-	{ "cpu", MB_CPU, &cfg.cpu, "pin to this CPU, -1 for none (default 0)" },
+	{ "size", MB_SIZE, &cfg.size, 4096, 4ULL << 30 },
+	{ "kind", MB_CHOICE, &cfg.only },
+	{ "reps", MB_COUNT, &cfg.reps, 1, 100000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, 0, 100000 },
+	{ "no-prefault", MB_FLAG, &cfg.no_prefault },
+	{ "cpu", MB_CPU, &cfg.cpu },
 	{},
 };
 

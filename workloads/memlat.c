@@ -211,17 +211,13 @@ static struct memlat_cfg {
 };
 
 static const struct mb_opt opts[] = {
-	{ "min-size", MB_SIZE, &cfg.min_size, "smallest working set, a power of two (default 4K)",
-	  256, 4ULL << 30 },
-	{ "max-size", MB_SIZE, &cfg.max_size, "largest working set: sizes double from --min-size up "
-	  "to this (default 512M)", 256, 4ULL << 30 },
-	{ "iters", MB_COUNT, &cfg.iters, "loads per sample (default 100000)", 1, 1000000000 },
-	{ "reps", MB_COUNT, &cfg.reps, "samples kept per size (default 15)", 1, 100000 },
-	{ "warmup", MB_COUNT, &cfg.warmup, "chain passes run first, each at most 2x the largest cache "
-	  "(default 1)", 0, 100 },
-	{ "hugepages", MB_FLAG, &cfg.hugepages, "back the buffer with 2 MiB pages (MADV_HUGEPAGE); "
-	  "default 4 KiB pages (MADV_NOHUGEPAGE)" },
-	{ "cpu", MB_CPU, &cfg.cpu, "pin to this CPU, -1 for none (default 0)" },
+	{ "min-size", MB_SIZE, &cfg.min_size, 256, 4ULL << 30 },
+	{ "max-size", MB_SIZE, &cfg.max_size, 256, 4ULL << 30 },
+	{ "iters", MB_COUNT, &cfg.iters, 1, 1000000000 },
+	{ "reps", MB_COUNT, &cfg.reps, 1, 100000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, 0, 100 },
+	{ "hugepages", MB_FLAG, &cfg.hugepages },
+	{ "cpu", MB_CPU, &cfg.cpu },
 	{},
 };
 

@@ -131,12 +131,10 @@ static struct pagefault_cfg {
 };
 
 static const struct mb_opt opts[] = {
-	{ "file-size", MB_SIZE, &cfg.size, "bytes of the scratch file, one touch per page (default 64M)",
-	  4096, 4ULL << 30 },
-	{ "dir", MB_STRING, &cfg.dir, "directory of the scratch file, on a disk (default /var/tmp)" },
-	{ "advice", MB_CHOICE, &cfg.advice_name, "madvise before touching: random turns readahead off "
-	  "(default); normal lets it read neighbours in", .choices = "random|normal" },
-	{ "cpu", MB_CPU, &cfg.cpu, "pin to this CPU, -1 for none (default 0)" },
+	{ "file-size", MB_SIZE, &cfg.size, 4096, 4ULL << 30 },
+	{ "dir", MB_STRING, &cfg.dir },
+	{ "advice", MB_CHOICE, &cfg.advice_name },
+	{ "cpu", MB_CPU, &cfg.cpu },
 	{},
 };
 

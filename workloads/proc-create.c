@@ -130,12 +130,11 @@ int main(int argc, char **argv)
 	const char *only = "all";
 	int cpu = 0;
 	const struct mb_opt opts[] = {
-		{ "way", MB_CHOICE, &only, "which way to create processes (default all)", .choices =
-		  "all|fork|exec|spawn" },
-		{ "iters", MB_COUNT, &iters, "processes per sample (default 10)", 1, 100000 },
-		{ "reps", MB_COUNT, &reps, "samples kept (default 50)", 1, 100000 },
-		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 2)", 0, 1000 },
-		{ "cpu", MB_CPU, &cpu, "pin to this CPU, children too; -1 for none (default 0)" },
+		{ "way", MB_CHOICE, &only },
+		{ "iters", MB_COUNT, &iters, 1, 100000 },
+		{ "reps", MB_COUNT, &reps, 1, 100000 },
+		{ "warmup", MB_COUNT, &warmup, 0, 1000 },
+		{ "cpu", MB_CPU, &cpu },
 		{},
 	};
 	struct mb m;

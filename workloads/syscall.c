@@ -60,14 +60,12 @@ int main(int argc, char **argv)
 	const char *only = "all", *assume = "auto";
 	int cpu = 0;
 	const struct mb_opt opts[] = {
-		{ "call", MB_CHOICE, &only, "which call to time (default all)", .choices =
-		  "all|syscall|getpid|time|clock_gettime" },
-		{ "iters", MB_COUNT, &iters, "calls per sample (default 10000)", 1, 100000000 },
-		{ "reps", MB_COUNT, &reps, "samples kept (default 200)", 1, 1000000 },
-		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 10)", 0, 1000000 },
-		{ "cpu", MB_CPU, &cpu, "pin to this CPU, -1 for none (default 0)" },
-		{ "assume", MB_CHOICE, &assume, "claim the calls enter the kernel (kernel), or never do "
-		  "(vdso); default: what each call is known to do", .choices = "auto|kernel|vdso" },
+		{ "call", MB_CHOICE, &only },
+		{ "iters", MB_COUNT, &iters, 1, 100000000 },
+		{ "reps", MB_COUNT, &reps, 1, 1000000 },
+		{ "warmup", MB_COUNT, &warmup, 0, 1000000 },
+		{ "cpu", MB_CPU, &cpu },
+		{ "assume", MB_CHOICE, &assume },
 		{},
 	};
 	struct mb m;

@@ -124,20 +124,13 @@ static struct tcp_bw_cfg {
 };
 
 static const struct mb_opt opts[] = {
-	{ "size", MB_SIZE, &cfg.size, "bytes per write and per read (default 64K)", 1,
-	  64 << 20 },
-	{ "bytes", MB_SIZE, &cfg.bytes, "bytes per sample, rounded up to a multiple of --size "
-	  "(default 32M)", 1, 1ULL << 34 },
-	{ "reps", MB_COUNT, &cfg.reps, "samples kept (default 50)", 1, 100000 },
-	{ "warmup", MB_COUNT, &cfg.warmup, "samples run first and dropped (default 5)", 0,
-	  100000 },
-	{ "sockbuf", MB_SIZE, &cfg.sockbuf,
-	  "SO_SNDBUF/SO_RCVBUF to set, 0 = the kernel's autotuning (default 0)", 0,
-	  1 << 30 },
-	{ "cpu", MB_CPU, &cfg.cpu,
-	  "pin the receiving client to this CPU, -1 for none (default 0)" },
-	{ "server-cpu", MB_CPU, &cfg.server_cpu,
-	  "pin the sending server to this CPU, -1 for none (default 0)" },
+	{ "size", MB_SIZE, &cfg.size, 1, 64 << 20 },
+	{ "bytes", MB_SIZE, &cfg.bytes, 1, 1ULL << 34 },
+	{ "reps", MB_COUNT, &cfg.reps, 1, 100000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, 0, 100000 },
+	{ "sockbuf", MB_SIZE, &cfg.sockbuf, 0, 1 << 30 },
+	{ "cpu", MB_CPU, &cfg.cpu },
+	{ "server-cpu", MB_CPU, &cfg.server_cpu },
 	MB_PEER_OPT(&cfg.peer),
 	{},
 };

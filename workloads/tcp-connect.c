@@ -116,17 +116,12 @@ static struct tcp_connect_cfg {
 };
 
 static const struct mb_opt opts[] = {
-	{ "iters", MB_COUNT, &cfg.iters, "connections per sample (default 50)", 1,
-	  MAX_CONNECTIONS },
-	{ "reps", MB_COUNT, &cfg.reps, "samples kept (default 38)", 1, MAX_CONNECTIONS },
-	{ "warmup", MB_COUNT, &cfg.warmup, "samples run first and dropped (default 2)", 0,
-	  MAX_CONNECTIONS },
-	{ "close", MB_CHOICE, &cfg.close_how, "how the client closes: fin (a normal close, as "
-	  "lat_connect; the client keeps TIME_WAIT) or rst (SO_LINGER 0: a reset, no "
-	  "TIME_WAIT); default fin", .choices = "fin|rst" },
-	{ "cpu", MB_CPU, &cfg.cpu, "pin the client to this CPU, -1 for none (default 0)" },
-	{ "server-cpu", MB_CPU, &cfg.server_cpu,
-	  "pin the server to this CPU, -1 for none (default 0)" },
+	{ "iters", MB_COUNT, &cfg.iters, 1, MAX_CONNECTIONS },
+	{ "reps", MB_COUNT, &cfg.reps, 1, MAX_CONNECTIONS },
+	{ "warmup", MB_COUNT, &cfg.warmup, 0, MAX_CONNECTIONS },
+	{ "close", MB_CHOICE, &cfg.close_how },
+	{ "cpu", MB_CPU, &cfg.cpu },
+	{ "server-cpu", MB_CPU, &cfg.server_cpu },
 	MB_PEER_OPT(&cfg.peer),
 	{},
 };

@@ -103,15 +103,12 @@ static struct tcp_rtt_cfg {
 };
 
 static const struct mb_opt opts[] = {
-	{ "size", MB_SIZE, &cfg.size, "bytes of each message, each way (default 32)", 1,
-	  64 << 20 },
-	{ "iters", MB_COUNT, &cfg.iters, "round trips per sample (default 500)", 1, 10000000 },
-	{ "reps", MB_COUNT, &cfg.reps, "samples kept (default 100)", 1, 1000000 },
-	{ "warmup", MB_COUNT, &cfg.warmup, "samples run first and dropped (default 10)", 0,
-	  1000000 },
-	{ "cpu", MB_CPU, &cfg.cpu, "pin the client to this CPU, -1 for none (default 0)" },
-	{ "server-cpu", MB_CPU, &cfg.server_cpu,
-	  "pin the server to this CPU, -1 for none (default 0)" },
+	{ "size", MB_SIZE, &cfg.size, 1, 64 << 20 },
+	{ "iters", MB_COUNT, &cfg.iters, 1, 10000000 },
+	{ "reps", MB_COUNT, &cfg.reps, 1, 1000000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, 0, 1000000 },
+	{ "cpu", MB_CPU, &cfg.cpu },
+	{ "server-cpu", MB_CPU, &cfg.server_cpu },
 	MB_PEER_OPT(&cfg.peer),
 	{},
 };

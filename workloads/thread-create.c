@@ -110,12 +110,11 @@ int main(int argc, char **argv)
 		{ "clone", "clone", { "clone(CLONE_VM|CLONE_THREAD)+futex join", "ns", run_clone, &cs } },
 	};
 	const struct mb_opt opts[] = {
-		{ "way", MB_CHOICE, &only, "which way to create threads (default all)", .choices =
-		  "all|pthread|clone" },
-		{ "iters", MB_COUNT, &iters, "threads per sample (default 100)", 1, 1000000 },
-		{ "reps", MB_COUNT, &reps, "samples kept (default 100)", 1, 100000 },
-		{ "warmup", MB_COUNT, &warmup, "samples run first and dropped (default 2)", 0, 1000 },
-		{ "cpu", MB_CPU, &cpu, "pin to this CPU, threads too; -1 for none (default 0)" },
+		{ "way", MB_CHOICE, &only },
+		{ "iters", MB_COUNT, &iters, 1, 1000000 },
+		{ "reps", MB_COUNT, &reps, 1, 100000 },
+		{ "warmup", MB_COUNT, &warmup, 0, 1000 },
+		{ "cpu", MB_CPU, &cpu },
 		{},
 	};
 	struct mb m;

@@ -86,11 +86,10 @@ static struct timer_cfg {
 };
 
 static const struct mb_opt opts[] = {
-	{ "clock", MB_CHOICE, &cfg.only, "which clock to read (default all)", .choices =
-	  "all|rdtsc|rdtscp|clock_gettime" },
-	{ "reps", MB_COUNT, &cfg.reps, "pairs of reads kept (default 100000)", 1, 10000000 },
-	{ "warmup", MB_COUNT, &cfg.warmup, "pairs read first and dropped (default 1000)", 0, 10000000 },
-	{ "cpu", MB_CPU, &cfg.cpu, "pin to this CPU, -1 for none (default 0)" },
+	{ "clock", MB_CHOICE, &cfg.only },
+	{ "reps", MB_COUNT, &cfg.reps, 1, 10000000 },
+	{ "warmup", MB_COUNT, &cfg.warmup, 0, 10000000 },
+	{ "cpu", MB_CPU, &cfg.cpu },
 	{},
 };
 

@@ -231,20 +231,20 @@ static void check_mb_opts(const char *text)
 {
 	uint64_t v = 0;
 	double d = 0;
-	const struct mb_opt secs = { "seconds", MB_SECONDS, &d, "" };
-	const struct mb_opt count = { "count", MB_COUNT, &v, "", 2, 1000 };
-	const struct mb_opt size = { "size", MB_SIZE, &v, "", 4096, 1ULL << 40 };
+	const struct mb_opt secs = { "seconds", MB_SECONDS, &d };
+	const struct mb_opt count = { "count", MB_COUNT, &v, 2, 1000 };
+	const struct mb_opt size = { "size", MB_SIZE, &v, 4096, 1ULL << 40 };
 	unsigned __int128 want;
 	int err;
 
 	quiet(true);
-	err = mb_set_opt("fuzz", &secs, text);
+	err = mb_set_opt("fuzz", &secs, NULL, text);
 	quiet(false);
 	check_seconds("mb_set_opt MB_SECONDS", text, err, d, 86400);
 
 	v = 0;
 	quiet(true);
-	err = mb_set_opt("fuzz", &count, text);
+	err = mb_set_opt("fuzz", &count, NULL, text);
 	quiet(false);
 	if (!err && (ref_size(text, false, &want) || want != v || v < 2 || v > 1000))
 		fail("mb_set_opt MB_COUNT", text, "accepted as %llu (2..1000)", (unsigned long long)v);
@@ -253,7 +253,7 @@ static void check_mb_opts(const char *text)
 
 	v = 0;
 	quiet(true);
-	err = mb_set_opt("fuzz", &size, text);
+	err = mb_set_opt("fuzz", &size, NULL, text);
 	quiet(false);
 	if (!err && (ref_size(text, true, &want) || want != v || v < 4096 || v > 1ULL << 40))
 		fail("mb_set_opt MB_SIZE", text, "accepted as %llu (4K..1T)", (unsigned long long)v);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "mb.h"
+#include "mbdocs.h"
 
 /* ---- options ---- */
 
@@ -29,12 +30,37 @@ static void mb_usage(FILE *f, const char *name, const char *what, const struct m
 {
 	fprintf(f, "usage: %s [OPTIONS]\n%s\n", name, what);
 	for (const struct mb_opt *o = opts; o->name; o++) {
-		char left[40];
+		const struct mb_opt_doc *d = mb_opt_doc(name, o->name);
+		char left[48];
 
-		snprintf(left, sizeof(left), "--%s %s", o->name,
-			 o->type == MB_CHOICE ? o->choices : type_arg(o->type));
-		fprintf(f, "  %-22s %s\n", left, o->help);
+		snprintf(left, sizeof(left), "--%s%s%s", o->name, *d->arg ? " " : "", d->arg);
+		fprintf(f, "  %-22s %s\n", left, d->help);
 	}
+}
+
+/*
+ * Each option of @opts has its row in mb_opt_docs, with the argument its type takes, and each
+ * row of @name is an option: 0, or -1 having said which is not.
+ */
+static int check_docs(const char *name, const struct mb_opt *opts)
+{
+	int n = 0, rows = 0;
+
+	for (const struct mb_opt *o = opts; o->name; o++, n++) {
+		const struct mb_opt_doc *d = mb_opt_doc(name, o->name);
+
+		if (!d || (o->type != MB_CHOICE && strcmp(d->arg, type_arg(o->type)))) {
+			fprintf(stderr, "%s: --%s is not described as it is parsed (mb_opt_docs)\n", name, o->name);
+			return -1;
+		}
+	}
+	for (int i = 0; i < mb_nr_opt_docs; i++)
+		rows += !strcmp(mb_opt_docs[i].workload, name);
+	if (rows != n) {
+		fprintf(stderr, "%s: mb_opt_docs describes %d options, the workload takes %d\n", name, rows, n);
+		return -1;
+	}
+	return 0;
 }
 
 int mb_parse_count(const char *s, uint64_t *out)
@@ -62,7 +88,7 @@ static bool in_choices(const char *word, const char *choices)
 	return false;
 }
 
-int mb_set_opt(const char *name, const struct mb_opt *o, const char *arg)
+int mb_set_opt(const char *name, const struct mb_opt *o, const char *choices, const char *arg)
 {
 	uint64_t v, lo = o->min, hi = o->max ? o->max : 1ULL << 62;
 	char *end;
@@ -108,8 +134,8 @@ int mb_set_opt(const char *name, const struct mb_opt *o, const char *arg)
 		*(double *)o->dst = d;
 		return 0;
 	case MB_CHOICE:
-		if (!in_choices(arg, o->choices)) {
-			fprintf(stderr, "%s: invalid --%s '%s' (%s)\n", name, o->name, arg, o->choices);
+		if (!in_choices(arg, choices)) {
+			fprintf(stderr, "%s: invalid --%s '%s' (%s)\n", name, o->name, arg, choices);
 			return -1;
 		}
 		*(const char **)o->dst = arg;
@@ -133,6 +159,8 @@ int mb_parse(int argc, char **argv, const char *name, const char *what, const st
 	struct option longopts[64];
 	int n = 0, c, idx;
 
+	if (check_docs(name, opts))
+		return -1;
 	for (const struct mb_opt *o = opts; o->name && n < 62; o++, n++)
 		longopts[n] = (struct option){ o->name, o->type == MB_FLAG ? no_argument : required_argument,
 					       NULL, 0 };
@@ -153,7 +181,7 @@ int mb_parse(int argc, char **argv, const char *name, const char *what, const st
 			fprintf(stderr, "%s: unknown option '%s' (try --help)\n", name, argv[optind - 1]);
 			return -1;
 		}
-		if (mb_set_opt(name, &opts[idx], optarg))
+		if (mb_set_opt(name, &opts[idx], mb_opt_doc(name, opts[idx].name)->arg, optarg))
 			return -1;
 	}
 	if (optind < argc) {

@@ -27,20 +27,22 @@ enum mb_opt_type {
 	MB_STRING,	/* any non-empty word, e.g. a directory */
 };
 
+/* An option's meaning, and a choice's words, are its row of mb_opt_docs (mbdocs.c). */
 struct mb_opt {
 	const char *name;
 	enum mb_opt_type type;
 	void *dst;		/* uint64_t for COUNT/SIZE, int for CPU, double for SECONDS,
 				   const char * for CHOICE and STRING, bool for FLAG */
-	const char *help;	/* the default is part of it */
 	uint64_t min, max;	/* COUNT and SIZE bounds; max 0 = 1..2^62 */
-	const char *choices;
 };
 
-/* Parses argv against @opts (terminated by a NULL name); prints usage for --help. */
+/*
+ * Parses argv against @opts (terminated by a NULL name) of workload @name; prints usage for
+ * --help. An option without its row in mb_opt_docs, or a row without its option, fails it.
+ */
 int mb_parse(int argc, char **argv, const char *name, const char *what, const struct mb_opt *opts);
-/* One option's value into o->dst, within its bounds; a one-line error and -1 if not. */
-int mb_set_opt(const char *name, const struct mb_opt *o, const char *arg);
+/* One option's value into o->dst, within its bounds (a choice: among @choices); a one-line error and -1 if not. */
+int mb_set_opt(const char *name, const struct mb_opt *o, const char *choices, const char *arg);
 /* An integer, digits only, below 2^63. */
 int mb_parse_count(const char *s, uint64_t *out);
 

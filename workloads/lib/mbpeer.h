@@ -17,10 +17,7 @@
 #define MB_NET_TIMEOUT_S 10
 
 /* The --peer option of a network microbenchmark, into a const char * at @dst. */
-#define MB_PEER_OPT(dst)								\
-	{ "peer", MB_CHOICE, (dst), "where the server runs: a thread or a child process over "	\
-	  "loopback, or a child process in its own network namespace over veth (under zctrace "	\
-	  "run); default thread", .choices = "thread|process|netns" }
+#define MB_PEER_OPT(dst) { "peer", MB_CHOICE, (dst) }
 
 struct mb_peer_shared;
 
