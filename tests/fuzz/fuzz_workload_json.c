@@ -238,7 +238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (l->nchecks < 0 || l->nchecks > MAX_CHECKS || m->nassumptions < 0 ||
 	    m->nassumptions > MAX_ASSUMPTIONS)
 		fail("check or assumption count out of range");
-	ledger_print(devnull, l, l->def && l->def->micro ? m : NULL, next(&st) % 2);
+	ledger_print(devnull, l, l->def && l->def->micro ? m : NULL, next(&st) % 2, next(&st) % 2);
 	root = ledger_json(l, l->def && l->def->micro ? m : NULL);
 	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
 	{
