@@ -10,7 +10,7 @@
                                           copied_bytes retransmitted_bytes" (TCP_INFO's
                                           tcpi_bytes_retrans once every notice is in: all acked)
   zc_tcp_peer.py udp-recv ADDR PORT N     print "LISTEN" once bound, read datagrams until N came or
-                                          none for 5 s, print "RECV bytes"
+                                          none for 5 s (60 s for the first), print "RECV bytes"
   zc_tcp_peer.py udp-send ADDR PORT N SIZE
                                           N datagrams of SIZE bytes with MSG_ZEROCOPY on a
                                           connected UDP socket, each notice reaped, printed as
@@ -22,6 +22,7 @@
                                           once the receiver has read it all
 Every wait is bounded (10 s without progress ends it with exit 1).
 """
+import errno
 import os
 import select
 import socket
@@ -87,13 +88,15 @@ def udp_recv(addr, port, n):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     s.bind((addr, port))
     print("LISTEN", flush=True)
-    s.settimeout(5)
+    # the first may wait for a traced sender to start (60 s), the others 5 s each
+    s.settimeout(60)
     got = 0
     for _ in range(n):
         try:
             got += len(s.recv(1 << 16))
         except socket.timeout:
             break
+        s.settimeout(5)
     print("RECV", got, flush=True)
 
 
@@ -133,7 +136,15 @@ def send(addr, port, n, size, udp=False):
 
     sent = 0
     for _ in range(n):
-        k = s.sendmsg([buf], [], MSG_ZEROCOPY)
+        while True:
+            try:
+                k = s.sendmsg([buf], [], MSG_ZEROCOPY)
+                break
+            except OSError as e:
+                # the socket's option memory holds the notices not yet read: read one, then again
+                if e.errno != errno.ENOBUFS:
+                    raise
+                reap(True)
         call_bytes.append(k)
         sent += k
         reap(False)
