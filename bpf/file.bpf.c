@@ -725,6 +725,34 @@ static __always_inline void on_file_iter(__u32 site, const struct iov_iter *iter
 		record(tgid, site, ret);
 }
 
+/* Set before load: the file sites counted where an io_uring request completes (1 << enum site). */
+const volatile __u32 uring_file_sites = 0;
+
+/*
+ * An io_uring read or write request (@kind: enum io_kind) on a regular file (@type: enum fd_type)
+ * of process @tgid completed with @res bytes. Buffered, those bytes were copied between the page
+ * cache and user memory, as a read() or write() copies what it returns; with O_DIRECT they went
+ * by DMA (direct_io). Counted here on every method: the probes inside a copy (fexit, kretprobe,
+ * ext4's write_end) count only inside a read or write syscall (rw_call()), and a request runs in
+ * io_uring_enter(), in task work or in an io-wq worker, never there. An io-wq worker and an
+ * SQPOLL thread are of the submitter's thread group: the bytes are the submitter's.
+ */
+static __always_inline void file_uring_done(__u32 tgid, __u8 kind, __u8 type, long res)
+{
+	__u32 site;
+
+	if (kind != IO_READ && kind != IO_WRITE)
+		return;
+	if (type == FT_REG)
+		site = kind == IO_READ ? SITE_FILE_READ_COPY : SITE_FILE_WRITE_COPY;
+	else if (type == FT_REG_DIRECT)
+		site = SITE_DIRECT_IO;
+	else
+		return;
+	if (uring_file_sites & 1U << site)
+		record(tgid, site, res);
+}
+
 SEC("fexit/filemap_read")
 int BPF_PROG(filemap_read_fexit, struct kiocb *iocb, struct iov_iter *iter)
 {

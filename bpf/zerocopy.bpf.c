@@ -110,13 +110,15 @@ static __always_inline void on_uring_notice(struct io_kiocb *req)
 /* Set before load: which of io_uring_complete's jobs the chosen probes gave it. */
 const volatile __u8 uring_notices = 0;	/* zc_notices: the SEND_ZC notifications */
 const volatile __u8 uring_account = 0;	/* the boundary account: the bytes of each request */
+/* ... and the file sites: uring_file_sites (file.bpf.c) */
 const volatile __u8 uring_kind_of[MAX_URING_OPS] = {};	/* enum io_kind by opcode */
 
 /*
- * A request's completion, for the boundary account: what a read, write, send or receive request
- * returned is the bytes it moved, as a syscall's return is; its row is its opcode's.
+ * A request's completion: what a read, write, send or receive request returned is the bytes it
+ * moved, as a syscall's return is. Its row of the boundary account is its opcode's; a read or
+ * write of a regular file is counted at the file sites too (file_uring_done()).
  */
-static __always_inline void account_uring(struct io_kiocb *req)
+static __always_inline void on_uring_request(struct io_kiocb *req)
 {
 	__u8 op = BPF_CORE_READ(req, opcode) & (MAX_URING_OPS - 1);
 	int res = BPF_CORE_READ(req, cqe.res);
@@ -128,7 +130,10 @@ static __always_inline void account_uring(struct io_kiocb *req)
 	f = BPF_CORE_READ(req, file);
 	if (f)
 		type = file_type(f, BPF_CORE_READ(f, f_inode, i_mode) & ZCT_S_IFMT, BPF_CORE_READ(f, f_flags));
-	account_add(IO_URING_CALL + op, type, res, false);
+	if (uring_account)
+		account_add(IO_URING_CALL + op, type, res, false);
+	if (uring_file_sites)
+		file_uring_done(current_tgid(), uring_kind_of[op], type, res);
 }
 
 /*
@@ -147,8 +152,8 @@ int BPF_PROG(io_uring_complete_btf, void *ring, void *req)
 	if (BPF_CORE_READ(r, cqe.flags) & ZCT_IORING_CQE_F_NOTIF) {
 		if (uring_notices)
 			on_uring_notice(r);
-	} else if (uring_account) {
-		account_uring(r);
+	} else if (uring_account || uring_file_sites) {
+		on_uring_request(r);
 	}
 	return 0;
 }

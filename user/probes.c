@@ -582,12 +582,14 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 			obj->rodata->census_threads = 1;
 		if (ps->cands[ch->chosen].standalone)
 			obj->rodata->standalone_sites |= 1U << s;
-		/* one program, two jobs: each done only where its probe chose it */
+		/* one program, three jobs: each done only where its probe chose it */
 		if (cand_holds(&ps->cands[ch->chosen], bpf_program__name(obj->progs.io_uring_complete_btf))) {
 			if (s == PROBE_ZC_NOTICES)
 				obj->rodata->uring_notices = 1;
 			if (s == PROBE_BOUNDARY)
 				obj->rodata->uring_account = 1;
+			if (s == SITE_FILE_READ_COPY || s == SITE_FILE_WRITE_COPY || s == SITE_DIRECT_IO)
+				obj->rodata->uring_file_sites |= 1U << s;
 		}
 	}
 	if (obj) {

@@ -22,14 +22,27 @@
 #define IO_RAW_NEEDS "raw_tp:sys_enter", "raw_tp:sys_exit"
 #define EXT4_PROGS PROG(ext4_da_write_end_btf), PROG(ext4_write_end_btf), PROG(ext4_journalled_write_end_btf)
 #define EXT4_NEEDS "tp_btf:ext4_da_write_end", "tp_btf:ext4_write_end", "tp_btf:ext4_journalled_write_end"
-#define WRITE_CANDIDATES(what, tail)											\
-		{ METHOD_FENTRY, "fexit generic_perform_write (inside " what ")",				\
-		  { PROG(generic_perform_write_fexit), IO_PROGS }, { "fentry:generic_perform_write", IO_NEEDS } },	\
-		{ METHOD_KPROBE, "kretprobe generic_perform_write (inside " what ")",				\
-		  { PROG(generic_perform_write_kretprobe), IO_PROGS },						\
-		  { "kprobe:generic_perform_write", IO_NEEDS } },						\
-		{ METHOD_TP_BTF, "tp_btf ext4 write_end per folio (inside " what ")" tail,				\
-		  { EXT4_PROGS, IO_PROGS }, { EXT4_NEEDS, IO_NEEDS } }
+/*
+ * The file sites' io_uring requests, counted where they complete on every method (the probes
+ * inside a copy see only the syscalls'): each method with them, then without (a kernel with no
+ * io_uring). @with is the label's tail, @progs and @needs the program and its attach point, each
+ * with its leading comma (URING_FILE_PROGS, URING_FILE_NEEDS), or all three empty.
+ */
+#define URING_FILE_PROGS , PROG(io_uring_complete_btf)
+#define URING_FILE_NEEDS , "tp_btf:io_uring_complete"
+#define URING_READS "io_uring read requests at tp_btf io_uring_complete"
+#define URING_WRITES "io_uring write requests at tp_btf io_uring_complete"
+#define WRITE_FENTRY(what, with, progs, needs)									\
+		{ METHOD_FENTRY, "fexit generic_perform_write (inside " what ")" with,				\
+		  { PROG(generic_perform_write_fexit), IO_PROGS progs },					\
+		  { "fentry:generic_perform_write", IO_NEEDS needs } }
+#define WRITE_KPROBE(what, with, progs, needs)									\
+		{ METHOD_KPROBE, "kretprobe generic_perform_write (inside " what ")" with,			\
+		  { PROG(generic_perform_write_kretprobe), IO_PROGS progs },					\
+		  { "kprobe:generic_perform_write", IO_NEEDS needs } }
+#define WRITE_EXT4(what, tail, with, progs, needs)								\
+		{ METHOD_TP_BTF, "tp_btf ext4 write_end per folio (inside " what ")" tail with,			\
+		  { EXT4_PROGS, IO_PROGS progs }, { EXT4_NEEDS, IO_NEEDS needs } }
 #define TP_SEND_PROGS PROG(tcp_sendmsg_locked_btf), PROG(sock_send_length_btf)
 
 /* a send call from its entry to its return: the bytes it moved, classified as the kernel chose */
@@ -171,16 +184,27 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { "usdt" } },
 	} },
 	[SITE_DIRECT_IO] = { "direct_io", .cands = {
+		{ METHOD_TP_BTF, "tp_btf sys_exit of read/write syscalls on O_DIRECT regular files; "
+		  "their io_uring requests at tp_btf io_uring_complete",
+		  { IO_PROGS URING_FILE_PROGS }, { IO_NEEDS URING_FILE_NEEDS } },
 		{ METHOD_TP_BTF, "tp_btf sys_exit of read/write syscalls on O_DIRECT regular files",
 		  { IO_PROGS }, { IO_NEEDS } },
 		{ METHOD_RAW_TP, "raw_tp sys_exit of read/write syscalls on O_DIRECT regular files",
 		  { IO_RAW_PROGS }, { IO_RAW_NEEDS } },
 	} },
 	[SITE_FILE_READ_COPY] = { "file_read_copy", .cpu_copy = true, .cands = {
+		{ METHOD_FENTRY, "fexit filemap_read (inside read syscalls on files); " URING_READS,
+		  { PROG(filemap_read_fexit), IO_PROGS URING_FILE_PROGS },
+		  { "fentry:filemap_read", IO_NEEDS URING_FILE_NEEDS } },
 		{ METHOD_FENTRY, "fexit filemap_read (inside read syscalls on files)",
 		  { PROG(filemap_read_fexit), IO_PROGS }, { "fentry:filemap_read", IO_NEEDS } },
+		{ METHOD_KPROBE, "kretprobe filemap_read (inside read syscalls on files); " URING_READS,
+		  { PROG(filemap_read_kretprobe), IO_PROGS URING_FILE_PROGS },
+		  { "kprobe:filemap_read", IO_NEEDS URING_FILE_NEEDS } },
 		{ METHOD_KPROBE, "kretprobe filemap_read (inside read syscalls on files)",
 		  { PROG(filemap_read_kretprobe), IO_PROGS }, { "kprobe:filemap_read", IO_NEEDS } },
+		{ METHOD_TP_BTF, "tp_btf sys_exit of read/pread64/readv on buffered regular files; " URING_READS,
+		  { IO_PROGS URING_FILE_PROGS }, { IO_NEEDS URING_FILE_NEEDS } },
 		{ METHOD_TP_BTF, "tp_btf sys_exit of read/pread64/readv on buffered regular files",
 		  { IO_PROGS }, { IO_NEEDS } },
 		/* the census, without the syscall tracepoints */
@@ -188,7 +212,15 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { PROG(filemap_read_fexit) }, { "fentry:filemap_read" }, .standalone = true },
 	} },
 	[SITE_FILE_WRITE_COPY] = { "file_write_copy", .cpu_copy = true, .cands = {
-		WRITE_CANDIDATES("write syscalls", "; other filesystems: the syscall's return"),
+		WRITE_FENTRY("write syscalls", "; " URING_WRITES, URING_FILE_PROGS, URING_FILE_NEEDS),
+		WRITE_FENTRY("write syscalls", "", , ),
+		WRITE_KPROBE("write syscalls", "; " URING_WRITES, URING_FILE_PROGS, URING_FILE_NEEDS),
+		WRITE_KPROBE("write syscalls", "", , ),
+		WRITE_EXT4("write syscalls", "; other filesystems: the syscall's return", "; " URING_WRITES,
+			   URING_FILE_PROGS, URING_FILE_NEEDS),
+		WRITE_EXT4("write syscalls", "; other filesystems: the syscall's return", "", , ),
+		{ METHOD_TP_BTF, "tp_btf sys_exit of write/pwrite64/writev on buffered regular files; " URING_WRITES,
+		  { IO_PROGS URING_FILE_PROGS }, { IO_NEEDS URING_FILE_NEEDS } },
 		{ METHOD_TP_BTF, "tp_btf sys_exit of write/pwrite64/writev on buffered regular files",
 		  { IO_PROGS }, { IO_NEEDS } },
 		{ METHOD_FENTRY, "fexit generic_perform_write from user memory (writes of files)",
@@ -225,7 +257,9 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { PROG(pipe_read_kretprobe) }, { "kprobe:pipe_read" }, .standalone = true },
 	} },
 	[SITE_KERNEL_COPY] = { "kernel_copy", .cpu_copy = true, .cands = {
-		WRITE_CANDIDATES("copy_file_range/sendfile/splice to a file", ""),
+		WRITE_FENTRY("copy_file_range/sendfile/splice to a file", "", , ),
+		WRITE_KPROBE("copy_file_range/sendfile/splice to a file", "", , ),
+		WRITE_EXT4("copy_file_range/sendfile/splice to a file", "", "", , ),
 		{ METHOD_FENTRY, "fexit generic_perform_write from kernel memory (splice, sendfile, copy_file_range, "
 		  "kernel writes)", { PROG(generic_perform_write_fexit) }, { "fentry:generic_perform_write" },
 		  .standalone = true },

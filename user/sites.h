@@ -24,7 +24,7 @@ enum probe_id {
 	NR_PROBES,
 };
 
-#define MAX_CANDIDATES 6
+#define MAX_CANDIDATES 10
 #define MAX_PROGS 6
 #define MAX_NEEDS 6
 
