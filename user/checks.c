@@ -49,6 +49,21 @@ static void check_site(struct ledger *l, int site, enum expect exp)
 		want = c->v + l->rep.request_bytes.v;
 		found = c->found && l->rep.request_bytes.found;
 		what = exp == EXP_SENT_AND_REQUESTS ? "bytes sent + requests" : "bytes received + requests";
+	} else if (exp == EXP_READ_BUFFERED || exp == EXP_WRITTEN_BUFFERED || exp == EXP_DIRECT_RW) {
+		/* a file copy's own counts: through the page cache, or past it (O_DIRECT) */
+		const struct wl_count *rd = &l->rep.bytes_read, *wr = &l->rep.bytes_written;
+		bool direct = l->rep.direct == 1;
+
+		found = rd->found && wr->found && l->rep.direct >= 0;
+		if (exp == EXP_DIRECT_RW) {
+			want = direct ? rd->v + wr->v : 0;
+			what = direct ? "bytes read + written (O_DIRECT)" : "0 (buffered)";
+		} else if (direct) {
+			what = "0 (O_DIRECT)";
+		} else {
+			want = exp == EXP_READ_BUFFERED ? rd->v : wr->v;
+			what = exp == EXP_READ_BUFFERED ? "bytes read" : "bytes written";
+		}
 	}
 	/* counted over the whole run (--no-phase), the report the workload wrote to zctrace crossed a pipe */
 	if (site == SITE_PIPE_WRITE_COPY && !l->phase_gated && found) {

@@ -65,7 +65,7 @@ static void print_findings(FILE *f, const struct ledger *l, double payload)
 		fprintf(f, "  The program itself copied %.2f bytes per payload byte before the kernel did "
 			"(serialisation).\n", s[SITE_USER_COPY].bytes / payload);
 	if (s[SITE_FILE_READ_COPY].bytes && s[SITE_FILE_WRITE_COPY].bytes)
-		fprintf(f, "  read() copied page cache->user and write() copied user->page cache: the data "
+		fprintf(f, "  The reads copied page cache->user and the writes user->page cache: the data "
 			"crossed the user boundary twice.\n");
 	if (s[SITE_PIPE_WRITE_COPY].bytes || s[SITE_PIPE_READ_COPY].bytes)
 		fprintf(f, "  A pipe is two CPU copies: write() copied %s user->pipe buffer, read() %s pipe "

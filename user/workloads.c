@@ -96,6 +96,17 @@ const struct workload_def workload_defs[] = {
 	  .site = { [SITE_FILE_READ_COPY] = EXP_SENT, [SITE_FILE_WRITE_COPY] = EXP_SENT },
 	  .file = true, .no_threads = true, .no_amount = true,
 	  .opt_groups = WL_OPT_FILE },
+	{ "uring-file",
+	  "duplicate a file with io_uring READ + WRITE requests of --size bytes (default 64K), one at a "
+	  "time; --fixed: READ_FIXED + WRITE_FIXED through a registered buffer; --direct: both files "
+	  "O_DIRECT; --async, --sqpoll: issued by io-wq workers, or the SQPOLL thread",
+	  "file_read_copy = bytes read, file_write_copy = bytes written (page cache->user->page cache, "
+	  "counted as each request completes); with --direct direct_io = bytes read + written and no "
+	  "copies; kernel_copy = 0",
+	  .site = { [SITE_FILE_READ_COPY] = EXP_READ_BUFFERED, [SITE_FILE_WRITE_COPY] = EXP_WRITTEN_BUFFERED,
+		    [SITE_DIRECT_IO] = EXP_DIRECT_RW },
+	  .file = true, .no_threads = true, .no_amount = true,
+	  .opt_groups = WL_OPT_FILE | WL_OPT_URING | WL_OPT_FILE_IO },
 	{ "file-sendfile",
 	  "duplicate a file with sendfile() from file to file",
 	  "kernel_copy = file size (page cache->page cache), no user copies; 0 if the filesystem clones",

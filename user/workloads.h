@@ -15,6 +15,9 @@ enum expect {
 	EXP_COPIED_OR_CLONED,	/* the payload, unless the filesystem cloned it (reflink): then 0 */
 	EXP_SENT_AND_REQUESTS,	/* the payload sent plus the requests the receiver sent for it */
 	EXP_RECEIVED_AND_REQUESTS,	/* the payload received plus those requests */
+	EXP_READ_BUFFERED,	/* the bytes the workload read, unless with O_DIRECT ("direct"): then 0 */
+	EXP_WRITTEN_BUFFERED,	/* the bytes the workload wrote, unless with O_DIRECT: then 0 */
+	EXP_DIRECT_RW,		/* with O_DIRECT, the bytes the workload read and wrote; else 0 */
 };
 
 struct workload_def {

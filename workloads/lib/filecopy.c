@@ -83,7 +83,7 @@ int file_copy_main(int argc, char **argv, const struct file_copy *w)
 	int err, ret = 1;
 	bool verified;
 
-	if (wl_parse_opts(argc, argv, w->name, WL_OPT_FILE, &o))
+	if (wl_parse_opts(argc, argv, w->name, WL_OPT_FILE | w->options, &o))
 		return 2;
 	if (!o.size_set)
 		o.size = w->default_size;
@@ -95,7 +95,7 @@ int file_copy_main(int argc, char **argv, const struct file_copy *w)
 		fprintf(stderr, "%s: cannot set the cache state: %s\n", w->name, strerror(-err));
 		goto out;
 	}
-	j = (struct copy_job){ .in = src.fd, .out = dst.fd, .file_size = src.size, .size = o.size };
+	j = (struct copy_job){ .in = src.fd, .out = dst.fd, .file_size = src.size, .size = o.size, .opts = &o };
 	if (lseek(src.fd, 0, SEEK_SET) || (w->setup && (err = w->setup(&j)))) {
 		fprintf(stderr, "%s: setup: %s\n", w->name, strerror(err ? -err : errno));
 		goto out;
@@ -124,6 +124,8 @@ int file_copy_main(int argc, char **argv, const struct file_copy *w)
 			(unsigned long long)st.st_size, (unsigned long long)src.size, crc, src.crc);
 
 	r = copy_report(w, &o, &j, &src, &dst, t1 - t0, verified);
+	if (w->report)
+		w->report(&j, r);
 	ret = wl_emit(WL_KIND_FILE_COPY, r) || !verified;
 	json_object_put(r);
 out:

@@ -13,6 +13,7 @@ struct copy_job {
 	uint64_t size;			/* bytes per call; 0 = as much as one call moves */
 	uint64_t copied;
 	uint64_t calls[COPY_MAX_CALLS];	/* syscalls made, by the names in struct file_copy */
+	const struct wl_opts *opts;	/* the options, the groups of struct file_copy's options too */
 	void *priv;
 };
 
@@ -22,9 +23,11 @@ struct file_copy {
 	uint64_t default_size;
 	const char *call_names[COPY_MAX_CALLS];	/* kernel syscall names, e.g. "read", "write" */
 	unsigned per_chunk[COPY_MAX_CALLS];	/* calls of each per chunk of --size bytes */
+	unsigned options;		/* option groups it takes besides WL_OPT_FILE (WL_OPT_*) */
 	int (*setup)(struct copy_job *j);	/* before the measured phase */
 	int (*copy)(struct copy_job *j);	/* the measured phase: returns 0 or -errno */
 	void (*teardown)(struct copy_job *j);
+	void (*report)(const struct copy_job *j, json_object *r);	/* its own figures, or NULL */
 };
 
 int file_copy_main(int argc, char **argv, const struct file_copy *w);

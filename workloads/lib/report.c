@@ -84,6 +84,7 @@ static const struct count_field report_counts[] = {
 	COUNT(WL_KEY_RECEIVER_PID, receiver_pid), COUNT(WL_KEY_CLIENT_PID, client_pid),
 	COUNT(WL_KEY_SERVER_PID, server_pid), COUNT(WL_KEY_MESSAGES, messages), COUNT(WL_KEY_SIZE, size),
 	COUNT(WL_KEY_THREADS, threads), COUNT(WL_KEY_FILE_SIZE, file_size), COUNT(WL_KEY_CHUNKS, chunks),
+	COUNT(WL_KEY_BYTES_READ, bytes_read), COUNT(WL_KEY_BYTES_WRITTEN, bytes_written),
 }, latency_counts[] = {
 	COUNT("p50", p50), COUNT("p90", p90), COUNT("p99", p99), COUNT("max", max),
 }, zerocopy_counts[] = {
@@ -137,6 +138,8 @@ void wl_report_parse(json_object *json, struct wl_report *r)
 	/* reported but not true (null too) is not verified */
 	r->verified = json_object_is_type(json, json_type_object) &&
 		      json_object_object_get_ex(json, WL_KEY_VERIFIED, &v) ? json_object_get_boolean(v) : -1;
+	r->direct = json_object_is_type(json, json_type_object) &&
+		    json_object_object_get_ex(json, WL_KEY_DIRECT, &v) ? json_object_get_boolean(v) : -1;
 	COUNTS(zerocopy_counts, zc, r);
 	v = member(zc, "usage_reports");
 	r->zc_usage_reports = json_object_is_type(v, json_type_boolean) ? json_object_get_boolean(v) : -1;

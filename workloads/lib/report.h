@@ -71,6 +71,9 @@ enum wl_kind {
 #define WL_KEY_SOURCE		"source"	/* a file's identity and cache state (wl_file_json) */
 #define WL_KEY_DEST		"dest"
 #define WL_KEY_VERIFIED		"verified"
+#define WL_KEY_DIRECT		"direct"	/* a file copied with O_DIRECT, past the page cache */
+#define WL_KEY_BYTES_READ	"bytes_read"	/* a file copy's own counts of the bytes its calls moved */
+#define WL_KEY_BYTES_WRITTEN	"bytes_written"
 #define WL_KEY_CHUNKS		"chunks"
 #define WL_KEY_CALLS		"calls"		/* { syscall: calls made } */
 #define WL_KEY_PER_CHUNK	"per_chunk"	/* { syscall: calls per chunk } */
@@ -109,12 +112,14 @@ struct wl_report {
 	struct wl_count bytes, bytes_received, request_bytes, sender_pid, receiver_pid;
 	struct wl_count client_pid, server_pid;
 	struct wl_count messages, size, threads, file_size, chunks;
+	struct wl_count bytes_read, bytes_written;
 	double elapsed_s;			/* 0 if not reported */
 	struct wl_count p50, p90, p99, max;	/* latency_ns */
 	bool has_latency;
 	const char *path, *peer, *method, *cache, *fs, *pattern;
 	struct wl_file_fig source, dest;
 	int verified;				/* 1, 0, or -1 when not reported */
+	int direct;				/* 1, 0, or -1 when not reported */
 	struct wl_count zc_notices, zc_notices_copied, zc_completed;
 	int zc_usage_reports;			/* zerocopy.usage_reports (io_uring: the notifications say
 						 * whether the data was copied): 1, 0, or -1 when not reported */

@@ -153,6 +153,9 @@ const struct wl_opt_doc wl_opt_docs[] = {
 	{ WL_OPT_URING, 0, "--no-usage-report",
 	  "(zerocopy) do not ask the kernel whether the data was copied (IORING_SEND_ZC_REPORT_USAGE), "
 	  "as most applications do not" },
+	{ WL_OPT_FILE_IO, 0, "--direct",
+	  "open the files O_DIRECT, past the page cache (--size and --file-size whole 4K blocks)" },
+	{ WL_OPT_FILE_IO, 0, "--fixed", "io_uring: read and write through a registered buffer (READ_FIXED, WRITE_FIXED)" },
 	{ WL_OPT_FILE, 0, "--file-size N", "size of the file (default 1G)" },
 	{ WL_OPT_FILE, 0, "--cache MODE", "cold: drop the file's pages before the measured phase; warm (default)" },
 	{ WL_OPT_FILE, 0, "--dir DIR",
@@ -190,6 +193,8 @@ static const struct option wl_longopts[] = {
 	{ "no-usage-report", no_argument, NULL, 'U' },
 	{ "gso", required_argument, NULL, 'G' },
 	{ "ipv6", no_argument, NULL, '6' },
+	{ "direct", no_argument, NULL, 'O' },
+	{ "fixed", no_argument, NULL, 'X' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
 };
@@ -205,7 +210,7 @@ static unsigned option_group(int c)
 		return WL_OPT_PEER | WL_OPT_PIPES;
 	return strchr("FCD", c) ? WL_OPT_FILE : c == 'p' ? WL_OPT_CONN : strchr("NRL", c) ? WL_OPT_PEER
 	       : c == 'A' ? WL_OPT_PATTERN : strchr("YQU", c) ? WL_OPT_URING : strchr("G6", c) ? WL_OPT_UDP
-	       : WL_OPT_AMOUNT;
+	       : strchr("OX", c) ? WL_OPT_FILE_IO : WL_OPT_AMOUNT;
 }
 
 /* --size: bytes per message or per call */
@@ -377,6 +382,20 @@ static int parse_uring_opt(int c, const char *name, unsigned accept, struct wl_o
 	return 1;	/* not one of these */
 }
 
+/* --direct, --fixed: how a file workload's requests reach the file */
+static int parse_file_io_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
+{
+	switch (c) {
+	case 'O':
+		o->direct = true;
+		return 0;
+	case 'X':
+		o->fixed = true;
+		return 0;
+	}
+	return 1;	/* not one of these */
+}
+
 /* --gso, --ipv6: how a UDP workload's datagrams are made */
 static int parse_udp_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
 {
@@ -449,7 +468,7 @@ static int parse_opt(int c, const char *name, unsigned accept, struct wl_opts *o
 {
 	static int (*const parsers[])(int, const char *, unsigned, struct wl_opts *) = {
 		parse_size_opt, parse_file_opt, parse_conn_opt, parse_amount_opt, parse_peer_opt,
-		parse_pattern_opt, parse_uring_opt, parse_udp_opt,
+		parse_pattern_opt, parse_uring_opt, parse_udp_opt, parse_file_io_opt,
 	};
 	const struct option *lo = NULL;
 
