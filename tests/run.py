@@ -2596,6 +2596,182 @@ def uring_notices_fall_back():
             assert_eq("zc_pin", site_bytes(led, "zc_pin"), led["workload"]["bytes"])
 
 
+# ---- io_uring on files: each request's bytes at the file sites, whoever issues it ----
+
+URING_FILE_SIZE = 5_001_216  # 1221 pages: whole blocks for O_DIRECT, not a multiple of a request
+URING_FILE_REQUEST = 65536
+
+
+def hist_of(led, site):
+    """A site's copy sizes, {bucket's lo: copies}, the empty buckets left out."""
+    return {b["lo"]: b["count"] for b in led["sites"][site]["hist"] if b["count"]}
+
+
+def request_hist(led, site, sizes):
+    """The copy sizes a site must show for requests of @sizes, one copy each, in its buckets."""
+    want = {}
+    for n in sizes:
+        lo = [b["lo"] for b in led["sites"][site]["hist"] if b["lo"] <= n <= b["hi"]][0]
+        want[lo] = want.get(lo, 0) + 1
+    return want
+
+
+def check_uring_file_ledger(*args, extra=(), runner=None):
+    """uring-file's ledger with @args, exact against the workload's own counts: the bytes its
+    requests read and wrote are file_read_copy and file_write_copy (with --direct direct_io, and no
+    copy), one copy per request of the request's size, in the boundary account under the
+    request's opcode and explained there, and every io_uring_enter() it made is the kernel's count
+    in the measured phase. Returns the ledger."""
+    wargs = ("--file-size", str(URING_FILE_SIZE), *args)
+    p, led = runner("uring-file", *wargs) if runner else traced("uring-file", *wargs, extra=extra)
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-1500:]} {p.stderr[-300:]}"
+    wl, ring, direct = led["workload"], led["workload"]["io_uring"], "--direct" in args
+    assert wl["verified"] is True, "the workload's own check of the data failed"
+    assert_eq("direct", wl["direct"], direct)
+    assert_eq("fixed", ring["fixed"], "--fixed" in args)
+    assert_eq("bytes read", wl["bytes_read"], URING_FILE_SIZE)
+    assert_eq("bytes written", wl["bytes_written"], URING_FILE_SIZE)
+    # no request came back short: one read and one write per request's worth of the file
+    sizes = [URING_FILE_REQUEST] * (URING_FILE_SIZE // URING_FILE_REQUEST) + [URING_FILE_SIZE % URING_FILE_REQUEST]
+    assert_eq("reads", ring["reads"], len(sizes))
+    assert_eq("writes", ring["writes"], len(sizes))
+    want = {"file_read_copy": 0 if direct else wl["bytes_read"],
+            "file_write_copy": 0 if direct else wl["bytes_written"],
+            "direct_io": wl["bytes_read"] + wl["bytes_written"] if direct else 0}
+    want.update({s: 0 for s in NET_SITES + ("kernel_copy", "user_copy", "pipe_write_copy", "pipe_ref",
+                                            "pipe_read_copy")})
+    for site, n in want.items():
+        assert_eq(site, site_bytes(led, site), n)
+    copies = {"direct_io": sizes * 2} if direct else {"file_read_copy": sizes, "file_write_copy": sizes}
+    for site, each in copies.items():
+        assert_eq(f"{site} copies", led["sites"][site]["count"], len(each))
+        assert_eq(f"{site} copy sizes", hist_of(led, site), request_hist(led, site, each))
+    # the account's rows: the requests' opcodes, on the file as opened, and every byte explained
+    op = "_FIXED" if "--fixed" in args else ""
+    kind = "O_DIRECT file" if direct else "regular file"
+    rows = {(r["call"], r["file"]): r for r in led["boundary"]["calls"]}
+    for call, n in ((f"io_uring READ{op}", wl["bytes_read"]), (f"io_uring WRITE{op}", wl["bytes_written"])):
+        row = rows.get((call, kind))
+        assert row and row["bytes"] == n and row["calls"] == len(sizes), (call, kind, rows)
+    assert_eq("unattributed", led["unattributed"], 0)
+    calls = wl["calls"]["io_uring_enter"]
+    assert_eq("io_uring_enter calls", led["phase_syscalls"].get("io_uring_enter", 0), calls)
+    assert_eq("io_uring_enter calls per chunk", calls, 2 * len(sizes))
+    assert all(c["ok"] for c in led["checks"]), [c for c in led["checks"] if not c["ok"]]
+    return led
+
+
+def make_uring_file_test(*args):
+    """uring-file's ledger holds exactly with @args (check_uring_file_ledger())."""
+    def t():
+        led = check_uring_file_ledger(*args)
+        if "--cache" in args:
+            pages = led["workload"]["source"]["pages"]
+            assert led["page_cache"]["source_pages_added"] * 100 >= pages * 99, led["page_cache"]
+    t.__name__ = "uring_file_" + ("_".join(a.strip("-") for a in args) or "buffered")
+    return t
+
+
+def make_uring_file_issue_test(how):
+    """The requests' bytes are the submitting process's whichever of its threads issues them: io-wq
+    workers (--async) and the SQPOLL thread (--sqpoll), seen while the run went, are of its thread
+    group; buffered and O_DIRECT alike."""
+    def t():
+        for direct in ((), ("--direct",)):
+            seen = {}
+            led = check_uring_file_ledger(how, *direct, runner=traced_watching(seen))
+            want = "iou-wrk-" if how == "--async" else "iou-sqp-"
+            assert_eq("issued by", led["workload"]["io_uring"]["issue"], how[2:])
+            assert any(want in kinds for kinds in seen.values()), (want, seen)
+            # one process holds every byte: the workload's, its io_uring threads' counted in it
+            procs = [p for p in led["by_process"] if any(v["bytes"] for v in p["sites"].values())]
+            assert len(procs) == 1 and procs[0]["comm"] == "uring-file" and want in seen.get(procs[0]["pid"], ()), \
+                (procs, seen)
+            for site in ("file_read_copy", "file_write_copy", "direct_io"):
+                assert_eq(f"{site} of the process", procs[0]["sites"][site]["bytes"], site_bytes(led, site))
+    t.__name__ = f"uring_file_{how[2:]}"
+    return t
+
+
+def make_uring_file_method_test(method):
+    """uring-file's ledger is exact through each method's file probes (buffered and O_DIRECT): the
+    copies inside a syscall are theirs, the io_uring requests' are counted at their completion, and
+    nothing twice. A method this kernel refuses is run in the guests instead."""
+    want_method = {"fentry": "fentry", "kprobe": "kprobe", "tracepoint": "tp_btf"}[method]
+
+    def t():
+        chosen, out = probes_by_method(method)
+        if any(chosen.get(s) != want_method for s in ("file_read_copy", "file_write_copy")):
+            if not KERNEL:
+                raise Skip(f"{method} refused for the file sites here; run in the guests")
+            raise AssertionError(f"{method} not used on {KERNEL}:\n{out}")
+        for site in ("file_read_copy", "file_write_copy", "direct_io"):
+            line = re.search(rf"^{site}\s.*$", out, re.M).group(0)
+            assert "io_uring_complete" in line, line
+        for args in ((), ("--direct",)):
+            led = check_uring_file_ledger(*args, extra=("--method", method))
+            for site in ("file_read_copy", "file_write_copy"):
+                assert_eq(f"{site} method", led["probes"][site], want_method)
+    t.__name__ = f"uring_file_method_{method}"
+    return t
+
+
+def uring_file_without_completions():
+    """Without the io_uring_complete tracepoint (simulated with ZCTRACE_REFUSE) the file sites fall
+    back to their candidates without it and say so: the syscalls' copies are still counted, and
+    uring-file's ledger fails against the workload's count, it does not pass on what was unseen."""
+    env = refused(["tp_btf:io_uring_complete"])
+    p = subprocess.run([ZCTRACE, "probes"], capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    for site in ("file_read_copy", "file_write_copy", "direct_io"):
+        block = re.search(rf"^{site}\s.*?(?=^\w)", p.stdout, re.M | re.S).group(0)
+        assert "io_uring_complete" not in block.splitlines()[0], block
+        assert "tp_btf:io_uring_complete: refused by ZCTRACE_REFUSE" in block, block
+    p, led = traced("uring-file", "--file-size", str(URING_FILE_SIZE), env=env)
+    assert p.returncode == 1, f"exit {p.returncode}"
+    failed = {c["name"]: c for c in led["checks"] if not c["ok"]}
+    assert set(failed) == {"file_read_copy bytes == bytes read", "file_write_copy bytes == bytes written"}, failed
+    for c in failed.values():
+        assert c["detail"].startswith(f"kernel 0, expected {URING_FILE_SIZE} "), c
+    p, led = traced("file-readwrite", "--file-size", str(URING_FILE_SIZE), env=env)
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-1200:]}"
+
+
+def uring_file_command_explained():
+    """A command doing buffered io_uring file I/O (the uring-file program, run as a command: its
+    whole run traced, the files' making and checking too): the account's io_uring READ and WRITE
+    rows on regular files are the program's own counts, each group's bytes are its sites' to the
+    byte, and nothing is unattributed."""
+    for args in ((), ("--async",)):
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            p = zctrace("run", "--no-hist", "--json", f.name, "--", os.path.join(WORKLOADS, "uring-file"),
+                        "--file-size", str(URING_FILE_SIZE), *args)
+            led = json.load(open(f.name))
+        assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-1500:]} {p.stderr[-300:]}"
+        # the program's own report, on its first line: no zctrace pipe for a command's
+        own = json.loads(p.stdout.splitlines()[0])
+        rows = {(r["call"], r["file"]): r for r in led["boundary"]["calls"]}
+        for call, n in (("io_uring READ", own["bytes_read"]), ("io_uring WRITE", own["bytes_written"])):
+            row = rows.get((call, "regular file"))
+            assert row and row["bytes"] == n == URING_FILE_SIZE, (call, rows)
+        groups = {g["group"]: g for g in led["boundary"]["groups"]}
+        for g in ("regular file read", "regular file write"):
+            assert groups[g]["account_bytes"] == groups[g]["site_bytes"] > 0, groups[g]
+            assert groups[g]["unattributed"] == 0 and groups[g]["sites_beyond_calls"] == 0, groups[g]
+        assert site_bytes(led, "file_read_copy") == groups["regular file read"]["account_bytes"], led["sites"]
+        assert site_bytes(led, "file_write_copy") == groups["regular file write"]["account_bytes"], led["sites"]
+        assert site_bytes(led, "file_read_copy") >= URING_FILE_SIZE, led["sites"]["file_read_copy"]
+        assert_eq("unattributed", led["unattributed"], 0)
+        assert all(c["ok"] for c in led["checks"]), [c for c in led["checks"] if not c["ok"]]
+
+
+URING_FILE_TESTS = [make_uring_file_test(), make_uring_file_test("--cache", "cold"),
+                    make_uring_file_test("--direct"), make_uring_file_test("--fixed"),
+                    make_uring_file_test("--direct", "--fixed"), make_uring_file_issue_test("--async"),
+                    make_uring_file_issue_test("--sqpoll"), make_uring_file_method_test("fentry"),
+                    make_uring_file_method_test("kprobe"), make_uring_file_method_test("tracepoint"),
+                    uring_file_without_completions, uring_file_command_explained]
+
+
 def netns_serve_ledgers():
     for w in ("serve-readsend", "serve-sendfile"):
         before = our_net_objects()
@@ -5394,6 +5570,7 @@ def main():
               for how in ("--async", "--sqpoll") for peer in ((), ("--peer", "process"))]
     tests += [uring_sendzc_without_usage_reports, uring_options_only_for_uring, uring_notices_fall_back,
               netns_serve_ledgers]
+    tests += URING_FILE_TESTS
     tests += PIPE_TESTS
     tests += SOCK_TESTS
     tests += [make_remote_fileread_test(pat, peer) for pat in ("seq", "random")
