@@ -173,7 +173,10 @@ static void print_file_workload(FILE *f, const struct ledger *l)
 		fprintf(f, ", %s per call", human_bytes(size, b2, sizeof(b2)));
 	else
 		fprintf(f, ", as much per call as the kernel moves");
-	fprintf(f, "; %s cache, %s", (l->rep.cache ?: "?"), (l->rep.fs ?: "?"));
+	if (l->rep.direct == 1)
+		fprintf(f, "; O_DIRECT, %s", (l->rep.fs ?: "?"));
+	else
+		fprintf(f, "; %s cache, %s", (l->rep.cache ?: "?"), (l->rep.fs ?: "?"));
 	if (el > 0)
 		fprintf(f, "; %.3f s = %.0f MiB/s", el, moved / el / (1 << 20));
 	fprintf(f, "\n");

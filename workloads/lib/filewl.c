@@ -111,10 +111,11 @@ uint64_t wl_file_resident(int fd, uint64_t size)
 
 int wl_file_crc(int fd, uint64_t size, uint32_t *crc)
 {
-	char *buf = malloc(IO_CHUNK);
 	uint64_t off = 0;
+	char *buf;
 
-	if (!buf)
+	/* page-aligned: @fd may be open O_DIRECT (uring-file --direct) */
+	if (posix_memalign((void **)&buf, 4096, IO_CHUNK))
 		return -ENOMEM;
 	*crc = crc32(0L, Z_NULL, 0);
 	while (off < size) {

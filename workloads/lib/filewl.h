@@ -32,6 +32,7 @@ int64_t wl_file_drop(struct wl_file *f);
 int wl_file_readahead_kb(const struct wl_file *f);
 /* Pages of the first @size bytes of @fd that are in the page cache (mincore). */
 uint64_t wl_file_resident(int fd, uint64_t size);
+/* CRC-32 of the first @size bytes of @fd; @fd may be open O_DIRECT (size whole blocks). */
 int wl_file_crc(int fd, uint64_t size, uint32_t *crc);
 /* A second open file description of @f (its own offset), through /proc/self/fd. */
 int wl_file_reopen(const struct wl_file *f);
