@@ -26,7 +26,7 @@ exec /usr/bin/python3 tests/run.py \
 	'raw_tp_flavours_count_the_same$' \
 	'ledger_uring-send_64K_1thr$' 'ledger_uring-sendzc_64K_1thr$' 'ledger_uring-sendzc_64K_4thr$' \
 	'uring_async_uring-sendzc_process$' 'uring_sqpoll_uring-sendzc_thread$' 'netns_uring-sendzc_path$' \
-	'uring_sendzc_without_usage_reports$' 'uring_notices_fall_back$' \
+	'uring_sendzc_without_usage_reports$' 'uring_notices_fall_back$' uring_file \
 	'top_counts_a_process_exactly$' 'top_counts_threads_exactly$' 'top_counts_files_where_measured$' \
 	'top_by_cgroup_and_comm$' 'top_evictions_counted$' 'census_attach_points$' \
 	'export_prometheus_round_trip$' 'export_says_what_it_measures$' 'export_usage_errors$' \
