@@ -98,7 +98,8 @@ const struct workload_def workload_defs[] = {
 	  .opt_groups = WL_OPT_FILE },
 	{ "uring-file",
 	  "duplicate a file with io_uring READ + WRITE requests of --size bytes (default 64K), one at a "
-	  "time; --fixed: READ_FIXED + WRITE_FIXED through a registered buffer; --direct: both files "
+	  "time; --fixed: READ_FIXED + WRITE_FIXED through a registered buffer; --vectored: READV + "
+	  "WRITEV of two vectors; --direct: both files "
 	  "O_DIRECT; --async, --sqpoll: issued by io-wq workers, or the SQPOLL thread",
 	  "file_read_copy = bytes read, file_write_copy = bytes written (page cache->user->page cache, "
 	  "counted as each request completes); with --direct direct_io = bytes read + written and no "

@@ -1,8 +1,9 @@
 /*
  * uring-file: duplicate a file with io_uring, each chunk of --size bytes read with IORING_OP_READ
  * into a user buffer, then written with IORING_OP_WRITE (READ_FIXED and WRITE_FIXED through a
- * registered buffer with --fixed), one request in flight. --direct opens both files O_DIRECT;
- * --async has io-wq workers issue every request, --sqpoll the ring's SQPOLL thread.
+ * registered buffer with --fixed, READV and WRITEV of two vectors with --vectored), one request in
+ * flight. --direct opens both files O_DIRECT; --async has io-wq workers issue every request,
+ * --sqpoll the ring's SQPOLL thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +47,10 @@ static int setup(struct copy_job *j)
 
 	if (!j->size)
 		return -EINVAL;	/* a buffer needs a size */
+	if (o->fixed && o->vectored) {
+		fprintf(stderr, "uring-file: --fixed and --vectored are two ways of giving the buffer: one or the other\n");
+		return -EINVAL;
+	}
 	if (o->direct && (j->size % DIRECT_ALIGN || j->file_size % DIRECT_ALIGN)) {
 		fprintf(stderr, "uring-file: --direct moves whole %d-byte blocks: --size and --file-size "
 			"must be multiples of it\n", DIRECT_ALIGN);
@@ -76,7 +81,8 @@ static int setup(struct copy_job *j)
 
 /*
  * One request: a read of @len bytes at @off into @buf, or a write of them from it, submitted and
- * waited for in one io_uring_enter() (counted in calls[0]). Its result: bytes, or -errno.
+ * waited for in one io_uring_enter() (counted in calls[0]). Its result: bytes, or -errno. Vectored,
+ * @buf is two vectors cut at a whole block (O_DIRECT's), one if @len is a block or less.
  */
 static int one_request(struct copy_job *j, bool write, uint64_t off, size_t len, char *buf)
 {
@@ -84,10 +90,16 @@ static int one_request(struct copy_job *j, bool write, uint64_t off, size_t len,
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
 	struct io_uring_cqe *cqe;
 	int fd = write ? j->out : j->in, ret;
+	size_t cut = len / 2 / DIRECT_ALIGN * DIRECT_ALIGN;
+	struct iovec iov[2] = { { buf, cut ? cut : len }, { buf + cut, len - cut } };
 
 	if (!sqe)
 		return -EBUSY;
-	if (j->opts->fixed && write)
+	if (j->opts->vectored && write)
+		io_uring_prep_writev(sqe, fd, iov, cut ? 2 : 1, off);
+	else if (j->opts->vectored)
+		io_uring_prep_readv(sqe, fd, iov, cut ? 2 : 1, off);
+	else if (j->opts->fixed && write)
 		io_uring_prep_write_fixed(sqe, fd, buf, len, off, 0);
 	else if (j->opts->fixed)
 		io_uring_prep_read_fixed(sqe, fd, buf, len, off, 0);
@@ -164,6 +176,7 @@ static void report(const struct copy_job *j, json_object *r)
 	json_object_object_add(ring, "reads", json_object_new_uint64(u->reads));
 	json_object_object_add(ring, "writes", json_object_new_uint64(u->writes));
 	json_object_object_add(ring, "fixed", json_object_new_boolean(j->opts->fixed));
+	json_object_object_add(ring, "vectored", json_object_new_boolean(j->opts->vectored));
 	json_object_object_add(ring, "issue", json_object_new_string(j->opts->uring_sqpoll ? "sqpoll" :
 								     j->opts->uring_async ? "async" : "inline"));
 	json_object_object_add(r, "io_uring", ring);

@@ -156,6 +156,7 @@ const struct wl_opt_doc wl_opt_docs[] = {
 	{ WL_OPT_FILE_IO, 0, "--direct",
 	  "open the files O_DIRECT, past the page cache (--size and --file-size whole 4K blocks)" },
 	{ WL_OPT_FILE_IO, 0, "--fixed", "io_uring: read and write through a registered buffer (READ_FIXED, WRITE_FIXED)" },
+	{ WL_OPT_FILE_IO, 0, "--vectored", "io_uring: read and write two vectors a request (READV, WRITEV)" },
 	{ WL_OPT_FILE, 0, "--file-size N", "size of the file (default 1G)" },
 	{ WL_OPT_FILE, 0, "--cache MODE", "cold: drop the file's pages before the measured phase; warm (default)" },
 	{ WL_OPT_FILE, 0, "--dir DIR",
@@ -195,6 +196,7 @@ static const struct option wl_longopts[] = {
 	{ "ipv6", no_argument, NULL, '6' },
 	{ "direct", no_argument, NULL, 'O' },
 	{ "fixed", no_argument, NULL, 'X' },
+	{ "vectored", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
 };
@@ -210,7 +212,7 @@ static unsigned option_group(int c)
 		return WL_OPT_PEER | WL_OPT_PIPES;
 	return strchr("FCD", c) ? WL_OPT_FILE : c == 'p' ? WL_OPT_CONN : strchr("NRL", c) ? WL_OPT_PEER
 	       : c == 'A' ? WL_OPT_PATTERN : strchr("YQU", c) ? WL_OPT_URING : strchr("G6", c) ? WL_OPT_UDP
-	       : strchr("OX", c) ? WL_OPT_FILE_IO : WL_OPT_AMOUNT;
+	       : strchr("OXV", c) ? WL_OPT_FILE_IO : WL_OPT_AMOUNT;
 }
 
 /* --size: bytes per message or per call */
@@ -382,7 +384,7 @@ static int parse_uring_opt(int c, const char *name, unsigned accept, struct wl_o
 	return 1;	/* not one of these */
 }
 
-/* --direct, --fixed: how a file workload's requests reach the file */
+/* --direct, --fixed, --vectored: how a file workload's requests reach the file */
 static int parse_file_io_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
 {
 	switch (c) {
@@ -391,6 +393,9 @@ static int parse_file_io_opt(int c, const char *name, unsigned accept, struct wl
 		return 0;
 	case 'X':
 		o->fixed = true;
+		return 0;
+	case 'V':
+		o->vectored = true;
 		return 0;
 	}
 	return 1;	/* not one of these */

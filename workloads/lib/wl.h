@@ -32,7 +32,7 @@ enum wl_cache { WL_CACHE_WARM, WL_CACHE_COLD };
 #define WL_OPT_PIPES	0x20	/* --threads (pipes), --peer thread|process: both ends on this host */
 #define WL_OPT_URING	0x40	/* --async, --sqpoll, --no-usage-report */
 #define WL_OPT_UDP	0x80	/* --gso, --ipv6; --size is a datagram's (default 1400) */
-#define WL_OPT_FILE_IO	0x100	/* --direct, --fixed: how a file workload's requests reach the file */
+#define WL_OPT_FILE_IO	0x100	/* --direct, --fixed, --vectored: how a file workload's requests reach the file */
 #define WL_OPT_TCP	(WL_OPT_CONN | WL_OPT_AMOUNT | WL_OPT_PEER)
 #define WL_OPT_UDP_PAIRS (WL_OPT_PIPES | WL_OPT_AMOUNT | WL_OPT_PEER | WL_OPT_UDP)	/* the udp-* workloads */
 
@@ -103,6 +103,7 @@ struct wl_opts {
 	bool ipv6;		/* UDP over ::1 */
 	bool direct;		/* the files opened O_DIRECT, past the page cache */
 	bool fixed;		/* io_uring: registered buffers (READ_FIXED, WRITE_FIXED) */
+	bool vectored;		/* io_uring: vectors (READV, WRITEV) */
 };
 
 const char *wl_peer_name(enum wl_peer p);
