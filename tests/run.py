@@ -2630,6 +2630,7 @@ def check_uring_file_ledger(*args, extra=(), runner=None, unmeasured=()):
     assert wl["verified"] is True, "the workload's own check of the data failed"
     assert_eq("direct", wl["direct"], direct)
     assert_eq("fixed", ring["fixed"], "--fixed" in args)
+    assert_eq("vectored", ring["vectored"], "--vectored" in args)
     assert_eq("bytes read", wl["bytes_read"], URING_FILE_SIZE)
     assert_eq("bytes written", wl["bytes_written"], URING_FILE_SIZE)
     # no request came back short: one read and one write per request's worth of the file
@@ -2651,7 +2652,7 @@ def check_uring_file_ledger(*args, extra=(), runner=None, unmeasured=()):
         assert_eq(f"{site} copies", led["sites"][site]["count"], len(each))
         assert_eq(f"{site} copy sizes", hist_of(led, site), request_hist(led, site, each))
     # the account's rows: the requests' opcodes, on the file as opened, and every byte explained
-    op = "_FIXED" if "--fixed" in args else ""
+    op = "_FIXED" if "--fixed" in args else "V" if "--vectored" in args else ""
     kind = "O_DIRECT file" if direct else "regular file"
     rows = {(r["call"], r["file"]): r for r in led["boundary"]["calls"]}
     for call, n in ((f"io_uring READ{op}", wl["bytes_read"]), (f"io_uring WRITE{op}", wl["bytes_written"])):
@@ -2788,7 +2789,8 @@ def uring_file_command_explained():
 
 URING_FILE_TESTS = [make_uring_file_test(), make_uring_file_test("--cache", "cold"),
                     make_uring_file_test("--direct"), make_uring_file_test("--fixed"),
-                    make_uring_file_test("--direct", "--fixed"), make_uring_file_issue_test("--async"),
+                    make_uring_file_test("--direct", "--fixed"), make_uring_file_test("--vectored"),
+                    make_uring_file_test("--direct", "--vectored"), make_uring_file_issue_test("--async"),
                     make_uring_file_issue_test("--sqpoll"), make_uring_file_method_test("fentry"),
                     make_uring_file_method_test("kprobe"), make_uring_file_method_test("tracepoint"),
                     uring_file_without_completions, uring_file_command_explained]
