@@ -4003,37 +4003,44 @@ def nic_zerocopy_held_on_sg_device():
         assert "the zero-copy send held" in p.stdout, p.stdout[-2500:]
 
 
+def nic_pairs_runs(first_port, mode):
+    """For each NIC pair (virtio-net, then e1000e) and method (fentry, kprobe): (namespace, whether
+    the device lacks scatter-gather, method, and nic_zc_send()'s run of zc_tcp_peer.py @mode)."""
+    pairs = [(os.environ.get("ZCTRACE_NIC_PAIR"), "zcnic", True), (os.environ.get("ZCTRACE_NIC_PAIR_SG"), "zcsg", False)]
+    if not all(p[0] for p in pairs):
+        raise Skip("needs the NIC pairs (make test-kernels boots them: tests/device-suite.sh)")
+    prog = os.path.join(ROOT, "tests", "zc_tcp_peer.py")
+    port = first_port
+    for peer, ns, no_sg in pairs:
+        for method in ("fentry", "kprobe"):
+            port += 30
+            yield ns, no_sg, method, unskipped(lambda attempt: mode(prog, peer, port + 10 * attempt, method, ns))
+
+
 def nic_sendfile_copied_on_transmit():
     """sendfile() over TCP across each NIC pair (tools/nic-pair.sh): page references to the page
     cache go into the socket (splice_ref, the bytes sent); a device without scatter-gather
     (virtio-net here) has the kernel copy them on transmit, counted for the sender in tx_copy (the
     bytes sent and retransmitted, TCP_INFO), while e1000e takes them as they are (tx_copy 0). With
     fentry and with kprobes; nothing copied from user memory (user_copy, send_copy 0)."""
-    pairs = [(os.environ.get("ZCTRACE_NIC_PAIR"), "zcnic", True), (os.environ.get("ZCTRACE_NIC_PAIR_SG"), "zcsg", False)]
-    if not all(p[0] for p in pairs):
-        raise Skip("needs the NIC pairs (make test-kernels boots them: tests/device-suite.sh)")
     n, size = 200, 65536
-    prog = os.path.join(ROOT, "tests", "zc_tcp_peer.py")
-    port = 5801
-    for peer, ns, copies in pairs:
-        for method in ("fentry", "kprobe"):
-            port += 30
-            with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
-                src = os.path.join(d, "src")
-                p, led, out, err = unskipped(lambda attempt: nic_zc_send(
-                    prog, peer, port + 10 * attempt, n, size, method, None, ns=ns, mode=("sendfile", src)))
-            m = re.search(r"^SENDFILE (\d+) (\d+)$", p.stdout, re.M)
-            assert m and re.search(r"^RECV (\d+)$", out, re.M), (ns, method, p.stdout[-1500:], p.stderr[-500:], out, err)
-            sent, retrans = map(int, m.groups())
-            assert_eq(f"bytes received {ns} {method}", int(re.search(r"^RECV (\d+)$", out, re.M).group(1)), sent)
-            assert_eq(f"sent {ns} {method}", sent, n * size)
-            assert_eq(f"splice_ref {ns} {method}", site_bytes(led, "splice_ref"), sent)
-            assert_eq(f"send_copy {ns} {method}", site_bytes(led, "send_copy"), 0)
-            assert led["probes"]["tx_copy"] == method, (method, led["probes"])
-            assert_eq(f"tx_copy {ns} {method} (sent, and {retrans} B retransmitted)", site_bytes(led, "tx_copy"),
-                      sent + retrans if copies else 0)
-            failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
-            assert p.returncode == 0 and not failed, (ns, method, p.returncode, failed)
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
+        src = os.path.join(d, "src")
+        runs = list(nic_pairs_runs(5801, lambda prog, peer, port, method, ns: nic_zc_send(
+            prog, peer, port, n, size, method, None, ns=ns, mode=("sendfile", src))))
+    for ns, copies, method, (p, led, out, err) in runs:
+        m = re.search(r"^SENDFILE (\d+) (\d+)$", p.stdout, re.M)
+        assert m and re.search(r"^RECV (\d+)$", out, re.M), (ns, method, p.stdout[-1500:], p.stderr[-500:], out, err)
+        sent, retrans = map(int, m.groups())
+        assert_eq(f"bytes received {ns} {method}", int(re.search(r"^RECV (\d+)$", out, re.M).group(1)), sent)
+        assert_eq(f"sent {ns} {method}", sent, n * size)
+        assert_eq(f"splice_ref {ns} {method}", site_bytes(led, "splice_ref"), sent)
+        assert_eq(f"send_copy {ns} {method}", site_bytes(led, "send_copy"), 0)
+        assert led["probes"]["tx_copy"] == method, (method, led["probes"])
+        assert_eq(f"tx_copy {ns} {method} (sent, and {retrans} B retransmitted)", site_bytes(led, "tx_copy"),
+                  sent + retrans if copies else 0)
+        failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
+        assert p.returncode == 0 and not failed, (ns, method, p.returncode, failed)
 
 
 def nic_udp_zerocopy():
@@ -4044,34 +4051,26 @@ def nic_udp_zerocopy():
     device): udp_send_copy is the bytes sent, zc_pin 0, and every notice says COPIED, as the
     program's own count has it; the run never says the zero-copy send held. Nothing is copied on
     transmit or delivery (tx_copy, deferred_copy 0), and the receiver got every byte."""
-    pairs = [(os.environ.get("ZCTRACE_NIC_PAIR"), "zcnic", True), (os.environ.get("ZCTRACE_NIC_PAIR_SG"), "zcsg", False)]
-    if not all(p[0] for p in pairs):
-        raise Skip("needs the NIC pairs (make test-kernels boots them: tests/device-suite.sh)")
     n, size = 200, 1400
-    prog = os.path.join(ROOT, "tests", "zc_tcp_peer.py")
-    port = 5901
-    for peer, ns, copies in pairs:
-        for method in ("fentry", "kprobe"):
-            port += 30
-            p, led, out, err = unskipped(lambda attempt: nic_zc_send(
-                prog, peer, port + 10 * attempt, n, size, method, None, ns=ns, mode=("udp-send",)))
-            m = re.search(r"^SEND (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$", p.stdout, re.M)
-            assert m and re.search(r"^RECV (\d+)$", out, re.M), (ns, method, p.stdout[-1500:], p.stderr[-500:], out, err)
-            sent, calls, notices, copied_notices, copied_calls, copied_bytes, _ = map(int, m.groups())
-            assert_eq(f"bytes received {ns} {method}", int(re.search(r"^RECV (\d+)$", out, re.M).group(1)), sent)
-            assert_eq(f"sent {ns} {method}", sent, n * size)
-            assert_eq(f"calls completed {ns} {method}", calls, n)
-            assert_eq(f"COPIED calls {ns} {method} (program)", copied_calls, n if copies else 0)
-            zn = led["zerocopy_notices"]
-            assert_eq(f"notices {ns} {method}", zn["notices"], notices)
-            assert_eq(f"COPIED notices {ns} {method}", zn["notices_copied"], copied_notices)
-            assert_eq(f"udp_send_copy {ns} {method}", site_bytes(led, "udp_send_copy"), sent if copies else 0)
-            assert_eq(f"zc_pin {ns} {method}", site_bytes(led, "zc_pin"), 0 if copies else sent)
-            assert_eq(f"tx_copy {ns} {method}", site_bytes(led, "tx_copy"), 0)
-            assert_eq(f"deferred_copy {ns} {method}", site_bytes(led, "deferred_copy"), 0)
-            failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
-            assert p.returncode == 0 and not failed, (ns, method, p.returncode, failed)
-            assert ("the zero-copy send held" in p.stdout) != copies, (ns, method, p.stdout[-2500:])
+    for ns, copies, method, (p, led, out, err) in nic_pairs_runs(5901, lambda prog, peer, port, method, ns: nic_zc_send(
+            prog, peer, port, n, size, method, None, ns=ns, mode=("udp-send",))):
+        m = re.search(r"^SEND (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$", p.stdout, re.M)
+        assert m and re.search(r"^RECV (\d+)$", out, re.M), (ns, method, p.stdout[-1500:], p.stderr[-500:], out, err)
+        sent, calls, notices, copied_notices, copied_calls, copied_bytes, _ = map(int, m.groups())
+        assert_eq(f"bytes received {ns} {method}", int(re.search(r"^RECV (\d+)$", out, re.M).group(1)), sent)
+        assert_eq(f"sent {ns} {method}", sent, n * size)
+        assert_eq(f"calls completed {ns} {method}", calls, n)
+        assert_eq(f"COPIED calls {ns} {method} (program)", copied_calls, n if copies else 0)
+        zn = led["zerocopy_notices"]
+        assert_eq(f"notices {ns} {method}", zn["notices"], notices)
+        assert_eq(f"COPIED notices {ns} {method}", zn["notices_copied"], copied_notices)
+        assert_eq(f"udp_send_copy {ns} {method}", site_bytes(led, "udp_send_copy"), sent if copies else 0)
+        assert_eq(f"zc_pin {ns} {method}", site_bytes(led, "zc_pin"), 0 if copies else sent)
+        assert_eq(f"tx_copy {ns} {method}", site_bytes(led, "tx_copy"), 0)
+        assert_eq(f"deferred_copy {ns} {method}", site_bytes(led, "deferred_copy"), 0)
+        failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
+        assert p.returncode == 0 and not failed, (ns, method, p.returncode, failed)
+        assert ("the zero-copy send held" in p.stdout) != copies, (ns, method, p.stdout[-2500:])
 
 
 def zctrace_programs():
