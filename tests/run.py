@@ -3945,7 +3945,7 @@ def nic_zerocopy_copied_on_transmit():
         assert_eq(f"notices {method}", zn["notices"], notices)
         assert_eq(f"COPIED notices {method}", zn["notices_copied"], copied_notices)
         assert_eq(f"bytes of COPIED notices {method}", zn["bytes_copied_notice"], copied_bytes)
-        assert copied_calls > 0, ("the device copied nothing: not the device this test wants", m.groups())
+        # the kernel's notices understate it: skb_segment() copies without clearing the zerocopy flag
         assert "the zero-copy send held" not in p.stdout, p.stdout[-2500:]
         failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
         assert_eq(f"zc_pin {method}", site_bytes(led, "zc_pin"), sent)
@@ -3958,6 +3958,8 @@ def nic_zerocopy_copied_on_transmit():
             assert p.returncode == 0 and not failed, (method, p.returncode, failed)
             assert re.search(r"of the pinned bytes were copied on transmit, for a device without scatter-gather",
                              p.stdout), p.stdout[-2500:]
+            understated = re.search(r"^  The kernel's notices say COPIED for .* only: skb_segment\(\) copies", p.stdout, re.M)
+            assert bool(understated) == (copied_bytes < sent + retrans), (copied_bytes, sent, retrans, p.stdout[-2500:])
         else:
             assert led["sites"]["tx_copy"] is None, led["sites"]["tx_copy"]
             assert re.search(r"notices say COPIED for [\d.]+ \w+ of the sends, more than any copy site counted",

@@ -43,6 +43,12 @@ static void print_findings(FILE *f, const struct ledger *l, double payload)
 			fprintf(f, "  %s of the pinned bytes were copied on transmit, for a device without "
 				"scatter-gather (skb_segment, __pskb_pull_tail): zero-copy still copied, at the "
 				"sender.\n", human_bytes(s[SITE_TX_COPY].bytes, b2, sizeof(b2)));
+		/* skb_segment()'s copies leave the ubuf_info's zerocopy flag set: only a linearizing pull clears it */
+		if (s[SITE_TX_COPY].bytes && ledger_has(l, PROBE_ZC_NOTICES) && l->k.misc.zc_notices &&
+		    l->k.misc.zc_bytes_copied_notice < s[SITE_TX_COPY].bytes)
+			fprintf(f, "  The kernel's notices say COPIED for %s only: skb_segment() copies a GSO skb's "
+				"pinned pages without marking its send's notice.\n",
+				human_bytes(l->k.misc.zc_bytes_copied_notice, b1, sizeof(b1)));
 		if (l->k.misc.zc_notices_copied &&
 		    l->k.misc.zc_bytes_copied_notice > s[SITE_DEFERRED_COPY].bytes + s[SITE_TX_COPY].bytes)
 			fprintf(f, "  The kernel's notices say COPIED for %s of the sends, more than any copy site "
