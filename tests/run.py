@@ -3912,8 +3912,8 @@ def pipeline_processes_named():
     assert {"cat", "gzip"} <= {r[0] for r in rows} and all(r[2] == "host" for r in rows), table
     assert not re.search(r"^  other |  \?  ", table, re.M), table
 
-def nic_zc_send(prog, peer, port, n, size, method, env, ns="zcnic", mode=("send",)):
-    """zc_tcp_peer.py's receiver behind a NIC pair (in namespace @ns) and its sender (@mode: send,
+def nic_peer_run(prog, peer, port, n, size, method, env, ns="zcnic", mode=("send",)):
+    """nic_peer.py's receiver behind a NIC pair (in namespace @ns) and its sender (@mode: send,
     udp-send, or sendfile FILE) traced by a command's run: (the run, its JSON ledger, the
     receiver's stdout and stderr)."""
     rx_args = ["udp-recv", peer, str(port), str(n)] if mode[0] == "udp-send" else ["recv", peer, str(port)]
@@ -3950,10 +3950,10 @@ def nic_zerocopy_copied_on_transmit():
     if not peer:
         raise Skip("needs two NICs joined back to back (make test-kernels boots them: tests/device-suite.sh)")
     n, size = 300, 65536
-    prog = os.path.join(ROOT, "tests", "zc_tcp_peer.py")
+    prog = os.path.join(ROOT, "tests", "nic_peer.py")
     unseen = refused(["fentry:skb_segment", "kprobe:skb_segment"])
     for port, method, env in ((5601, "fentry", None), (5602, "kprobe", None), (5603, "fentry", unseen)):
-        p, led, out, err = unskipped(lambda attempt: nic_zc_send(prog, peer, port + 10 * attempt, n, size, method, env))
+        p, led, out, err = unskipped(lambda attempt: nic_peer_run(prog, peer, port + 10 * attempt, n, size, method, env))
         m = re.search(r"^SEND (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$", p.stdout, re.M)
         assert m and re.search(r"^RECV (\d+)$", out, re.M), (method, p.stdout[-1500:], p.stderr[-500:], out, err)
         sent, calls, notices, copied_notices, copied_calls, copied_bytes, retrans = map(int, m.groups())
@@ -3996,11 +3996,11 @@ def nic_zerocopy_held_on_sg_device():
     if not peer:
         raise Skip("needs two e1000e NICs joined back to back (make test-kernels boots them: tests/device-suite.sh)")
     n, size = 300, 65536
-    prog = os.path.join(ROOT, "tests", "zc_tcp_peer.py")
+    prog = os.path.join(ROOT, "tests", "nic_peer.py")
     route = subprocess.run(["ip", "-o", "route", "get", peer], capture_output=True, text=True, timeout=30).stdout
     dev = re.search(r" dev (\S+)", route).group(1)
     for port, method in ((5701, "fentry"), (5702, "kprobe")):
-        p, led, out, err = unskipped(lambda attempt: nic_zc_send(prog, peer, port + 10 * attempt, n, size, method,
+        p, led, out, err = unskipped(lambda attempt: nic_peer_run(prog, peer, port + 10 * attempt, n, size, method,
                                                                  None, ns="zcsg"))
         m = re.search(r"^SEND (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$", p.stdout, re.M)
         assert m and re.search(r"^RECV (\d+)$", out, re.M), (method, p.stdout[-1500:], p.stderr[-500:], out, err)
@@ -4024,11 +4024,11 @@ def nic_zerocopy_held_on_sg_device():
 
 def nic_pairs_runs(first_port, mode):
     """For each NIC pair (virtio-net, then e1000e) and method (fentry, kprobe): (namespace, whether
-    the device lacks scatter-gather, method, and nic_zc_send()'s run of zc_tcp_peer.py @mode)."""
+    the device lacks scatter-gather, method, and nic_peer_run()'s run of nic_peer.py @mode)."""
     pairs = [(os.environ.get("ZCTRACE_NIC_PAIR"), "zcnic", True), (os.environ.get("ZCTRACE_NIC_PAIR_SG"), "zcsg", False)]
     if not all(p[0] for p in pairs):
         raise Skip("needs the NIC pairs (make test-kernels boots them: tests/device-suite.sh)")
-    prog = os.path.join(ROOT, "tests", "zc_tcp_peer.py")
+    prog = os.path.join(ROOT, "tests", "nic_peer.py")
     port = first_port
     for peer, ns, no_sg in pairs:
         for method in ("fentry", "kprobe"):
@@ -4045,7 +4045,7 @@ def nic_sendfile_copied_on_transmit():
     n, size = 200, 65536
     with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
         src = os.path.join(d, "src")
-        runs = list(nic_pairs_runs(5801, lambda prog, peer, port, method, ns: nic_zc_send(
+        runs = list(nic_pairs_runs(5801, lambda prog, peer, port, method, ns: nic_peer_run(
             prog, peer, port, n, size, method, None, ns=ns, mode=("sendfile", src))))
     for ns, copies, method, (p, led, out, err) in runs:
         m = re.search(r"^SENDFILE (\d+) (\d+)$", p.stdout, re.M)
@@ -4071,7 +4071,7 @@ def nic_udp_zerocopy():
     program's own count has it; the run never says the zero-copy send held. Nothing is copied on
     transmit or delivery (tx_copy, deferred_copy 0), and the receiver got every byte."""
     n, size = 200, 1400
-    for ns, copies, method, (p, led, out, err) in nic_pairs_runs(5901, lambda prog, peer, port, method, ns: nic_zc_send(
+    for ns, copies, method, (p, led, out, err) in nic_pairs_runs(5901, lambda prog, peer, port, method, ns: nic_peer_run(
             prog, peer, port, n, size, method, None, ns=ns, mode=("udp-send",))):
         m = re.search(r"^SEND (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$", p.stdout, re.M)
         assert m and re.search(r"^RECV (\d+)$", out, re.M), (ns, method, p.stdout[-1500:], p.stderr[-500:], out, err)

@@ -1,21 +1,21 @@
 #!/usr/bin/env python3
-"""A TCP MSG_ZEROCOPY sender, a sendfile sender, and their receiver, for tests across a NIC pair
+"""Senders (TCP and UDP MSG_ZEROCOPY, sendfile) and their receivers, for tests across a NIC pair
 (tools/nic-pair.sh).
 
-  zc_tcp_peer.py recv ADDR PORT           print "LISTEN" once listening, accept one connection (60 s
+  nic_peer.py recv ADDR PORT           print "LISTEN" once listening, accept one connection (60 s
                                           at most), read to its end, print "RECV bytes"
-  zc_tcp_peer.py send ADDR PORT N SIZE    N sends of SIZE bytes with MSG_ZEROCOPY (SO_ZEROCOPY),
+  nic_peer.py send ADDR PORT N SIZE    N sends of SIZE bytes with MSG_ZEROCOPY (SO_ZEROCOPY),
                                           reap every completion notice from MSG_ERRQUEUE, print
                                           "SEND bytes calls notices copied_notices copied_calls
                                           copied_bytes retransmitted_bytes" (TCP_INFO's
                                           tcpi_bytes_retrans once every notice is in: all acked)
-  zc_tcp_peer.py udp-recv ADDR PORT N     print "LISTEN" once bound, read datagrams until N came or
+  nic_peer.py udp-recv ADDR PORT N     print "LISTEN" once bound, read datagrams until N came or
                                           none for 5 s (60 s for the first), print "RECV bytes"
-  zc_tcp_peer.py udp-send ADDR PORT N SIZE
+  nic_peer.py udp-send ADDR PORT N SIZE
                                           N datagrams of SIZE bytes with MSG_ZEROCOPY on a
                                           connected UDP socket, each notice reaped, printed as
                                           "send" prints it (retransmitted_bytes 0)
-  zc_tcp_peer.py sendfile ADDR PORT N SIZE FILE
+  nic_peer.py sendfile ADDR PORT N SIZE FILE
                                           N sendfile() calls of SIZE bytes each from FILE (made
                                           here, N * SIZE bytes, read once so that it is in the
                                           page cache), print "SENDFILE bytes retransmitted_bytes"
@@ -70,7 +70,7 @@ def sendfile(addr, port, n, size, path):
             while off < (i + 1) * size:
                 k = os.sendfile(s.fileno(), f.fileno(), off, (i + 1) * size - off)
                 if k <= 0:
-                    raise SystemExit("zc_tcp_peer: sendfile returned %d" % k)
+                    raise SystemExit("nic_peer: sendfile returned %d" % k)
                 off += k
                 sent += k
     s.shutdown(socket.SHUT_WR)
@@ -117,7 +117,7 @@ def send(addr, port, n, size, udp=False):
     def reap(wait):
         while True:
             if wait and not select.select([s], [], [], 10)[0]:
-                raise SystemExit("zc_tcp_peer: no completion notice in 10 s")
+                raise SystemExit("nic_peer: no completion notice in 10 s")
             try:
                 _, anc, _, _ = s.recvmsg(1, 1024, socket.MSG_ERRQUEUE | socket.MSG_DONTWAIT)
             except BlockingIOError:
