@@ -459,9 +459,30 @@ static __u64 kprobe_missed(struct bpf_link *link)
  * syscall holds the CPU (kprobes and their kin), is skipped and counted in the program's
  * recursion_misses; and a kprobe that fires while another kprobe runs on its CPU is not run at
  * all (its nmissed). An interrupt's softirq that sends or receives inside a run is where it
- * happens. Kernels before 6.7 count neither for kprobes and uprobes.
+ * happens, and a map syscall, which may even be preempted there by another task: zctrace's own
+ * reads of its maps make kprobe programs skip runs of whatever else runs on their CPU, so the
+ * run's figures are read after its end is marked. Kernels before 6.7 count neither for kprobes
+ * and uprobes.
  */
-void kfigures_read_skips(struct kfigures *k, struct zctrace_bpf *obj)
+void kfigures_mark_skips(struct skip_mark *m, struct zctrace_bpf *obj)
+{
+	const struct bpf_object_skeleton *sk = obj->skeleton;
+
+	m->n = sk->prog_cnt < MAX_MARKED_PROGS ? sk->prog_cnt : MAX_MARKED_PROGS;
+	for (int i = 0; i < m->n; i++) {
+		const struct bpf_program *prog = *sk->progs[i].prog;
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		m->runs[i] = 0;
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			m->runs[i] = info.recursion_misses + kprobe_missed(*sk->progs[i].link);
+	}
+}
+
+void kfigures_read_skips(struct kfigures *k, struct zctrace_bpf *obj, const struct skip_mark *from,
+			 const struct skip_mark *to)
 {
 	const struct bpf_object_skeleton *sk = obj->skeleton;
 	bool counted = perf_skips_counted(), uncounted = false;
@@ -469,18 +490,12 @@ void kfigures_read_skips(struct kfigures *k, struct zctrace_bpf *obj)
 	k->nskips = 0;
 	k->skipped = 0;
 	k->skips_uncounted[0] = '\0';
-	for (int i = 0; i < sk->prog_cnt; i++) {
+	for (int i = 0; i < to->n && i < from->n; i++) {
 		const struct bpf_program *prog = *sk->progs[i].prog;
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-		__u64 runs;
+		__u64 runs = to->runs[i] - from->runs[i];
 
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-			continue;
 		uncounted |= !counted && called_through_perf(prog) && *sk->progs[i].link;
-		runs = info.recursion_misses + kprobe_missed(*sk->progs[i].link);
-		if (!runs)
+		if (!runs || to->runs[i] < from->runs[i])
 			continue;
 		k->skipped += runs;
 		add_skips(k, bpf_program__name(prog), runs);

@@ -75,11 +75,24 @@ struct seg_figures {
 
 /* Reads every map into @k (zeroed first). */
 void kfigures_read(struct kfigures *k, struct zctrace_bpf *obj);
+#define MAX_MARKED_PROGS 256
+
+/* How many runs of each of zctrace's programs the kernel had skipped at one moment, by skeleton index. */
+struct skip_mark {
+	int n;
+	__u64 runs[MAX_MARKED_PROGS];
+};
+
 /*
- * Reads how many runs of each of @obj's programs the kernel skipped rather than nest BPF programs
- * on one CPU: a skipped run's figures are lost. Read once, at the end of a run.
+ * Marks how many runs of each of @obj's programs the kernel has skipped rather than nest BPF
+ * programs on one CPU. Marked as the target starts and as it ends, before zctrace reads a map:
+ * a map syscall holds off kprobe programs on its CPU (bpf_disable_instrumentation()), so the
+ * reading of a run's figures must not be charged to the run.
  */
-void kfigures_read_skips(struct kfigures *k, struct zctrace_bpf *obj);
+void kfigures_mark_skips(struct skip_mark *m, struct zctrace_bpf *obj);
+/* The runs skipped between marks @from and @to, by program, into @k (a skipped run's figures are lost). */
+void kfigures_read_skips(struct kfigures *k, struct zctrace_bpf *obj, const struct skip_mark *from,
+			 const struct skip_mark *to);
 /* Reads the per-step maps into @sf. */
 void kfigures_read_segments(struct seg_figures *sf, struct zctrace_bpf *obj);
 

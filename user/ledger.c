@@ -10,12 +10,13 @@
 #include "jsonpath.h"
 #include "ledger.h"
 
-void ledger_collect(struct ledger *l, struct zctrace_bpf *obj)
+void ledger_collect(struct ledger *l, struct zctrace_bpf *obj, const struct skip_mark *from,
+		    const struct skip_mark *to)
 {
 	for (int s = 0; s < NR_SITES; s++)
 		l->method[s] = site_method_of(l->choice, s, &l->method_label[s]);
 	kfigures_read(&l->k, obj);
-	kfigures_read_skips(&l->k, obj);
+	kfigures_read_skips(&l->k, obj, from, to);
 	boundary_explain(&l->k, l->method, ledger_has(l, PROBE_BOUNDARY), &l->bnd);
 }
 

@@ -57,7 +57,8 @@ struct ledger {
 /* The workload's report (NULL: none), kept in @l and read into l->rep. */
 void ledger_set_report(struct ledger *l, json_object *report);
 /* Reads the kernel's figures and each site's method; the run's fields are set before. */
-void ledger_collect(struct ledger *l, struct zctrace_bpf *obj);
+void ledger_collect(struct ledger *l, struct zctrace_bpf *obj, const struct skip_mark *from,
+		    const struct skip_mark *to);
 /* Whether probe site @id (enum probe_id) attached for this run. */
 bool ledger_has(const struct ledger *l, int id);
 /* Why probe site @id attached nothing, for a "not supported" line. */

@@ -233,6 +233,7 @@ struct run {
 	bool borrowed;			/* @obj is a sweep's, loaded once for all its runs: reset, not loaded */
 	struct perf_set *perf;
 	struct ledger *l;
+	struct skip_mark skips_from, skips_to;	/* as the target starts and ends */
 	struct micro *micro;		/* a microbenchmark's figures per step, or NULL */
 	struct live *lv;
 };
@@ -385,9 +386,12 @@ static int run_target(struct run *r)
 {
 	double t0 = now_s();
 
+	kfigures_mark_skips(&r->skips_from, r->obj);
 	if (r->a.pid ? target_follow(&r->t, r->obj, r->perf) : target_spawn(&r->t, r->obj, r->perf, &r->np))
 		return 1;
 	target_wait(&r->t, r->lv ? tick_live : NULL, r);
+	/* before any map is read: the reads hold off kprobe programs (kfigures_mark_skips()) */
+	kfigures_mark_skips(&r->skips_to, r->obj);
 	r->effect.wall_traced = now_s() - t0;
 	return target_refused_options(&r->t, r->obj) ? EXIT_USAGE : 0;
 }
@@ -409,7 +413,7 @@ static void run_collect(struct run *r)
 	l->exit_status = target_exit_status(&r->t);
 	l->phase_gated = r->obj->rodata->gate_on_phase;
 	l->net = &r->np;
-	ledger_collect(l, r->obj);
+	ledger_collect(l, r->obj, &r->skips_from, &r->skips_to);
 	ledger_check(l);
 	if (r->micro) {
 		micro_collect(r->micro, r->obj);
