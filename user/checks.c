@@ -351,16 +351,24 @@ static void check_skips(struct ledger *l)
 {
 	char what[200];
 	size_t len = 0;
+	bool fentry = false;
 
 	what[0] = '\0';
 	for (int i = 0; i < l->k.nskips && len < sizeof(what); i++)
 		len += snprintf(what + len, sizeof(what) - len, "%s%s %" PRIu64, i ? ", " : "",
 				l->k.skips[i].name, (uint64_t)l->k.skips[i].runs);
+	for (int i = 0; i < l->k.nskips; i++) {
+		const char *end = strrchr(l->k.skips[i].name, '_');
+
+		fentry |= end && (!strcmp(end, "_fentry") || !strcmp(end, "_fexit"));
+	}
 	if (l->k.skipped)
 		add_check(l, false, "no program run skipped",
-			  "the kernel skipped %" PRIu64 " runs (another BPF program held the CPU): %s%s; "
-			  "the figures they count may be short", (uint64_t)l->k.skipped, what,
-			  l->k.nskips == MAX_SKIPPED_PROGS ? ", ..." : "");
+			  "the kernel skipped %" PRIu64 " runs (a BPF program held the CPU): %s%s; "
+			  "the figures they count may be short%s", (uint64_t)l->k.skipped, what,
+			  l->k.nskips == MAX_SKIPPED_PROGS ? ", ..." : "",
+			  fentry && kernel_preempt_rt() ? "; on PREEMPT_RT, fentry programs are preempted inside "
+			  "their runs: leave --method fentry out" : "");
 	else
 		add_check(l, true, "no program run skipped", "the kernel ran every program%s%s",
 			  l->k.skips_uncounted[0] ? " whose skips it counts; " : "", l->k.skips_uncounted);

@@ -25,7 +25,7 @@ struct zctrace_bpf;
 struct check {
 	char name[80];
 	bool ok;
-	char detail[200];
+	char detail[320];
 };
 
 struct effect;

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
@@ -458,13 +459,49 @@ static bool io_fentry_allowed(char *why, size_t n)
 	return true;
 }
 
+/* Whether this kernel is a PREEMPT_RT build: /sys/kernel/realtime, else its version string. */
+bool kernel_preempt_rt(void)
+{
+	static int rt = -1;
+	struct utsname u;
+	char c = 0;
+	int fd;
+
+	if (rt >= 0)
+		return rt;
+	fd = open("/sys/kernel/realtime", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		rt = read(fd, &c, 1) == 1 && c == '1';
+		close(fd);
+	} else {
+		rt = !uname(&u) && strstr(u.version, "PREEMPT_RT");
+	}
+	return rt;
+}
+
+/*
+ * Whether fentry and fexit are passed over for kprobes and tracepoints where a site has them: on a
+ * PREEMPT_RT kernel, unless --method fentry asks for them. Their programs run with migration off
+ * but preemption on, and the kernel skips a program that fires while it runs on the CPU: on RT a
+ * thread is preempted inside one and the next thread on that CPU to reach it loses its run.
+ * kprobe and tracepoint programs run with preemption off on RT too.
+ */
+static bool fentry_passed_over(enum method cap)
+{
+	return cap != METHOD_FENTRY && kernel_preempt_rt();
+}
+
 /* Decides how the I/O syscalls are followed (choice[PROBE_SYSCALLS].io), the syscalls figure with it. */
-static void choose_io_hooks(struct probe_choice *choice)
+static void choose_io_hooks(struct probe_choice *choice, enum method cap)
 {
 	struct probe_choice *sc = &choice[PROBE_SYSCALLS];
 
-	if (sc->io != IO_HOOKS_TPS)
+	if (sc->io != IO_HOOKS_TPS && fentry_passed_over(cap)) {
+		snprintf(sc->io_why, sizeof(sc->io_why), "%s", PREEMPT_RT_WHY);
+		sc->io = IO_HOOKS_TPS;
+	} else if (sc->io != IO_HOOKS_TPS) {
 		sc->io = io_fentry_allowed(sc->io_why, sizeof(sc->io_why)) ? IO_HOOKS_FENTRY : IO_HOOKS_TPS;
+	}
 	if (sc->io == IO_HOOKS_FENTRY && !sc->skip) {
 		sc->skip = true;
 		snprintf(sc->why_not[0], sizeof(sc->why_not[0]), "%s", IO_FENTRY_SYSCALLS_WHY);
@@ -525,7 +562,7 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 		bpf_object__for_each_program(prog, obj->obj)
 			bpf_program__set_autoload(prog, false);
 	}
-	choose_io_hooks(choice);
+	choose_io_hooks(choice, cap);
 	for (int s = 0; s < NR_PROBES; s++) {
 		const struct probe_site *ps = &probe_sites[s];
 		struct probe_choice *ch = &choice[s];
@@ -533,15 +570,24 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 		ch->chosen = -1;
 		if (ch->skip)
 			continue;
+		/* on PREEMPT_RT, fentry only where nothing else attaches: a second round for it */
+		for (int round = 0; round < 1 + fentry_passed_over(cap) && ch->chosen < 0; round++)
 		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++) {
 			const struct candidate *cand = &ps->cands[c];
+			bool over = fentry_passed_over(cap) && cand->method == METHOD_FENTRY;
 
 			if (ch->refused[c])	/* the kernel refused it at load or attach: why_not says how */
+				continue;
+			if (round == 1 && !over)
 				continue;
 			ch->why_not[c][0] = '\0';
 			if (cap != METHOD_NONE && method_rank(cand->method) < method_rank(cap)) {
 				snprintf(ch->why_not[c], sizeof(ch->why_not[c]), "skipped: --method %s",
 					 method_name(cap));
+				continue;
+			}
+			if (over && round == 0) {
+				snprintf(ch->why_not[c], sizeof(ch->why_not[c]), "%s", PREEMPT_RT_WHY);
 				continue;
 			}
 			for (int k = 0; k < MAX_NEEDS && cand->needs[k]; k++) {

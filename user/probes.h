@@ -35,6 +35,9 @@ struct probe_choice {
 extern const char *const io_fentry_progs[];
 extern const int nr_io_fentry_progs;
 /* Why the syscalls figure is absent where the I/O syscalls are followed by fentry. */
+/* why fentry is passed over on a PREEMPT_RT kernel (fentry_passed_over()) */
+#define PREEMPT_RT_WHY "passed over on this PREEMPT_RT kernel: its programs can be preempted, and the kernel " \
+	"then skips the runs of the next thread on the CPU (--method fentry takes it)"
 #define IO_FENTRY_SYSCALLS_WHY "not measured: only the I/O syscalls are followed, at their functions " \
 	"(add --complete for the raw syscall tracepoints)"
 
@@ -45,6 +48,8 @@ extern const int nr_io_fentry_progs;
  * IO_HOOKS_FENTRY where the kernel allows it, else IO_HOOKS_TPS with why in its io_why.
  */
 int choose_probes(struct zctrace_bpf *obj, struct probe_choice *choice, enum method cap);
+/* Whether this kernel is a PREEMPT_RT build (fentry is then passed over: probes.c). */
+bool kernel_preempt_rt(void);
 /* Whether @prog is one of the I/O syscalls' fentry/fexit programs. */
 bool is_io_fentry_prog(const char *prog);
 const char *method_name(enum method m);
