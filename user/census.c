@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <mntent.h>
 #include <search.h>
 #include <signal.h>
@@ -72,6 +73,7 @@ struct census {
 	int ntlist, captlist;
 	uint64_t hist[NR_SITES][MAX_SLOTS];	/* census_hists summed over the CPUs, at the last read */
 	void *hist_buf;				/* one read of census_hists: a value per CPU */
+	struct skip_mark skips0, skips;		/* program runs the kernel skipped: at the start, now */
 };
 
 /* Where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1. */
@@ -152,9 +154,34 @@ int census_open(struct census **cp, const struct census_opts *o)
 		census_close(c);
 		return err;
 	}
+	kfigures_mark_skips(&c->skips0, c->obj);
 	c->last = now_s();
 	*cp = c;
 	return 0;
+}
+
+/*
+ * The runs of the census's programs the kernel skipped since the start, with the programs that
+ * skipped most in @what (kfigures_mark_skips(): a program that fires while another holds its CPU,
+ * or while it was preempted inside itself, on PREEMPT_RT). Their counts may be short by those runs.
+ */
+static uint64_t read_skips(struct census *c, char *what, size_t n)
+{
+	struct kfigures *k = calloc(1, sizeof(*k));
+	size_t len = 0;
+	uint64_t total;
+
+	what[0] = '\0';
+	if (!k)
+		return 0;
+	kfigures_mark_skips(&c->skips, c->obj);
+	kfigures_read_skips(k, c->obj, &c->skips0, &c->skips);
+	for (int i = 0; i < k->nskips && len < n; i++)
+		len += snprintf(what + len, n - len, "%s%s %" PRIu64, i ? ", " : "", k->skips[i].name,
+				(uint64_t)k->skips[i].runs);
+	total = k->skipped;
+	free(k);
+	return total;
 }
 
 bool census_has_account(const struct census *c)
@@ -682,6 +709,7 @@ int census_read(struct census *c, struct census_snap *snap)
 	uint64_t keys, evicted;
 	int n = 0, err;
 
+	snap->skipped = read_skips(c, snap->skipped_what, sizeof(snap->skipped_what));
 	drop_exited(c);
 	for (int i = 0; i < c->nlist; i++) {
 		memset(&c->list[i]->out.delta, 0, sizeof(c->list[i]->out.delta));

@@ -64,6 +64,8 @@ struct census_snap {
 	int nprocs;
 	uint64_t evicted;	/* (process, site) keys the kernel evicted since the start: counts lost */
 	uint64_t dropped;	/* updates the kernel could not store (no room), since the start */
+	uint64_t skipped;	/* runs of the census's programs the kernel skipped, since the start */
+	char skipped_what[160];	/* ... by program, the most first ("name runs, ...") */
 	uint64_t keys;		/* keys held now */
 	uint64_t max_keys;
 	double interval_s;	/* time since the previous read */

@@ -272,6 +272,7 @@ void expo_add(struct expo *e, const struct census_snap *snap)
 	e->reads++;
 	e->evicted = snap->evicted;
 	e->dropped = snap->dropped;
+	e->skipped = snap->skipped;
 	e->keys = snap->keys;
 	e->max_keys = snap->max_keys;
 }
@@ -435,6 +436,9 @@ static void write_bookkeeping(FILE *f, const struct expo *e, enum expo_format fm
 	       e->evicted);
 	scalar(f, fmt, "zctrace_census_dropped", FAM_COUNTER,
 	       "Census updates the kernel could not store (no room): counts lost", e->dropped);
+	scalar(f, fmt, "zctrace_census_program_runs_skipped", FAM_COUNTER,
+	       "Runs of the census's BPF programs the kernel skipped (another held the CPU, or it was preempted "
+	       "inside itself): counts lost", e->skipped);
 	scalar(f, fmt, "zctrace_census_keys", FAM_GAUGE, "(process, site) keys the census's map holds now", e->keys);
 	scalar(f, fmt, "zctrace_census_max_keys", FAM_GAUGE, "(process, site) keys the census's map can hold",
 	       e->max_keys);

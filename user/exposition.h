@@ -38,7 +38,7 @@ struct expo {
 	uint64_t folded;			/* label pairs folded into "other", one per read that saw them */
 	uint64_t reads;
 	/* the census's own bookkeeping at the last read */
-	uint64_t evicted, dropped, keys, max_keys;
+	uint64_t evicted, dropped, skipped, keys, max_keys;
 	enum method site_method[NR_SITES];	/* how each copy site counts: METHOD_NONE = not at all */
 	const char *site_why[NR_SITES];		/* ... and why not, where it does not */
 	bool account;				/* the boundary account is kept: unattributed bytes are measured */

@@ -299,6 +299,9 @@ static void print_table(const struct top_args *a, const struct census *c, const 
 	printf("%s  %.1f s  %d %s with copies  keys %" PRIu64 "/%" PRIu64 "  evicted %" PRIu64 "  dropped %" PRIu64
 	       "\n", clock, secs, n, a->by == BY_PROCESS ? "processes" : a->by == BY_CGROUP ? "cgroups" : "names",
 	       snap->keys, snap->max_keys, snap->evicted, snap->dropped);
+	if (snap->skipped)
+		printf("the kernel skipped %" PRIu64 " runs of the census's programs (%s): the counts they make may be "
+		       "short\n", snap->skipped, snap->skipped_what);
 	if (bpf)
 		printf("census BPF programs: %.2f ms of CPU in %" PRIu64 " events (%.0f ns each)\n", bpf[0] / 1e6, bpf[1],
 		       bpf[1] ? (double)bpf[0] / bpf[1] : 0);
@@ -391,6 +394,8 @@ static int print_json(const struct top_args *a, const struct census *c, const st
 	json_object_object_add(o, "max_keys", json_object_new_int64(snap->max_keys));
 	json_object_object_add(o, "evicted", json_object_new_int64(snap->evicted));
 	json_object_object_add(o, "dropped", json_object_new_int64(snap->dropped));
+	json_object_object_add(o, "program_runs_skipped", json_object_new_int64(snap->skipped));
+	json_object_object_add(o, "program_runs_skipped_by", json_object_new_string(snap->skipped_what));
 	for (int s = 0; s < NR_SITES; s++) {
 		enum method meth = site_method_of(census_choice(c), s, NULL);
 
