@@ -317,6 +317,12 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 	struct zctrace_bpf *obj = NULL;
 	int err = -ENOTSUP;
 
+	/* what the object cannot load without, asked first: one line that names it, not the loader's EINVAL */
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 0) {
+		fprintf(stderr, "zctrace: this kernel has no task storage for BPF programs (BPF_MAP_TYPE_TASK_STORAGE, "
+			"Linux 5.11), which zctrace's per-thread state needs: not supported\n");
+		return -ENOTSUP;
+	}
 	if (o->skip_zc_path)
 		skip_zc_path(choice);
 	if (o->skip)
