@@ -4135,6 +4135,20 @@ def preempt_rt_passes_fentry_over():
         assert p.returncode == 0 and not failed, (p.returncode, failed)
 
 
+def kernel_without_task_storage_says_so():
+    """On a kernel without task storage for BPF programs (before 5.11: Debian 11's 5.10), which
+    zctrace's per-thread state needs, every command that loads its programs says so in one line
+    naming it, and exits non-zero: not the loader's "Invalid argument"."""
+    if tuple(map(int, re.match(r"(\d+)\.(\d+)", os.uname().release).groups())) >= (5, 11):
+        raise Skip("needs a kernel before 5.11 (make test-kernels boots Debian 11's 5.10)")
+    for args in (("run", "--no-hist", "tcp-onecopy", "--messages", "10"), ("run", "--", "true"), ("probes",),
+                 ("top", "-n", "1", "--json")):
+        p = zctrace(*args)
+        said = [l for l in p.stderr.splitlines() if "no task storage for BPF programs" in l]
+        assert p.returncode != 0 and len(said) == 1 and "Invalid argument" not in p.stderr, \
+            (args, p.returncode, p.stderr[-600:])
+
+
 def zctrace_programs():
     """The ids of the BPF programs named like zctrace's USDT and syscall-exit programs (the raw
     tracepoint's, or read()'s at its function where a command's run follows the I/O syscalls there)."""
@@ -5433,7 +5447,8 @@ def top_counts_threads_exactly():
     """The census counts in each thread: a process of 6 threads, each moving its own bytes over a
     Unix socket pair and UDP on loopback and ending at its own time, and 24 such processes at
     once, all against --max-keys 16: every process's four socket sites hold exactly its bytes,
-    through its threads' exits and its own; nothing is evicted or dropped."""
+    through its threads' exits and its own; nothing is evicted or dropped. Where the kernel skipped
+    runs of the census's programs, the census says so, and no site holds more than the bytes."""
     nthreads, n, size, procs = 6, 200, 3000, 24
     top = top_start("--max-keys", "64")
     try:
@@ -5445,10 +5460,18 @@ def top_counts_threads_exactly():
         tables = top_stop(top)
     if not tables[-1]["methods"]["udp_send_copy"]:
         raise Skip(f"the census does not measure UDP here: {tables[-1]['not_measured'].get('udp_send_copy')}")
+    # runs of its programs the kernel skipped (on PREEMPT_RT, a census site with fentry alone, its
+    # programs preempted inside themselves) are said, and their counts may be short by them
+    skipped = tables[-1]["program_runs_skipped"]
+    if skipped:
+        print(f"  (the census says the kernel skipped {skipped} runs: {tables[-1]['program_runs_skipped_by']})")
     for p in progs:
         sites, _, rows = top_sum(tables, lambda r: r["pid"] == p.pid)
         for site in ("unix_send_copy", "unix_recv_copy", "udp_send_copy", "udp_recv_copy"):
-            assert_eq(f"{site} of {p.pid}", sites.get(site, 0), nthreads * n * size)
+            if skipped:
+                assert sites.get(site, 0) <= nthreads * n * size, (site, p.pid, sites)
+            else:
+                assert_eq(f"{site} of {p.pid}", sites.get(site, 0), nthreads * n * size)
     assert all(t["evicted"] == 0 and t["dropped"] == 0 and t["keys"] <= 64 for t in tables), tables[-1]
 
 
@@ -5679,7 +5702,7 @@ def main():
               two_passes_figures_and_ledger, untraced_pass_attaches_nothing, detach_after_the_report_leaves_nothing,
               default_report_fits_one_screen, readme_samples_have_the_shape_of_a_fresh_run, pipeline_processes_named,
               nic_zerocopy_copied_on_transmit, nic_zerocopy_held_on_sg_device, nic_sendfile_copied_on_transmit,
-              nic_udp_zerocopy, preempt_rt_passes_fentry_over,
+              nic_udp_zerocopy, preempt_rt_passes_fentry_over, kernel_without_task_storage_says_so,
               floor_attaches_empty_programs,
               raw_tp_flavours_count_the_same, robust_no_btf,
               robust_one_byte_messages_60s, robust_full_map_is_reported,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints make test-kernels' table from the logs of tests/kernel-suite.sh: for each probe site, the
-method each kernel chose by default and under --method kprobe and --method tracepoint, then each
+method each kernel chose by default (on a PREEMPT_RT kernel, fentry passed over) and under --method kprobe and --method tracepoint, then each
 kernel's tests passed, failed and skipped. Usage: kernel-table.py RESULTS_DIR NAME..."""
 import os
 import re
@@ -40,7 +40,7 @@ def main():
         row = f"{s:<16}"
         for n in names:
             m = data[n][0].get(s, {})
-            cell = "/".join(m.get(k, "?") for k in ("fentry", "kprobe", "tracepoint"))
+            cell = "/".join(m.get(k, "?") for k in ("default", "kprobe", "tracepoint"))
             row += f"{cell:<{max(width, 26)}}"
         print(row)
     print(f"{'tests':<16}" + "".join(

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Debian's stock kernels under QEMU (TCG) over this machine's root file system, with virtme-ng:
-#   kernels.sh fetch              the newest 6.1 and 6.12 images the package index offers
+#   kernels.sh fetch              the newest images the package index offers of each kernel in
+#                                 $ZCTRACE_KERNEL_SETS (default "stock rt old"): stock, Debian 12's 6.1
+#                                 and 6.12; rt, their PREEMPT_RT builds; old, Debian 11's 5.10
 #   kernels.sh list               their versions, one a line (after fetch)
 #   kernels.sh run VERSION CMD    boot VERSION, run CMD as root in the project directory, exit with CMD's status
-#   kernels.sh test               make test-kernels: the portable suite on each, and one table; then
-#                                 the device path on each, two NIC pairs on QEMU hubs (device-suite.sh)
+#   kernels.sh test               make test-kernels: the portable suite on each (on RT builds, its rt
+#                                 part; on 5.10, its old part), and one table; then the device path on each stock kernel, two
+#                                 NIC pairs on QEMU hubs (device-suite.sh)
 # The kernels, their modules and virtme-ng live in $ZCTRACE_KERNELS (default .kernels/ here):
 # virtme-ng finds each image's modules in its unpacked package (and runs depmod there). The host's
 # apt configuration, /lib/modules and bootloader are never touched.
@@ -12,13 +15,32 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 KDIR=${ZCTRACE_KERNELS:-$ROOT/.kernels}
 VNG_VERSION=1.42
-# the package name patterns of the kernels users run: Debian 12's 6.1 and the 6.12 LTS
-PATTERNS=('^linux-image-6\.1\.0-[0-9]+-amd64-unsigned$' '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$')
+# the package name patterns of the kernels users run: Debian 12's 6.1 and the 6.12 LTS, their
+# PREEMPT_RT builds, and Debian 11's 5.10 (bullseye: an apt configuration of its own, old_apt())
+STOCK=('^linux-image-6\.1\.0-[0-9]+-amd64-unsigned$' '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$')
+RT=('^linux-image-6\.1\.0-[0-9]+-rt-amd64-unsigned$' '^linux-image-6\.12\.[0-9]+\+deb12-rt-amd64-unsigned$')
+OLD='^linux-image-5\.10\.0-[0-9]+-amd64-unsigned$'
+SETS=${ZCTRACE_KERNEL_SETS:-stock rt old}
+APT_OPTS=()
 
 die() { echo "kernels: $*" >&2; exit 1; }
 
 newest() {
-	apt-cache search --names-only "$1" | cut -d' ' -f1 | sort -V | tail -n 1
+	apt-cache "${APT_OPTS[@]}" search --names-only "$1" | cut -d' ' -f1 | sort -V | tail -n 1
+}
+
+# APT_OPTS for Debian 11's index, in $KDIR/apt-bullseye: its own sources list, lists and cache, on
+# the host's own Debian mirror; the host's apt configuration and state stay as they are.
+old_apt() {
+	local d=$KDIR/apt-bullseye uri
+	uri=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/*.sources 2>/dev/null | tr ' ' '\n' | grep -v security | head -n 1)
+	[ -n "$uri" ] || uri=$(awk '$1 == "deb" && $3 !~ /security/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
+	[ -n "$uri" ] || die "no Debian mirror in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list"
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri bullseye main" >"$d/sources.list"
+	APT_OPTS=(-o "Dir::Etc::sourcelist=$d/sources.list" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$d/lists"
+		  -o "Dir::Cache=$d/cache" -o APT::Get::List-Cleanup=0)
+	[ -n "$(newest "$OLD")" ] || apt-get "${APT_OPTS[@]}" update -qq || die "cannot read Debian 11's package index"
 }
 
 fetch_one() {
@@ -28,7 +50,7 @@ fetch_one() {
 	if [ ! -e "$KDIR/$ver/boot/vmlinuz-$ver" ]; then
 		echo "kernels: fetching $pkg"
 		# apt's warning that root downloads unsandboxed is noise here; a failed download is not
-		(cd "$KDIR/debs" && apt-get download -q "$pkg" 2>&1) | grep -v '^W: Download is performed unsandboxed' || true
+		(cd "$KDIR/debs" && apt-get "${APT_OPTS[@]}" download -q "$pkg" 2>&1) | grep -v '^W: Download is performed unsandboxed' || true
 		compgen -G "$KDIR/debs/${pkg}_*.deb" >/dev/null || die "cannot download $pkg"
 		rm -rf "$KDIR/$ver.tmp"
 		dpkg -x "$KDIR"/debs/"$pkg"_*.deb "$KDIR/$ver.tmp"
@@ -46,14 +68,23 @@ fetch_vng() {
 }
 
 cmd_fetch() {
-	local pkg
+	local pkg set pats
 	mkdir -p "$KDIR/debs"
-	[ -n "$(newest "${PATTERNS[0]}")" ] || apt-get update -qq
+	[ -n "$(newest "${STOCK[0]}")" ] || apt-get update -qq
 	rm -f "$KDIR/versions.new"
-	for p in "${PATTERNS[@]}"; do
-		pkg=$(newest "$p")
-		[ -n "$pkg" ] || die "no package matches $p in the package index"
-		fetch_one "$pkg"
+	for set in $SETS; do
+		case $set in
+		stock) pats=("${STOCK[@]}") ;;
+		rt) pats=("${RT[@]}") ;;
+		old) old_apt; pats=("$OLD") ;;
+		*) die "unknown kernel set '$set' in ZCTRACE_KERNEL_SETS (stock, rt, old)" ;;
+		esac
+		for p in "${pats[@]}"; do
+			pkg=$(newest "$p")
+			[ -n "$pkg" ] || die "no package matches $p in the package index"
+			fetch_one "$pkg"
+		done
+		APT_OPTS=()
 	done
 	mv "$KDIR/versions.new" "$KDIR/versions"
 	fetch_vng
@@ -109,7 +140,7 @@ cmd_run() {
 	return "$rc"
 }
 
-# Boots every fetched kernel (two at a time, one host core each) to run tests/kernel-suite.sh, then
+# Boots every fetched kernel side by side (one host thread each) to run tests/kernel-suite.sh, then
 # prints one table: site by kernel and method, and each kernel's tests passed and failed.
 cmd_test() {
 	local ver logs=() rc=0 pids=()
@@ -118,8 +149,12 @@ cmd_test() {
 	# this machine's own kernel, through the same script's table part
 	"$ROOT/tests/kernel-suite.sh" table >"$KDIR/results/host.log"
 	while read -r ver; do
-		echo "kernels: booting $ver to run the suite (QEMU TCG)"
-		( cmd_run "$ver" tests/kernel-suite.sh >"$KDIR/results/$ver.log" 2>&1 ) &
+		# a PREEMPT_RT build runs what preemption changes (kernel-suite.sh rt); it finishes first,
+		# and the others then have a core each
+		local part=
+		case $ver in *-rt-*) part=rt ;; 5.10.*) part=old ;; esac
+		echo "kernels: booting $ver to run the suite${part:+ (its $part part)} (QEMU TCG)"
+		( cmd_run "$ver" tests/kernel-suite.sh $part >"$KDIR/results/$ver.log" 2>&1 ) &
 		pids+=($!)
 		logs+=("$ver")
 	done <"$KDIR/versions"
@@ -139,6 +174,7 @@ cmd_test() {
 cmd_test_devices() {
 	local ver logs=() rc=0 pids=()
 	while read -r ver; do
+		case $ver in *-rt-* | 5.10.*) continue ;; esac
 		echo "kernels: booting $ver with two NIC pairs (virtio-net, e1000e) for the device path (QEMU TCG)"
 		( ZCTRACE_VM_NET=loop cmd_run "$ver" tests/device-suite.sh >"$KDIR/results/$ver-nic.log" 2>&1 ) &
 		pids+=($!)
