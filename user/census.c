@@ -74,6 +74,7 @@ struct census {
 	uint64_t hist[NR_SITES][MAX_SLOTS];	/* census_hists summed over the CPUs, at the last read */
 	void *hist_buf;				/* one read of census_hists: a value per CPU */
 	struct skip_mark skips0, skips;		/* program runs the kernel skipped: at the start, now */
+	char skips_uncounted[96];		/* which skips this kernel does not count, or "" */
 };
 
 /* Where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1. */
@@ -168,7 +169,6 @@ int census_open(struct census **cp, const struct census_opts *o)
 static uint64_t read_skips(struct census *c, char *what, size_t n)
 {
 	struct kfigures *k = calloc(1, sizeof(*k));
-	size_t len = 0;
 	uint64_t total;
 
 	what[0] = '\0';
@@ -176,9 +176,8 @@ static uint64_t read_skips(struct census *c, char *what, size_t n)
 		return 0;
 	kfigures_mark_skips(&c->skips, c->obj);
 	kfigures_read_skips(k, c->obj, &c->skips0, &c->skips);
-	for (int i = 0; i < k->nskips && len < n; i++)
-		len += snprintf(what + len, n - len, "%s%s %" PRIu64, i ? ", " : "", k->skips[i].name,
-				(uint64_t)k->skips[i].runs);
+	kfigures_skips_text(k, what, n);
+	snprintf(c->skips_uncounted, sizeof(c->skips_uncounted), "%s", k->skips_uncounted);
 	total = k->skipped;
 	free(k);
 	return total;
@@ -710,6 +709,7 @@ int census_read(struct census *c, struct census_snap *snap)
 	int n = 0, err;
 
 	snap->skipped = read_skips(c, snap->skipped_what, sizeof(snap->skipped_what));
+	snap->skips_uncounted = c->skips_uncounted;
 	drop_exited(c);
 	for (int i = 0; i < c->nlist; i++) {
 		memset(&c->list[i]->out.delta, 0, sizeof(c->list[i]->out.delta));

@@ -66,6 +66,7 @@ struct census_snap {
 	uint64_t dropped;	/* updates the kernel could not store (no room), since the start */
 	uint64_t skipped;	/* runs of the census's programs the kernel skipped, since the start */
 	char skipped_what[160];	/* ... by program, the most first ("name runs, ...") */
+	const char *skips_uncounted;	/* which skips this kernel does not count, or "" */
 	uint64_t keys;		/* keys held now */
 	uint64_t max_keys;
 	double interval_s;	/* time since the previous read */

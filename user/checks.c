@@ -350,13 +350,9 @@ static void check_dropped(struct ledger *l)
 static void check_skips(struct ledger *l)
 {
 	char what[200];
-	size_t len = 0;
 	bool fentry = false;
 
-	what[0] = '\0';
-	for (int i = 0; i < l->k.nskips && len < sizeof(what); i++)
-		len += snprintf(what + len, sizeof(what) - len, "%s%s %" PRIu64, i ? ", " : "",
-				l->k.skips[i].name, (uint64_t)l->k.skips[i].runs);
+	kfigures_skips_text(&l->k, what, sizeof(what));
 	for (int i = 0; i < l->k.nskips; i++) {
 		const char *end = strrchr(l->k.skips[i].name, '_');
 

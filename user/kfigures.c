@@ -481,6 +481,17 @@ void kfigures_mark_skips(struct skip_mark *m, struct zctrace_bpf *obj)
 	}
 }
 
+size_t kfigures_skips_text(const struct kfigures *k, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < k->nskips && len < n; i++)
+		len += snprintf(buf + len, n - len, "%s%s %llu", i ? ", " : "", k->skips[i].name,
+				(unsigned long long)k->skips[i].runs);
+	return len;
+}
+
 void kfigures_read_skips(struct kfigures *k, struct zctrace_bpf *obj, const struct skip_mark *from,
 			 const struct skip_mark *to)
 {

@@ -93,6 +93,8 @@ void kfigures_mark_skips(struct skip_mark *m, struct zctrace_bpf *obj);
 /* The runs skipped between marks @from and @to, by program, into @k (a skipped run's figures are lost). */
 void kfigures_read_skips(struct kfigures *k, struct zctrace_bpf *obj, const struct skip_mark *from,
 			 const struct skip_mark *to);
+/* @k's skipped runs by program, the most first, into @buf ("name runs, ..."); its length. */
+size_t kfigures_skips_text(const struct kfigures *k, char *buf, size_t n);
 /* Reads the per-step maps into @sf. */
 void kfigures_read_segments(struct seg_figures *sf, struct zctrace_bpf *obj);
 

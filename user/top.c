@@ -396,6 +396,8 @@ static int print_json(const struct top_args *a, const struct census *c, const st
 	json_object_object_add(o, "dropped", json_object_new_int64(snap->dropped));
 	json_object_object_add(o, "program_runs_skipped", json_object_new_int64(snap->skipped));
 	json_object_object_add(o, "program_runs_skipped_by", json_object_new_string(snap->skipped_what));
+	json_object_object_add(o, "program_runs_skipped_uncounted", snap->skips_uncounted[0] ?
+			       json_object_new_string(snap->skips_uncounted) : NULL);
 	for (int s = 0; s < NR_SITES; s++) {
 		enum method meth = site_method_of(census_choice(c), s, NULL);
 
