@@ -1809,8 +1809,9 @@ def sweep_failed_run_recorded():
 
 def sweep_stopped_leaves_nothing():
     """A sweep stopped by SIGINT mid-run records the run as interrupted, exits 130 and leaves nothing:
-    no program of its shared tracer, no detach child, no workload. Killed outright (SIGKILL), its
-    run in flight still ends on its own, and then nothing of either is left."""
+    no program of its shared tracer, no detach child, no workload, no temporary file. Killed
+    outright (SIGKILL), its run in flight still ends on its own, and then nothing of either is left,
+    in TMPDIR neither."""
     def quiet_by(deadline):
         while time.monotonic() < deadline:
             left = zctrace_programs() - before
@@ -1822,10 +1823,13 @@ def sweep_stopped_leaves_nothing():
             time.sleep(0.1)
         raise AssertionError(f"left: programs {sorted(left)}, processes {procs}")
 
+    tmp = os.path.join(scratch, "stopped-tmp")
+    os.makedirs(tmp, exist_ok=True)
+
     def start(path):
         proc = subprocess.Popen([ZCTRACE, "sweep", "tcp-onecopy", "--sizes", "4K", "--reps", "3",
                                  "--duration", "3", "-o", path], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+                                stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=tmp))
         deadline = time.monotonic() + 30
         while not running_child(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -1848,6 +1852,7 @@ def sweep_stopped_leaves_nothing():
     proc.communicate(timeout=60)
     # the run in flight finishes its 3 s and its report, then its references are the last
     quiet_by(time.monotonic() + 30)
+    assert os.listdir(tmp) == [], f"temporary files left: {os.listdir(tmp)}"
 
 
 def sweep_usage_errors():

@@ -16,7 +16,9 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
@@ -284,18 +286,14 @@ static error_t sweep_parse(int key, char *arg, struct argp_state *state)
  * account of how the program ended ("zctrace: workload X exited with status 1"), the line before
  * it, usually the program's own reason, leads.
  */
-static bool log_tail(const char *path, char *buf, size_t n)
+static bool log_tail(int fd, char *buf, size_t n)
 {
 	char tail[4096], *line = NULL, *prev = NULL, *save;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	off_t size;
 	ssize_t len;
 
-	if (fd < 0)
-		return false;
 	size = lseek(fd, 0, SEEK_END);
 	len = pread(fd, tail, sizeof(tail) - 1, size > (off_t)sizeof(tail) - 1 ? size - (off_t)(sizeof(tail) - 1) : 0);
-	close(fd);
 	if (len <= 0)
 		return false;
 	tail[len] = '\0';
@@ -385,7 +383,7 @@ static void await_detaching(void)
 			sleep_ms(10);
 }
 
-static void classify(struct run_outcome *o, const char *out_log, const char *err_log, int wstatus)
+static void classify(struct run_outcome *o, int out_log, int err_log, int wstatus)
 {
 	json_object *ok = json_at(o->ledger, "ok"), *exit_status = json_at(o->ledger, "exit_status");
 	json_object *checks = json_at(o->ledger, "checks");
@@ -567,20 +565,55 @@ static struct zctrace_bpf *shared_tracer(const struct sweep_args *a, const struc
  * Starts @argv (a `zctrace run` line) in a process group of its own, its output to the logs: under
  * @obj in a fork of this process, or else as this zctrace anew.
  */
-static pid_t start_run(const char **argv, const char *out_log, const char *err_log, struct zctrace_bpf *obj)
+/*
+ * A run's outputs: its ledger, stdout and stderr, each in a file of memory (memfd) no name leads
+ * to, so that nothing is left behind whatever ends the sweep, SIGKILL included. The run writes its
+ * ledger to /dev/fd/N of the one given to it.
+ */
+struct run_files {
+	int json, out, err;
+};
+
+static int run_files_open(struct run_files *f)
+{
+	f->json = memfd_create("zctrace-sweep-ledger", MFD_CLOEXEC);
+	f->out = memfd_create("zctrace-sweep-stdout", MFD_CLOEXEC);
+	f->err = memfd_create("zctrace-sweep-stderr", MFD_CLOEXEC);
+	return f->json < 0 || f->out < 0 || f->err < 0 ? -errno : 0;
+}
+
+static void run_files_close(struct run_files *f)
+{
+	for (int *fd = &f->json; fd <= &f->err; fd++)
+		if (*fd >= 0)
+			close(*fd);
+}
+
+/* The ledger the run wrote, or NULL. */
+static json_object *run_ledger(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || st.st_size == 0 || lseek(fd, 0, SEEK_SET))
+		return NULL;
+	return json_object_from_fd(fd);
+}
+
+static pid_t start_run(const char **argv, const struct run_files *f, struct zctrace_bpf *obj)
 {
 	pid_t child;
 
 	fflush(NULL);	/* nothing of the sweep's own output is written twice */
 	child = fork();
 	if (child == 0) {
-		int in = open("/dev/null", O_RDONLY), out = open(out_log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int err = open(err_log, O_WRONLY | O_CREAT | O_TRUNC, 0600), argc = 0;
+		int in = open("/dev/null", O_RDONLY), argc = 0;
 
 		/* its own process group, so a timeout can stop the run and everything it started */
 		setpgid(0, 0);
 		signal(SIGPIPE, SIG_DFL);
-		if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		/* the ledger's file stays open across exec: /dev/fd/N names it */
+		if (in < 0 || dup2(in, 0) < 0 || dup2(f->out, 1) < 0 || dup2(f->err, 2) < 0 ||
+		    fcntl(f->json, F_SETFD, 0))
 			_exit(127);
 		if (obj) {
 			while (argv[argc])
@@ -636,9 +669,10 @@ static enum run_status wait_run(pid_t child, double timeout, int *wstatus, bool 
 	return stopping;
 }
 
-static void run_one(const struct sweep_args *a, const char *dir, const struct cell *c, struct run_outcome *o)
+static void run_one(const struct sweep_args *a, const struct cell *c, struct run_outcome *o)
 {
-	char json_path[PATH_MAX], out_log[PATH_MAX], err_log[PATH_MAX], num[3][24];
+	char json_path[32], num[3][24];
+	struct run_files f;
 	const char **argv;
 	double timeout = a->timeout_s ? a->timeout_s
 				      : a->duration && !a->micro ? TIMEOUT_BASE_S + 3 * a->duration_s : TIMEOUT_MESSAGES_S;
@@ -649,23 +683,26 @@ static void run_one(const struct sweep_args *a, const char *dir, const struct ce
 
 	memset(o, 0, sizeof(*o));
 	o->exit_code = -1;
-	snprintf(json_path, sizeof(json_path), "%s/ledger.json", dir);
-	snprintf(out_log, sizeof(out_log), "%s/stdout.log", dir);
-	snprintf(err_log, sizeof(err_log), "%s/stderr.log", dir);
-	unlink(json_path);
+	if (run_files_open(&f)) {
+		o->status = RUN_ERROR;
+		snprintf(o->error, sizeof(o->error), "memfd_create: %s", strerror(errno));
+		run_files_close(&f);
+		return;
+	}
+	snprintf(json_path, sizeof(json_path), "/dev/fd/%d", f.json);
 	argv = run_argv(a, c, json_path, num);
-	child = start_run(argv, out_log, err_log, shared_tracer(a, c));
+	child = start_run(argv, &f, shared_tracer(a, c));
 	free(argv);
 	if (child < 0) {
 		o->status = RUN_ERROR;
 		snprintf(o->error, sizeof(o->error), "fork: %s", strerror(errno));
+		run_files_close(&f);
 		return;
 	}
 	stopping = wait_run(child, timeout, &wstatus, &reaped, &wait_err);
 	if (reaped)
 		o->exit_code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-	if (!access(json_path, F_OK))
-		o->ledger = json_object_from_file(json_path);
+	o->ledger = run_ledger(f.json);
 	if (stopping == RUN_TIMEOUT) {
 		o->status = RUN_TIMEOUT;
 		snprintf(o->error, sizeof(o->error), "timeout after %.0f s", timeout);
@@ -676,11 +713,9 @@ static void run_one(const struct sweep_args *a, const char *dir, const struct ce
 		o->status = RUN_ERROR;
 		snprintf(o->error, sizeof(o->error), "lost the run: waitpid: %s", strerror(wait_err));
 	} else {
-		classify(o, out_log, err_log, wstatus);
+		classify(o, f.out, f.err, wstatus);
 	}
-	unlink(json_path);
-	unlink(out_log);
-	unlink(err_log);
+	run_files_close(&f);
 }
 
 /* ---- the sweep ---- */
@@ -813,7 +848,6 @@ static json_object *make_row(const struct sweep_args *a, const struct columns *c
 /* What every run of a sweep writes to, and how far it has got. */
 struct sweep_run {
 	const struct sweep_args *a;
-	const char *dir;
 	struct sweep_output *out;
 	const struct columns *cols;
 	const struct utsname *u;
@@ -827,7 +861,7 @@ static void run_point(struct sweep_run *sr, long rep, const struct cell *c)
 {
 	struct run_outcome o;
 
-	run_one(sr->a, sr->dir, c, &o);
+	run_one(sr->a, c, &o);
 	sr->k++;
 	sr->counts[o.status]++;
 	output_row(sr->out, sr->cols, make_row(sr->a, sr->cols, sr->k, rep, c, &o, sr->u, sr->m));
@@ -1052,7 +1086,7 @@ int cmd_sweep(int argc, char **argv)
 	struct utsname u;
 	struct machine mach;
 	struct sweep_run sr;
-	char dir[PATH_MAX] = "", **meta_argv;
+	char **meta_argv;
 	int nruns = 0, k = 0, counts[NR_RUN_STATUS] = {}, ret = 1;
 	double start;
 
@@ -1077,13 +1111,6 @@ int cmd_sweep(int argc, char **argv)
 	build_columns(&cols, a.micro, a.axes, a.naxes);
 	if (output_open(&out, a.out_path, a.json, &cols, meta_json(argc, meta_argv, &u, &mach)))
 		goto cleanup;
-	snprintf(dir, sizeof(dir), "%s/zctrace-sweep.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "zctrace sweep: cannot make a temporary directory %s: %s\n", dir, strerror(errno));
-		dir[0] = '\0';
-		goto cleanup;
-	}
-
 	catch_stop_signals();
 	sigaction(SIGPIPE, &ign, NULL);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -1091,7 +1118,7 @@ int cmd_sweep(int argc, char **argv)
 	announce(&a, nruns, &out);
 
 	start = now_s();
-	sr = (struct sweep_run){ .a = &a, .dir = dir, .out = &out, .cols = &cols, .u = &u, .m = &mach,
+	sr = (struct sweep_run){ .a = &a, .out = &out, .cols = &cols, .u = &u, .m = &mach,
 				 .counts = counts, .nruns = nruns, .start = start };
 	k = run_grid(&sr);
 	release_shared();
@@ -1102,8 +1129,6 @@ cleanup:
 	output_close(&out);
 	if (out.failed && ret == 0)
 		ret = 1;
-	if (dir[0])
-		rmdir(dir);
 	free_columns(&cols);
 	free(a.sizes);
 	free(a.threads);
