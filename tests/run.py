@@ -3349,6 +3349,13 @@ def netns_usage_errors():
                        (["tcp-onecopy", "--netns", "--rate", "fast"], "invalid --rate"),
                        (["tcp-onecopy", "--netns", "--delay", "-1ms"], "invalid --delay"),
                        (["tcp-onecopy", "--peer", "router"], "invalid --peer"),
+                       (["tcp-onecopy", "--listen", "198.18.3.2"], "invalid --listen"),
+                       (["tcp-onecopy", "--connect", "host:5201"], "invalid --connect"),
+                       (["tcp-onecopy", "--connect", "198.18.3.2:70000"], "invalid --connect"),
+                       (["tcp-onecopy", "--listen", "198.18.3.2:5201", "--connect", "198.18.3.2:5201"],
+                        "give one of them"),
+                       (["tcp-onecopy", "--connect", "198.18.3.2:5201", "--netns"], "no --peer or --netns"),
+                       (["udp-copy", "--connect", "198.18.3.2:5201"], "not an option"),
                        (["remote-fileread", "--pattern", "zigzag"], "invalid --pattern"),
                        (["remote-fileread", "--threads", "2"], "not an option")):
         p = zctrace("run", *args)
@@ -3363,6 +3370,113 @@ def netns_usage_errors():
                        timeout=30)
     assert p.returncode == 2 and "zctrace run" in p.stderr, (p.returncode, p.stderr)
     assert_eq("namespaces and links left", our_net_objects(), before)
+
+
+def remote_ends_run(workload, rx_prefix, rx_addr, port, wargs, method=None):
+    """The receiving end of @workload (--listen @rx_addr:@port, under @rx_prefix: ip netns exec NS)
+    and its sending end (--connect), each traced by its own zctrace run: ((process, ledger) of the
+    sender, (process, ledger) of the receiver)."""
+    extra = ("--method", method) if method else ()
+    with tempfile.TemporaryDirectory() as d:
+        rx_json, tx_json = os.path.join(d, "rx.json"), os.path.join(d, "tx.json")
+        rx = subprocess.Popen([*rx_prefix, ZCTRACE, "run", "--no-hist", "--json", rx_json, *extra, workload,
+                               "--listen", f"{rx_addr}:{port}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+        try:
+            tx = zctrace("run", "--no-hist", "--json", tx_json, *extra, workload, "--connect", f"{rx_addr}:{port}",
+                         *wargs)
+            out, err = rx.communicate(timeout=TIMEOUT)
+        finally:
+            if rx.poll() is None:
+                rx.kill()
+                rx.communicate()
+        rxp = subprocess.CompletedProcess(rx.args, rx.returncode, out, err)
+        for p, path in ((tx, tx_json), (rxp, rx_json)):
+            assert os.path.exists(path), (p.returncode, p.stdout[-1500:], p.stderr[-800:])
+        return (tx, json.load(open(tx_json))), (rxp, json.load(open(rx_json)))
+
+
+def check_remote_ends(tx, rx, kind):
+    """Each end's ledger holds its own side exactly, and the two name the same run."""
+    (tp, tl), (rp, rl) = tx, rx
+    tw, rw = tl["workload"], rl["workload"]
+    for p, led in ((tp, tl), (rp, rl)):
+        failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
+        assert p.returncode == 0 and not failed, (p.returncode, failed, p.stderr[-800:])
+        assert "one end of a run on two hosts" in p.stdout, p.stdout[-1500:]
+    assert tw["remote"]["role"] == "sender" and rw["remote"]["role"] == "receiver", (tw["remote"], rw["remote"])
+    assert tw["remote"]["run"] == rw["remote"]["run"], (tw["remote"], rw["remote"])
+    assert tw["remote"]["dev_kind"] == rw["remote"]["dev_kind"] == kind, (tw["remote"], rw["remote"])
+    sent = tw["bytes"]
+    assert sent > 0 and tw["bytes_received"] == 0 and rw["bytes"] == 0, (tw, rw)
+    assert_eq("bytes received (receiving end's count)", rw["bytes_received"], sent)
+    assert_eq("bytes received (its answer to the sending end)", tw["remote"]["peer_received"], sent)
+    assert_eq("receiving end's recv_copy", site_bytes(rl, "recv_copy"), sent)
+    assert_eq("sending end's recv_copy", site_bytes(tl, "recv_copy"), 0)
+    for site in ("send_copy", "zc_pin", "splice_ref", "deferred_copy"):
+        assert_eq(f"receiving end's {site}", site_bytes(rl, site), 0)
+    return sent
+
+
+def remote_ends_across_namespaces():
+    """--listen and --connect: one end each, each traced by its own zctrace, as on two hosts. Over
+    loopback (tcp-onecopy) and across a veth pair between the host and a namespace the test makes
+    (198.18.3.0/30; tcp-zerocopy, tcp-sendfile): the sending end's ledger has the send sites and,
+    for pinned pages, their copy on delivery in the other end's process (deferred_copy, charged
+    to their owner); the receiving end's has recv_copy alone; both are exact, the two reports name
+    the same run, the sender learns what the receiver got, and each says it ran once."""
+    port = 5471
+    tx, rx = remote_ends_run("tcp-onecopy", (), "127.0.0.1", port, ("--threads", "2", "--messages", "500"))
+    sent = check_remote_ends(tx, rx, "loopback")
+    assert_eq("send_copy", site_bytes(tx[1], "send_copy"), sent)
+    ns, a, b = "zcrmt", "198.18.3.1", "198.18.3.2"
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    try:
+        for cmd in (["ip", "netns", "add", ns], ["ip", "link", "add", "zcrmt0", "type", "veth", "peer", "name", "zcrmt1"],
+                    ["ip", "link", "set", "zcrmt1", "netns", ns], ["ip", "addr", "add", f"{a}/30", "dev", "zcrmt0"],
+                    ["ip", "link", "set", "zcrmt0", "up"],
+                    ["ip", "-n", ns, "addr", "add", f"{b}/30", "dev", "zcrmt1"], ["ip", "-n", ns, "link", "set", "zcrmt1", "up"],
+                    ["ip", "-n", ns, "link", "set", "lo", "up"]):
+            subprocess.run(cmd, check=True, capture_output=True, timeout=30)
+        for workload in ("tcp-zerocopy", "tcp-sendfile"):
+            port += 1
+            tx, rx = unskipped_pair(lambda attempt: remote_ends_run(workload, ("ip", "netns", "exec", ns), b,
+                                                                    port + 10 * attempt,
+                                                                    ("--threads", "2", "--messages", "300")))
+            sent = check_remote_ends(tx, rx, "veth")
+            assert tx[1]["workload"]["remote"]["dev"] == "zcrmt0", tx[1]["workload"]["remote"]
+            assert_eq(f"{workload} send_copy", site_bytes(tx[1], "send_copy"), 0)
+            assert_eq(f"{workload} pins and page references",
+                      site_bytes(tx[1], "zc_pin") + site_bytes(tx[1], "splice_ref"), sent)
+        # the two ends must run the same workload: the receiving end says so, and neither run passes
+        port += 30
+        rx = subprocess.Popen(["ip", "netns", "exec", ns, ZCTRACE, "run", "--no-hist", "tcp-zerocopy", "--listen",
+                               f"{b}:{port}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            tx = zctrace("run", "--no-hist", "tcp-onecopy", "--connect", f"{b}:{port}", "--messages", "2000")
+            out, err = rx.communicate(timeout=TIMEOUT)
+        finally:
+            if rx.poll() is None:
+                rx.kill()
+                rx.communicate()
+        assert rx.returncode == 1 and "the sending end runs tcp-onecopy: run the same workload at both ends" in err, \
+            (rx.returncode, err[-800:])
+        assert tx.returncode != 0, (tx.returncode, tx.stdout[-1500:])
+    finally:
+        subprocess.run(["ip", "link", "del", "zcrmt0"], capture_output=True)
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def unskipped_pair(run, attempts=3):
+    """remote_ends_run() made again while either end's kernel skipped runs of its programs or had
+    zerocopy skbs of no known sender (unskipped())."""
+    for attempt in range(attempts):
+        tx, rx = run(attempt)
+        if attempt < attempts - 1 and any((led.get("program_runs_skipped") or {"total": 0})["total"] or
+                                          ownerless_zc_skbs(led) for _, led in (tx, rx)):
+            print("  (skipped runs or ownerless zerocopy skbs; once more)", flush=True)
+            continue
+        return tx, rx
 
 
 def netns_link_shaping():
@@ -5719,7 +5833,8 @@ def main():
               for peer in ((), ("--peer", "process"), ("--netns",))]
     tests += [make_remote_fileread_test("random", ("--netns",), "cold")]
     tests += [make_netns_signal_test(signal.SIGINT), make_netns_signal_test(signal.SIGTERM),
-              netns_refused_without_rights, netns_usage_errors, netns_link_shaping]
+              netns_refused_without_rights, netns_usage_errors, netns_link_shaping,
+              remote_ends_across_namespaces]
     tests += [make_robust_signal_test(signal.SIGINT), make_robust_signal_test(signal.SIGTERM),
               robust_workload_sigkill,
               make_robust_sigkill_test(["tcp-onecopy", "--duration", "8"], 1, "workload"),

@@ -23,6 +23,39 @@ void add_check(struct ledger *l, bool ok, const char *name, const char *fmt, ...
 	va_end(ap);
 }
 
+/* The sending end of a network workload alone (--connect), its bytes leaving by a real device. */
+static bool sender_on_device(const struct ledger *l)
+{
+	return l->rep.remote_role && !strcmp(l->rep.remote_role, "sender") && l->rep.remote_dev_kind &&
+	       !strcmp(l->rep.remote_dev_kind, "device");
+}
+
+/*
+ * What site @s must show: the workload's expectation, for the end of it this run was (--listen,
+ * --connect) and the device its bytes left by. The receiving end alone copies out what it
+ * received; every send site is the other end's, and so is the copy on delivery of the sender's
+ * pinned pages (charged to their owner). The sending end's pinned pages or page references are
+ * copied on delivery over loopback and veth (deferred_copy), by the kernel on transmit to a
+ * device without scatter-gather (tx_copy, each retransmission again), and by no CPU on one with it.
+ */
+static enum expect site_expectation(const struct ledger *l, int s)
+{
+	enum expect e = l->def->site[s];
+	bool pages = l->def->site[SITE_ZC_PIN] == EXP_SENT || l->def->site[SITE_SPLICE_REF] == EXP_SENT;
+
+	if (!l->rep.remote_role)
+		return e;
+	if (!strcmp(l->rep.remote_role, "receiver"))
+		return e == EXP_RECEIVED || e == EXP_ANY ? e : EXP_ZERO;
+	if (!sender_on_device(l))
+		return e;
+	if (s == SITE_DEFERRED_COPY)
+		return EXP_ZERO;
+	if (s == SITE_TX_COPY && pages)
+		return l->rep.remote_dev_sg == 0 ? EXP_SENT_AND_RETRANSMITTED : l->rep.remote_dev_sg == 1 ? EXP_ZERO : EXP_ANY;
+	return e;
+}
+
 static void check_site(struct ledger *l, int site, enum expect exp)
 {
 	bool found = true;
@@ -39,6 +72,10 @@ static void check_site(struct ledger *l, int site, enum expect exp)
 		what = l->rep.kind == WL_KIND_FILE_COPY
 		       ? "file size" : l->def && l->def->micro && site == SITE_FILE_READ_COPY
 		       ? "bytes read through the page cache" : "bytes sent";
+	} else if (exp == EXP_SENT_AND_RETRANSMITTED) {
+		want = l->rep.bytes.v + l->rep.retransmitted.v;
+		found = l->rep.bytes.found && l->rep.retransmitted.found;
+		what = "bytes sent + retransmitted";
 	} else if (exp == EXP_RECEIVED) {
 		want = l->rep.bytes_received.v;
 		found = l->rep.bytes_received.found;
@@ -228,7 +265,9 @@ static void check_notices(struct ledger *l)
 	}
 	/* a COPIED notice means the kernel copied those sends: the bytes must match the deferred site */
 	snprintf(name, sizeof(name), "deferred_copy bytes == bytes of COPIED notices");
-	if (ledger_has(l, PROBE_ZC_NOTICES) && l->method[SITE_DEFERRED_COPY] != METHOD_NONE && !unsaid) {
+	/* on a device the kernel copies on transmit, not on delivery: check_copied_notices() holds them */
+	if (ledger_has(l, PROBE_ZC_NOTICES) && l->method[SITE_DEFERRED_COPY] != METHOD_NONE && !unsaid &&
+	    !sender_on_device(l)) {
 		__u64 delivered, sent = l->rep.bytes.v, again = 0;
 
 		/* per-skb probes also see the copies of segments delivered twice; the notices do not */
@@ -407,7 +446,7 @@ static void check_copied_notices(struct ledger *l)
 	__u64 copied = l->k.misc.zc_bytes_copied_notice;
 	__u64 sites = l->k.site[SITE_DEFERRED_COPY].bytes + l->k.site[SITE_TX_COPY].bytes;
 
-	if (l->def || !ledger_has(l, PROBE_ZC_NOTICES) || !l->k.misc.zc_notices_copied)
+	if ((l->def && !sender_on_device(l)) || !ledger_has(l, PROBE_ZC_NOTICES) || !l->k.misc.zc_notices_copied)
 		return;
 	if (l->method[SITE_DEFERRED_COPY] == METHOD_NONE) {
 		add_check(l, false, "COPIED notices' bytes in a copy site", "not measured: %s",
@@ -448,7 +487,7 @@ void ledger_check(struct ledger *l)
 			add_check(l, false, "workload figures", "the workload reported no figures");
 		} else {
 			for (int s = 0; s < NR_SITES; s++)
-				check_site(l, s, l->def->site[s]);
+				check_site(l, s, site_expectation(l, s));
 			if (l->def->zc_notices)
 				check_notices(l);
 			if (l->def->file)

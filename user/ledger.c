@@ -207,6 +207,11 @@ __u64 dropped_summary(const struct ledger *l, char *buf, size_t n)
 
 double payload_of(const struct ledger *l, bool *found)
 {
+	/* the receiving end alone (--listen): what it received */
+	if (l->rep.remote_role && !strcmp(l->rep.remote_role, "receiver")) {
+		*found = l->rep.bytes_received.found;
+		return (double)l->rep.bytes_received.v;
+	}
 	*found = l->rep.bytes.found;
 	return (double)l->rep.bytes.v;
 }

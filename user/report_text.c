@@ -141,11 +141,16 @@ static void print_tcp_workload(FILE *f, const struct ledger *l, double payload)
 	fprintf(f, "workload: %" PRIu64 " messages of %s x %" PRIu64 " threads, %s sent, %s received",
 		(uint64_t)l->rep.messages.v,
 		human_bytes(l->rep.size.v, b1, sizeof(b1)),
-		(uint64_t)l->rep.threads.v, human_bytes(payload, b2, sizeof(b2)),
+		(uint64_t)l->rep.threads.v, human_bytes(l->rep.bytes.v, b2, sizeof(b2)),
 		human_bytes(l->rep.bytes_received.v, b3, sizeof(b3)));
 	if (el > 0)
 		fprintf(f, " in %.3f s = %.2f Gbit/s", el, payload * 8 / el / 1e9);
 	fprintf(f, "\n");
+	if (l->rep.remote_role)
+		fprintf(f, "one end: the %s end %s %s (run %s), by %s (%s%s)\n", !strcmp(l->rep.remote_role, "sender")
+			? "sending" : "receiving", !strcmp(l->rep.remote_role, "sender") ? "to" : "at",
+			l->rep.remote_addr ?: "?", l->rep.remote_run ?: "?", l->rep.remote_dev ?: "?",
+			l->rep.remote_dev_kind ?: "?", l->rep.remote_dev_sg == 0 ? ", no scatter-gather" : "");
 	print_latency(f, l, "message");
 }
 

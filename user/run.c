@@ -434,6 +434,13 @@ static int run_untraced(struct run *r)
 
 	if (r->a.pid || (r->a.def && r->a.one_pass) || (!r->a.def && !r->a.baseline))
 		return 0;
+	if (r->wo.remote) {
+		/* a second pass would need a second run of the other end, traced or not by its own zctrace */
+		snprintf(r->effect.why, sizeof(r->effect.why), "one end of a run on two hosts (--%s) "
+			 "runs once", r->wo.remote == WL_REMOTE_LISTEN ? "listen" : "connect");
+		r->two_passes = true;
+		return 0;
+	}
 	if (stop_signal || target_exit_status(&r->t)) {
 		snprintf(r->effect.why, sizeof(r->effect.why), "no untraced pass after a traced pass that %s",
 			 stop_signal ? "was stopped" : "failed");

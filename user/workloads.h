@@ -18,6 +18,7 @@ enum expect {
 	EXP_READ_BUFFERED,	/* the bytes the workload read, unless with O_DIRECT ("direct"): then 0 */
 	EXP_WRITTEN_BUFFERED,	/* the bytes the workload wrote, unless with O_DIRECT: then 0 */
 	EXP_DIRECT_RW,		/* with O_DIRECT, the bytes the workload read and wrote; else 0 */
+	EXP_SENT_AND_RETRANSMITTED,	/* the payload sent plus the bytes TCP sent again */
 };
 
 struct workload_def {

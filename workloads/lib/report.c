@@ -106,6 +106,21 @@ static void read_counts(const struct count_field *c, size_t n, json_object *o, v
 		*(struct wl_count *)((char *)base + c[i].off) = count(o, c[i].key);
 }
 
+/* "remote": which end of a network workload this was, and how its bytes left */
+static void read_remote(json_object *o, struct wl_report *r)
+{
+	json_object *v = member(o, "dev_sg");
+
+	r->remote_role = string(o, "role");
+	r->remote_addr = string(o, "connect") ?: string(o, "listen");
+	r->remote_run = string(o, "run");
+	r->remote_dev = string(o, "dev");
+	r->remote_dev_kind = string(o, "dev_kind");
+	r->remote_dev_sg = json_object_is_type(v, json_type_boolean) ? json_object_get_boolean(v) : -1;
+	r->retransmitted = count(o, "bytes_retransmitted");
+	r->peer_received = count(o, "peer_received");
+}
+
 static enum wl_kind parse_kind(const char *name)
 {
 	for (int k = 0; name && k < NR_WL_KINDS; k++)
@@ -145,4 +160,5 @@ void wl_report_parse(json_object *json, struct wl_report *r)
 	r->zc_usage_reports = json_object_is_type(v, json_type_boolean) ? json_object_get_boolean(v) : -1;
 	r->calls = object(json, WL_KEY_CALLS);
 	r->per_chunk = member(json, WL_KEY_PER_CHUNK);
+	read_remote(object(json, WL_KEY_REMOTE), r);
 }

@@ -83,6 +83,7 @@ enum wl_kind {
 #define WL_KEY_STEPS		"steps"
 #define WL_KEY_ASSUMPTIONS	"assumptions"
 #define WL_KEY_CPU		"cpu"
+#define WL_KEY_REMOTE		"remote"	/* one end of a network workload (remote.h) */
 /* a file's (WL_KEY_SOURCE, WL_KEY_DEST) */
 #define WL_KEY_INO		"ino"
 #define WL_KEY_DEV_MAJOR	"dev_major"
@@ -124,6 +125,11 @@ struct wl_report {
 	int zc_usage_reports;			/* zerocopy.usage_reports (io_uring: the notifications say
 						 * whether the data was copied): 1, 0, or -1 when not reported */
 	json_object *calls, *per_chunk;		/* objects, or NULL */
+	/* one end of a network workload (--listen, --connect: "remote"), or NULLs */
+	const char *remote_role;		/* "sender" or "receiver" */
+	const char *remote_addr, *remote_run, *remote_dev, *remote_dev_kind;	/* dev_kind: loopback, veth, device */
+	int remote_dev_sg;			/* the device takes page frags: 1, 0, or -1 when not reported */
+	struct wl_count retransmitted, peer_received;	/* the sending end's */
 };
 
 const char *wl_kind_name(enum wl_kind k);

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <poll.h>
+#include "remote.h"
 #include "tcpio.h"
 #include "tcpwl.h"
 
@@ -21,6 +23,8 @@
 #define IO_TIMEOUT_S 30		/* no socket call may block longer than this */
 
 #define PEER_TIMEOUT_MS (2 * IO_TIMEOUT_S * 1000)
+#define REMOTE_WAIT_S 120	/* --listen waits this long for the sending end, --connect for the listener */
+#define REMOTE_MAX_CONNS 256	/* as --threads */
 
 static pthread_barrier_t start_line;
 static uint64_t deadline_ns;
@@ -244,11 +248,13 @@ static int accept_peer(int lfd, struct peer_run *peer, struct tcp_conn *c)
 }
 
 static json_object *result_json(const struct tcp_workload *w, const struct wl_opts *o,
-				 struct tcp_conn *conns, uint64_t elapsed_ns, const struct peer_run *peer)
+				 struct tcp_conn *conns, uint64_t elapsed_ns, const struct peer_run *peer,
+				 json_object *remote)
 {
 	json_object *r = json_object_new_object();
 	struct lat_hist *lat = calloc(1, sizeof(*lat));
-	struct wl_stream_sum sum = { .lat = lat };
+	/* the receiving end alone times no message */
+	struct wl_stream_sum sum = { .lat = o->remote == WL_REMOTE_LISTEN ? NULL : lat };
 
 	for (int i = 0; i < o->threads; i++) {
 		sum.sent += conns[i].sent;
@@ -259,7 +265,17 @@ static json_object *result_json(const struct tcp_workload *w, const struct wl_op
 	}
 	wl_stream_figures(r, w->name, o, &sum, elapsed_ns);
 	free(lat);
-	peer_report(r, o, peer);
+	if (remote) {
+		/* one end: the other's process is on another host, or in another zctrace's run */
+		json_object_object_add(r, WL_KEY_PEER, json_object_new_string("remote"));
+		json_object_object_add(r, WL_KEY_PATH, json_object_new_string(json_object_get_string(
+			json_object_object_get(remote, "dev_kind")) ?: "remote"));
+		json_object_object_add(r, o->remote == WL_REMOTE_LISTEN ? WL_KEY_RECEIVER_PID : WL_KEY_SENDER_PID,
+				       json_object_new_int(getpid()));
+		json_object_object_add(r, "remote", remote);
+	} else {
+		peer_report(r, o, peer);
+	}
 	if (w->report)
 		w->report(r, conns, o->threads);
 	return r;
@@ -347,14 +363,14 @@ static void collect_peer(struct peer_run *peer, struct tcp_conn *conns, int n, c
 
 /* Says what failed, and writes the report. 0 when every connection moved its bytes intact. */
 static int write_report(const struct tcp_workload *w, const struct wl_opts *o, struct tcp_conn *conns,
-			uint64_t ns, struct peer_run *peer)
+			uint64_t ns, struct peer_run *peer, json_object *remote)
 {
 	json_object *result, *verified;
 	int ret = 0;
 
 	for (int i = 0; i < o->threads; i++)
 		ret |= wl_unit_failed(w->name, "connection", i, conns[i].err_what, conns[i].err);
-	result = result_json(w, o, conns, ns, peer);
+	result = result_json(w, o, conns, ns, peer, remote);
 	return wl_stream_report(result, w->kind ? w->kind : WL_KIND_STREAM, ret,
 				!json_object_object_get_ex(result, WL_KEY_VERIFIED, &verified) ||
 				json_object_get_boolean(verified), "a connection failed");
@@ -371,6 +387,174 @@ static void close_all(const struct tcp_workload *w, struct tcp_conn *conns, int 
 		if (conns[i].recv_fd >= 0)
 			close(conns[i].recv_fd);
 	}
+}
+
+/*
+ * --connect: the sending end. Each connection opens with the run's hello; the measured phase ends
+ * when the receiving end has answered every connection's end of stream, so that what the kernel
+ * does with the bytes on delivery falls inside it. The answers (the bytes received) are read after.
+ */
+static int remote_sender(const struct tcp_workload *w, struct wl_opts *o, struct tcp_conn *conns, pthread_t *tids)
+{
+	uint64_t run = remote_run_id(), peer_received = 0, t0, t1;
+	struct remote_link link;
+	json_object *remote;
+	int64_t retrans = 0;
+	char where[INET_ADDRSTRLEN];
+	int nthreads, err;
+	bool short_count = false;
+
+	inet_ntop(AF_INET, &o->remote_addr.sin_addr, where, sizeof(where));
+	for (int i = 0; i < o->threads; i++) {
+		struct tcp_conn *c = &conns[i];
+
+		c->send_fd = remote_connect(o, w->name, run, i, o->threads, REMOTE_WAIT_S, IO_TIMEOUT_S);
+		if (c->send_fd < 0) {
+			fprintf(stderr, "%s: cannot connect to %s:%d (the receiving end, --listen): %s\n", w->name,
+				where, ntohs(o->remote_addr.sin_port), strerror(-c->send_fd));
+			c->send_fd = -1;
+			return 1;
+		}
+		if ((err = message_alloc(&c->msg, o->size)) || (w->setup && (err = w->setup(c)))) {
+			fprintf(stderr, "%s: setup of connection %d: %s\n", w->name, i, strerror(-err));
+			return 1;
+		}
+	}
+	remote_link_of(conns[0].send_fd, &link);
+	nthreads = start_threads(w, conns, o->threads, true, tids);
+	WL_PHASE_BEGIN();
+	t0 = wl_now_ns();
+	if (o->duration)
+		deadline_ns = t0 + (uint64_t)(o->duration * 1e9);
+	pthread_barrier_wait(&start_line);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(tids[i], NULL);
+	for (int i = 0; i < o->threads; i++)
+		if (!conns[i].err && (err = remote_wait_answer(conns[i].send_fd, PEER_TIMEOUT_MS)))
+			fail(&conns[i], "the receiving end's answer", -err);
+	t1 = wl_now_ns();
+	WL_PHASE_END();
+	for (int i = 0; i < o->threads; i++) {
+		struct tcp_conn *c = &conns[i];
+		uint64_t got = 0;
+
+		if (c->err)
+			continue;
+		if ((err = remote_read_answer(c->send_fd, &got))) {
+			fail(c, "the receiving end's answer", -err);
+			continue;
+		}
+		peer_received += got;
+		if (got != c->sent) {
+			fprintf(stderr, "%s: connection %d: the receiving end got %llu bytes of %llu sent\n", w->name,
+				i, (unsigned long long)got, (unsigned long long)c->sent);
+			short_count = true;
+		}
+	}
+	remote = remote_json(o, run, &link, true, peer_received);
+	for (int i = 0; i < o->threads && retrans >= 0; i++) {
+		int64_t r = remote_retransmitted(conns[i].send_fd);
+
+		retrans = r < 0 ? -1 : retrans + r;
+	}
+	/* what a device without scatter-gather has the kernel copy again (tx_copy) */
+	json_object_object_add(remote, "bytes_retransmitted", retrans < 0 ? NULL : json_object_new_int64(retrans));
+	return write_report(w, o, conns, t1 - t0, NULL, remote) | short_count;
+}
+
+/* --listen: waits (at most REMOTE_WAIT_S) for the first connection. */
+static int accept_first(int lfd)
+{
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+	int n;
+
+	do
+		n = poll(&p, 1, REMOTE_WAIT_S * 1000);
+	while (n < 0 && errno == EINTR && !stop_requested);
+	if (n <= 0)
+		return n == 0 ? -ETIMEDOUT : stop_requested ? -EINTR : -errno;
+	n = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	return n < 0 ? -errno : n;
+}
+
+/* --listen: the connections of one run, each in its place by its hello. The count, or -1. */
+static int accept_run(const struct tcp_workload *w, int lfd, struct tcp_conn *conns, uint64_t *run,
+		      struct wl_opts *o)
+{
+	struct remote_hello h;
+	char why[160] = "";
+	int n = 1;
+
+	for (int got = 0; got < n; got++) {
+		int fd = got ? accept4(lfd, NULL, NULL, SOCK_CLOEXEC) : accept_first(lfd);
+
+		if (fd < 0) {
+			fprintf(stderr, "%s: waiting for the sending end (--connect): %s\n", w->name,
+				strerror(fd == -1 ? errno : -fd));
+			return -1;
+		}
+		if (remote_read_hello(fd, &h, why, sizeof(why)) ||
+		    (got && (h.run != *run || h.conns != (uint32_t)n || conns[h.index].recv_fd >= 0))) {
+			fprintf(stderr, "%s: %s\n", w->name, got && !why[0] ? "a connection of another run" : why);
+			close(fd);
+			return -1;
+		}
+		if (!got) {
+			if (strcmp(h.workload, w->name)) {
+				fprintf(stderr, "%s: the sending end runs %s: run the same workload at both ends\n",
+					w->name, h.workload);
+				close(fd);
+				return -1;
+			}
+			*run = h.run;
+			n = h.conns;
+			o->size = h.size;
+		}
+		conns[h.index].recv_fd = fd;
+		why[0] = '\0';
+	}
+	return n;
+}
+
+/* --listen: the receiving end. Receives every connection to its end, then answers each with its count. */
+static int remote_receiver(const struct tcp_workload *w, struct wl_opts *o, struct tcp_conn *conns, pthread_t *tids)
+{
+	struct sockaddr_in addr = o->remote_addr;
+	struct remote_link link;
+	char where[INET_ADDRSTRLEN];
+	uint64_t run = 0, t0, t1;
+	int lfd, n, err;
+
+	inet_ntop(AF_INET, &addr.sin_addr, where, sizeof(where));
+	lfd = tcp_listen(&addr, REMOTE_MAX_CONNS, IO_TIMEOUT_S);
+	if (lfd < 0) {
+		fprintf(stderr, "%s: cannot listen on %s:%d: %s\n", w->name, where, ntohs(addr.sin_port), strerror(-lfd));
+		return 1;
+	}
+	n = accept_run(w, lfd, conns, &run, o);
+	close(lfd);
+	if (n < 0)
+		return 1;
+	remote_link_of(conns[0].recv_fd, &link);
+	o->threads = n;
+	pthread_barrier_init(&start_line, NULL, n + 1);
+	for (int i = 0; i < n; i++) {
+		if (pthread_create(&tids[i], NULL, receiver_main, &conns[i])) {
+			fprintf(stderr, "%s: cannot start threads\n", w->name);
+			_exit(1);
+		}
+	}
+	WL_PHASE_BEGIN();
+	t0 = wl_now_ns();
+	pthread_barrier_wait(&start_line);
+	for (int i = 0; i < n; i++)
+		pthread_join(tids[i], NULL);
+	t1 = wl_now_ns();
+	WL_PHASE_END();
+	for (int i = 0; i < n; i++)
+		if (!conns[i].err && (err = remote_send_answer(conns[i].recv_fd, conns[i].received)))
+			fail(&conns[i], "the answer to the sending end", -err);
+	return write_report(w, o, conns, t1 - t0, NULL, remote_json(o, run, &link, false, 0));
 }
 
 int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
@@ -395,6 +579,8 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (o.remote == WL_REMOTE_LISTEN)
+		o.threads = REMOTE_MAX_CONNS;	/* as many as the sending end makes */
 	conns = calloc(o.threads, sizeof(*conns));
 	tids = calloc(2 * o.threads, sizeof(*tids));
 	rx_out = calloc(o.threads, sizeof(*rx_out));
@@ -408,6 +594,10 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 	}
 	for (int i = 0; i < o.threads; i++)
 		conns[i] = (struct tcp_conn){ .index = i, .send_fd = -1, .recv_fd = -1, .opts = &o };
+	if (o.remote) {
+		ret = o.remote == WL_REMOTE_LISTEN ? remote_receiver(w, &o, conns, tids) : remote_sender(w, &o, conns, tids);
+		goto out;
+	}
 
 	peer_server_addr(&o, &addr);
 	inet_ntop(AF_INET, &addr.sin_addr, where, sizeof(where));
@@ -429,7 +619,7 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 	ns = measured_phase(&o, tids, nthreads, &peer, &err);
 	if (peer.started)
 		collect_peer(&peer, conns, o.threads, rx_out, err);
-	ret = write_report(w, &o, conns, ns, &peer);
+	ret = write_report(w, &o, conns, ns, &peer, NULL);
 out:
 	if (peer.started) {
 		kill(peer.pid, SIGKILL);

@@ -1,4 +1,5 @@
 /* Options, timing, latency histograms and result output shared by the workloads. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -143,6 +144,10 @@ const struct wl_opt_doc wl_opt_docs[] = {
 	{ WL_OPT_PEER, 0, "--netns", "the same as --peer netns" },
 	{ WL_OPT_PEER, 0, "--rate RATE", "with --netns: shape the veth link (tc tbf), e.g. 1gbit, 100mbit" },
 	{ WL_OPT_PEER, 0, "--delay TIME", "with --netns: add one-way delay (tc netem), e.g. 1ms" },
+	{ WL_OPT_REMOTE, 0, "--listen ADDR:PORT",
+	  "be the receiving end only: wait at ADDR:PORT for the sending end (--connect), run elsewhere" },
+	{ WL_OPT_REMOTE, 0, "--connect ADDR:PORT",
+	  "be the sending end only: send to the receiving end (--listen) at ADDR:PORT, on another host or namespace" },
 	{ WL_OPT_UDP, 0, "--gso SEGMENT",
 	  "UDP segmentation offload (UDP_SEGMENT): each send of --size bytes leaves as datagrams of "
 	  "SEGMENT bytes (at most 64 a send)" },
@@ -188,6 +193,8 @@ static const struct option wl_longopts[] = {
 	{ "netns", no_argument, NULL, 'N' },
 	{ "rate", required_argument, NULL, 'R' },
 	{ "delay", required_argument, NULL, 'L' },
+	{ "listen", required_argument, NULL, 'l' },
+	{ "connect", required_argument, NULL, 'c' },
 	{ "pattern", required_argument, NULL, 'A' },
 	{ "async", no_argument, NULL, 'Y' },
 	{ "sqpoll", no_argument, NULL, 'Q' },
@@ -210,6 +217,8 @@ static unsigned option_group(int c)
 		return WL_OPT_CONN | WL_OPT_PIPES;
 	if (c == 'P')
 		return WL_OPT_PEER | WL_OPT_PIPES;
+	if (c == 'l' || c == 'c')
+		return WL_OPT_REMOTE;
 	return strchr("FCD", c) ? WL_OPT_FILE : c == 'p' ? WL_OPT_CONN : strchr("NRL", c) ? WL_OPT_PEER
 	       : c == 'A' ? WL_OPT_PATTERN : strchr("YQU", c) ? WL_OPT_URING : strchr("G6", c) ? WL_OPT_UDP
 	       : strchr("OXV", c) ? WL_OPT_FILE_IO : WL_OPT_AMOUNT;
@@ -349,6 +358,44 @@ static int parse_peer_opt(int c, const char *name, unsigned accept, struct wl_op
 	return 1;	/* not one of these */
 }
 
+/* ADDR:PORT of --listen and --connect: an IPv4 address and a port */
+static int parse_endpoint(const char *s, struct sockaddr_in *addr)
+{
+	const char *colon = strrchr(s, ':');
+	char host[INET_ADDRSTRLEN];
+	uint64_t port;
+
+	*addr = (struct sockaddr_in){ .sin_family = AF_INET };
+	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, colon - s);
+	host[colon - s] = '\0';
+	if (inet_pton(AF_INET, host, &addr->sin_addr) != 1 || wl_parse_size(colon + 1, &port) ||
+	    port == 0 || port > 65535 || strpbrk(colon + 1, "KMGBkmgb"))
+		return -EINVAL;
+	addr->sin_port = htons(port);
+	return 0;
+}
+
+/* --listen, --connect: this process is one end, the other runs elsewhere */
+static int parse_remote_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
+{
+	const char *opt = c == 'l' ? "listen" : "connect";
+
+	if (c != 'l' && c != 'c')
+		return 1;	/* not one of these */
+	if (o->remote != WL_REMOTE_NONE) {
+		fprintf(stderr, "%s: --listen and --connect are the two ends: give one of them, once\n", name);
+		return -1;
+	}
+	if (parse_endpoint(optarg, &o->remote_addr)) {
+		fprintf(stderr, "%s: invalid --%s '%s' (IPv4ADDR:PORT, e.g. 198.18.1.2:5201)\n", name, opt, optarg);
+		return -1;
+	}
+	o->remote = c == 'l' ? WL_REMOTE_LISTEN : WL_REMOTE_CONNECT;
+	return 0;
+}
+
 /* --pattern */
 static int parse_pattern_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
 {
@@ -473,7 +520,7 @@ static int parse_opt(int c, const char *name, unsigned accept, struct wl_opts *o
 {
 	static int (*const parsers[])(int, const char *, unsigned, struct wl_opts *) = {
 		parse_size_opt, parse_file_opt, parse_conn_opt, parse_amount_opt, parse_peer_opt,
-		parse_pattern_opt, parse_uring_opt, parse_udp_opt, parse_file_io_opt,
+		parse_pattern_opt, parse_uring_opt, parse_udp_opt, parse_file_io_opt, parse_remote_opt,
 	};
 	const struct option *lo = NULL;
 
@@ -513,6 +560,12 @@ int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, stru
 			return -1;
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s' (try --help)\n", name, argv[optind]);
+		return -1;
+	}
+	if (o->remote && (o->peer != WL_PEER_THREAD || o->port)) {
+		fprintf(stderr, "%s: --%s runs one end here and the other elsewhere: no --%s with it\n", name,
+			o->remote == WL_REMOTE_LISTEN ? "listen" : "connect",
+			o->port ? "port (the port is in ADDR:PORT)" : "peer or --netns");
 		return -1;
 	}
 	if ((o->rate || o->delay) && o->peer != WL_PEER_NETNS) {

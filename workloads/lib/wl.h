@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/sdt.h>
 #include <json-c/json.h>
 #include "report.h"
@@ -33,7 +34,8 @@ enum wl_cache { WL_CACHE_WARM, WL_CACHE_COLD };
 #define WL_OPT_URING	0x40	/* --async, --sqpoll, --no-usage-report */
 #define WL_OPT_UDP	0x80	/* --gso, --ipv6; --size is a datagram's (default 1400) */
 #define WL_OPT_FILE_IO	0x100	/* --direct, --fixed, --vectored: how a file workload's requests reach the file */
-#define WL_OPT_TCP	(WL_OPT_CONN | WL_OPT_AMOUNT | WL_OPT_PEER)
+#define WL_OPT_REMOTE	0x200	/* --listen, --connect: one end, the other on another host */
+#define WL_OPT_TCP	(WL_OPT_CONN | WL_OPT_AMOUNT | WL_OPT_PEER | WL_OPT_REMOTE)
 #define WL_OPT_UDP_PAIRS (WL_OPT_PIPES | WL_OPT_AMOUNT | WL_OPT_PEER | WL_OPT_UDP)	/* the udp-* workloads */
 
 /*
@@ -81,6 +83,13 @@ enum wl_peer {
 
 enum wl_pattern { WL_PATTERN_SEQ, WL_PATTERN_RANDOM };
 
+/* Which end of a network workload this process is, the other running elsewhere (remote.h). */
+enum wl_remote {
+	WL_REMOTE_NONE,		/* both ends here */
+	WL_REMOTE_LISTEN,	/* --listen: the receiving end, waiting for the sender */
+	WL_REMOTE_CONNECT,	/* --connect: the sending end */
+};
+
 struct wl_opts {
 	uint64_t size;		/* message size, or bytes per call of the file workloads */
 	bool size_set;		/* --size was given */
@@ -104,6 +113,8 @@ struct wl_opts {
 	bool direct;		/* the files opened O_DIRECT, past the page cache */
 	bool fixed;		/* io_uring: registered buffers (READ_FIXED, WRITE_FIXED) */
 	bool vectored;		/* io_uring: vectors (READV, WRITEV) */
+	enum wl_remote remote;	/* --listen or --connect */
+	struct sockaddr_in remote_addr;	/* ... their ADDR:PORT */
 };
 
 const char *wl_peer_name(enum wl_peer p);
