@@ -3421,7 +3421,7 @@ def check_remote_ends(tx, rx, kind):
 def remote_ends_across_namespaces():
     """--listen and --connect: one end each, each traced by its own zctrace, as on two hosts. Over
     loopback (tcp-onecopy) and across a veth pair between the host and a namespace the test makes
-    (198.18.3.0/30; tcp-zerocopy, tcp-sendfile): the sending end's ledger has the send sites and,
+    (198.18.3.0/30; tcp-zerocopy, uring-sendzc, tcp-sendfile): the sending end's ledger has the send sites and,
     for pinned pages, their copy on delivery in the other end's process (deferred_copy, charged
     to their owner); the receiving end's has recv_copy alone; both are exact, the two reports name
     the same run, the sender learns what the receiver got, and each says it ran once."""
@@ -3438,7 +3438,7 @@ def remote_ends_across_namespaces():
                     ["ip", "-n", ns, "addr", "add", f"{b}/30", "dev", "zcrmt1"], ["ip", "-n", ns, "link", "set", "zcrmt1", "up"],
                     ["ip", "-n", ns, "link", "set", "lo", "up"]):
             subprocess.run(cmd, check=True, capture_output=True, timeout=30)
-        for workload in ("tcp-zerocopy", "tcp-sendfile"):
+        for workload in ("tcp-zerocopy", "uring-sendzc", "tcp-sendfile"):
             port += 1
             tx, rx = unskipped_pair(lambda attempt: remote_ends_run(workload, ("ip", "netns", "exec", ns), b,
                                                                     port + 10 * attempt,
@@ -4238,6 +4238,36 @@ def nic_udp_zerocopy():
         failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
         assert p.returncode == 0 and not failed, (ns, method, p.returncode, failed)
         assert ("the zero-copy send held" in p.stdout) != copies, (ns, method, p.stdout[-2500:])
+
+
+def nic_remote_ends():
+    """The two ends of the built-in workloads across each NIC pair (tools/nic-pair.sh), as on two
+    hosts: the receiving end (--listen) behind the second NIC, the sending end (--connect) in the
+    root namespace, each traced by its own zctrace (fentry). tcp-zerocopy, uring-sendzc and
+    tcp-sendfile: the sender's pinned pages or page references are copied on transmit to the virtio-net device,
+    which lacks scatter-gather (tx_copy = the bytes sent and retransmitted, TCP_INFO), and by no
+    CPU for e1000e (tx_copy 0); never on delivery (deferred_copy 0); the receiving end's recv_copy
+    is what it received. Each ledger's own checks hold, and a run whose notices say COPIED never
+    reads "the zero-copy send held"."""
+    pairs = [(os.environ.get("ZCTRACE_NIC_PAIR"), "zcnic", False), (os.environ.get("ZCTRACE_NIC_PAIR_SG"), "zcsg", True)]
+    if not all(p[0] for p in pairs):
+        raise Skip("needs the NIC pairs (make test-kernels boots them: tests/device-suite.sh)")
+    port = 6001
+    for peer, ns, sg in pairs:
+        for workload in ("tcp-zerocopy", "uring-sendzc", "tcp-sendfile"):
+            port += 30
+            tx, rx = unskipped_pair(lambda attempt: remote_ends_run(workload, ("ip", "netns", "exec", ns), peer,
+                                                                    port + 10 * attempt,
+                                                                    ("--threads", "2", "--messages", "150"),
+                                                                    method="fentry"))
+            sent = check_remote_ends(tx, rx, "device")
+            r = tx[1]["workload"]["remote"]
+            assert r["dev_sg"] == sg, (ns, r)
+            assert_eq(f"{ns} {workload} tx_copy (sent, and {r['bytes_retransmitted']} B retransmitted)",
+                      site_bytes(tx[1], "tx_copy"), 0 if sg else sent + r["bytes_retransmitted"])
+            assert_eq(f"{ns} {workload} deferred_copy", site_bytes(tx[1], "deferred_copy"), 0)
+            if workload != "tcp-sendfile":
+                assert ("the zero-copy send held" in tx[0].stdout) == sg, (ns, workload, tx[0].stdout[-2500:])
 
 
 def preempt_rt():
@@ -5851,7 +5881,7 @@ def main():
               two_passes_figures_and_ledger, untraced_pass_attaches_nothing, detach_after_the_report_leaves_nothing,
               default_report_fits_one_screen, readme_samples_have_the_shape_of_a_fresh_run, pipeline_processes_named,
               nic_zerocopy_copied_on_transmit, nic_zerocopy_held_on_sg_device, nic_sendfile_copied_on_transmit,
-              nic_udp_zerocopy, preempt_rt_passes_fentry_over, kernel_without_task_storage_says_so,
+              nic_udp_zerocopy, nic_remote_ends, preempt_rt_passes_fentry_over, kernel_without_task_storage_says_so,
               floor_attaches_empty_programs,
               raw_tp_flavours_count_the_same, robust_no_btf,
               robust_one_byte_messages_60s, robust_full_map_is_reported,

@@ -340,6 +340,9 @@ static int run_start(struct run *r)
 	struct tracer_opts to;
 
 	tracer_opts_for(&to, r->a.def, r->a.cap, r->a.no_phase, r->a.complete);
+	/* the sending end alone may send through a device that has the kernel copy its page references */
+	if (r->wo.remote == WL_REMOTE_CONNECT && r->a.def && r->a.def->site[SITE_SPLICE_REF] == EXP_SENT)
+		to.skip_zc_path = false;
 	/* from here a signal stops the run and still cleans up */
 	catch_stop_signals();
 	if (r->wo.peer == WL_PEER_NETNS) {
