@@ -308,7 +308,10 @@ struct misc_stats {
 					 * (IORING_NOTIF_USAGE_ZC_COPIED) */
 	__u64 zc_calls_completed;	/* send calls (SEND_ZC requests) covered by those notices */
 	__u64 zc_calls_unmatched;	/* ids in a notice (notifications) with no send seen by the tracer */
-	__u64 zc_bytes_copied_notice;	/* bytes of send calls whose notice said COPIED */
+	__u64 zc_bytes_copied_notice;	/* bytes of send calls whose notice said COPIED, and was
+					 * (io_uring: not a linked notification of uncopied data) */
+	__u64 zc_notices_copied_linked;	/* io_uring notifications that said copied for data that left
+					 * uncopied in the skbs of the request they were linked to */
 	__u64 zc_calls_dropped;		/* zerocopy sends that did not fit the pending map */
 	__u64 udp_pins_late;		/* bytes of UDP zerocopy pins seen after their send call returned
 					 * (a queueing device on the tracepoint path): udp_send_copy

@@ -83,20 +83,41 @@ static __always_inline void on_zc_notice(const struct sk_buff *skb, __u32 tgid)
  * group). A CQE the ring had no room for goes to the overflow list untraced: the workloads keep
  * their rings from overflowing, and say so.
  */
+/*
+ * Whether a notification that says copied is a linked one whose data was not: since 6.10 the
+ * requests whose data goes into one skb share its ubuf_info, their notifications linked behind the
+ * first one's (io_link_skb()). The skb's completion reaches that first one only, so the others never
+ * learn their data was used, and say copied (!zc_used). Such a one was copied exactly when the
+ * first was: used, and not copied, means its data left as it was.
+ */
+static __always_inline bool uring_linked_uncopied(struct io_notif_data *nd)
+{
+	struct io_notif_data *head;
+
+	if (!bpf_core_field_exists(nd->head))
+		return false;
+	head = BPF_CORE_READ(nd, head);
+	return head && head != nd && BPF_CORE_READ(head, zc_used) && !BPF_CORE_READ(head, zc_copied);
+}
+
 static __always_inline void on_uring_notice(struct io_kiocb *req)
 {
-	__u64 ubuf = (__u64)req + bpf_core_field_offset(struct io_kiocb, cmd) +
-		     bpf_core_field_offset(struct io_notif_data, uarg);
+	struct io_notif_data *nd = (void *)req + bpf_core_field_offset(struct io_kiocb, cmd);
+	__u64 ubuf = (__u64)nd + bpf_core_field_offset(struct io_notif_data, uarg);
 	struct zc_owner *owner = bpf_map_lookup_elem(&zc_owners, &ubuf);
-	bool copied = BPF_CORE_READ(req, cqe.res) & ZCT_IORING_NOTIF_USAGE_ZC_COPIED;
+	bool copied = BPF_CORE_READ(req, cqe.res) & ZCT_IORING_NOTIF_USAGE_ZC_COPIED, linked = false;
 
 	if (counting()) {
 		__sync_fetch_and_add(&misc.zc_notices, 1);
-		if (copied)
+		if (copied) {
 			__sync_fetch_and_add(&misc.zc_notices_copied, 1);
+			linked = uring_linked_uncopied(nd);
+			if (linked)
+				__sync_fetch_and_add(&misc.zc_notices_copied_linked, 1);
+		}
 		if (owner && owner->sends) {
 			__sync_fetch_and_add(&misc.zc_calls_completed, 1);
-			if (copied)
+			if (copied && !linked)
 				__sync_fetch_and_add(&misc.zc_bytes_copied_notice, owner->bytes);
 		} else {
 			__sync_fetch_and_add(&misc.zc_calls_unmatched, 1);

@@ -441,7 +441,7 @@ static const char *tx_copy_figure(const struct ledger *l, char *buf, size_t n)
 
 static void check_copied_notices(struct ledger *l)
 {
-	char buf[320];
+	char buf[320], linked[96];
 
 	__u64 copied = l->k.misc.zc_bytes_copied_notice;
 	__u64 sites = l->k.site[SITE_DEFERRED_COPY].bytes + l->k.site[SITE_TX_COPY].bytes;
@@ -453,10 +453,12 @@ static void check_copied_notices(struct ledger *l)
 			  refusal_of(l, SITE_DEFERRED_COPY));
 		return;
 	}
+	snprintf(linked, sizeof(linked), " (%" PRIu64 " of them linked io_uring notifications of uncopied data)",
+		 (uint64_t)l->k.misc.zc_notices_copied_linked);
 	add_check(l, sites >= copied, "COPIED notices' bytes in a copy site",
-		  "%" PRIu64 " notices say COPIED, covering %" PRIu64 " B; deferred_copy %" PRIu64 " B, tx_copy %s%s",
-		  (uint64_t)l->k.misc.zc_notices_copied, (uint64_t)copied,
-		  (uint64_t)l->k.site[SITE_DEFERRED_COPY].bytes, tx_copy_figure(l, buf, sizeof(buf)),
+		  "%" PRIu64 " notices say COPIED%s, covering %" PRIu64 " B; deferred_copy %" PRIu64 " B, tx_copy %s%s",
+		  (uint64_t)l->k.misc.zc_notices_copied, l->k.misc.zc_notices_copied_linked ? linked : "",
+		  (uint64_t)copied, (uint64_t)l->k.site[SITE_DEFERRED_COPY].bytes, tx_copy_figure(l, buf, sizeof(buf)),
 		  sites >= copied ? "" : ": the kernel copied pinned data where no site counts it");
 }
 

@@ -292,6 +292,7 @@ static json_object *notices_json(const struct ledger *l)
 	add(zc, "calls_completed", u64(m->zc_calls_completed));
 	add(zc, "calls_unmatched", u64(m->zc_calls_unmatched));
 	add(zc, "bytes_copied_notice", u64(m->zc_bytes_copied_notice));
+	add(zc, "notices_copied_linked", u64(m->zc_notices_copied_linked));
 	/* pins the ledger could not take off their send's udp_send_copy (the check says so too) */
 	add(zc, "udp_pins_late_bytes", u64(m->udp_pins_late));
 	return zc;

@@ -56,7 +56,15 @@ static void print_findings(FILE *f, const struct ledger *l, double payload)
 				"without scatter-gather or checksum offload).\n",
 				human_bytes(l->k.misc.zc_bytes_copied_notice, b2, sizeof(b2)));
 		else if (!s[SITE_DEFERRED_COPY].bytes && !s[SITE_TX_COPY].bytes &&
-			 l->method[SITE_DEFERRED_COPY] != METHOD_NONE && ledger_has(l, PROBE_ZC_NOTICES))
+			 l->method[SITE_DEFERRED_COPY] != METHOD_NONE && ledger_has(l, PROBE_ZC_NOTICES) &&
+			 l->k.misc.zc_notices_copied && l->k.misc.zc_notices_copied == l->k.misc.zc_notices_copied_linked)
+			fprintf(f, "  No pinned byte was copied later: the zero-copy send held. The %" PRIu64 " "
+				"notifications that say copied are linked ones (io_uring, 6.10+): their data left "
+				"uncopied in the skbs of the request they were linked to.\n",
+				(uint64_t)l->k.misc.zc_notices_copied_linked);
+		else if (!s[SITE_DEFERRED_COPY].bytes && !s[SITE_TX_COPY].bytes &&
+			 l->method[SITE_DEFERRED_COPY] != METHOD_NONE && ledger_has(l, PROBE_ZC_NOTICES) &&
+			 !l->k.misc.zc_notices_copied)
 			fprintf(f, "  No pinned byte was copied later, and no notice says COPIED: the zero-copy "
 				"send held.\n");
 		else if (!s[SITE_DEFERRED_COPY].bytes && !s[SITE_TX_COPY].bytes &&
@@ -587,7 +595,16 @@ static void print_checks(FILE *f, const struct ledger *l, bool full)
 		if (full || !l->checks[i].ok)
 			fprintf(f, "  [%s] %s: %s\n", l->checks[i].ok ? " ok " : "FAIL", l->checks[i].name,
 				l->checks[i].detail);
-	if (l->def)
+	if (l->def && l->rep.remote_role && !strcmp(l->rep.remote_role, "receiver"))
+		fprintf(f, "expected (the receiving end alone): recv_copy = bytes received; the send sites are the "
+			"other end's\n");
+	else if (l->def && l->rep.remote_role)
+		fprintf(f, "expected (the sending end alone): %s; recv_copy is the other end's%s\n", l->def->expected,
+			!l->rep.remote_dev_kind || strcmp(l->rep.remote_dev_kind, "device") ? ""
+			: l->rep.remote_dev_sg ? "; on this device nothing copied on delivery or transmit"
+			: "; on this device, which lacks scatter-gather, pinned pages and page references copied on "
+			  "transmit (tx_copy), not on delivery");
+	else if (l->def)
 		fprintf(f, "expected: %s\n", l->def->expected);
 	if (l->nchecks)
 		fprintf(f, "verdict: %s\n", ledger_ok(l) ? "the ledger matches the expectation"
