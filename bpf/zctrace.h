@@ -310,8 +310,9 @@ struct misc_stats {
 	__u64 zc_calls_unmatched;	/* ids in a notice (notifications) with no send seen by the tracer */
 	__u64 zc_bytes_copied_notice;	/* bytes of send calls whose notice said COPIED, and was
 					 * (io_uring: not a linked notification of uncopied data) */
-	__u64 zc_notices_copied_linked;	/* io_uring notifications that said copied for data that left
-					 * uncopied in the skbs of the request they were linked to */
+	__u64 zc_notices_copied_linked;	/* io_uring notifications that said copied, linked to one
+					 * whose skbs said used and not copied (what the linked ones'
+					 * data shared): their bytes are not in bytes_copied_notice */
 	__u64 zc_calls_dropped;		/* zerocopy sends that did not fit the pending map */
 	__u64 udp_pins_late;		/* bytes of UDP zerocopy pins seen after their send call returned
 					 * (a queueing device on the tracepoint path): udp_send_copy

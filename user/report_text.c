@@ -599,7 +599,7 @@ static void print_checks(FILE *f, const struct ledger *l, bool full)
 		fprintf(f, "expected (the receiving end alone): recv_copy = bytes received; the send sites are the "
 			"other end's\n");
 	else if (l->def && l->rep.remote_role)
-		fprintf(f, "expected (the sending end alone): %s; recv_copy is the other end's%s\n", l->def->expected,
+		fprintf(f, "expected (the sending end alone, recv_copy being the other end's): %s%s\n", l->def->expected,
 			!l->rep.remote_dev_kind || strcmp(l->rep.remote_dev_kind, "device") ? ""
 			: l->rep.remote_dev_sg ? "; on this device nothing copied on delivery or transmit"
 			: "; on this device, which lacks scatter-gather, pinned pages and page references copied on "
