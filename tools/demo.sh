@@ -25,6 +25,15 @@ done
 ./zctrace run --no-hist tcp-zerocopy --netns --size 64K --messages 2000 || rc=1
 ./zctrace run --no-hist remote-fileread --netns --file-size 64M --pattern random || rc=1
 tools/paths.py --reps 1 || rc=1
+# two hosts as a user runs them: each end a run of its own (--listen, --connect), here both on loopback;
+# the receiving end's report after the sending end's
+rx_out=$(mktemp)
+trap 'rm -f "$rx_out"' EXIT
+./zctrace run --no-hist tcp-zerocopy --listen 127.0.0.1:5731 >"$rx_out" 2>&1 &
+rx=$!
+./zctrace run --no-hist tcp-zerocopy --connect 127.0.0.1:5731 --size 64K --messages 2000 || rc=1
+wait "$rx" || rc=1
+cat "$rx_out"
 
 # microbenchmarks whose assumptions the kernel checks: every getpid entered the kernel, the vDSO
 # clock never did; the ping-pong handed the CPU over twice per round trip; a cold fault read one page
