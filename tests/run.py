@@ -3355,7 +3355,8 @@ def netns_usage_errors():
                        (["tcp-onecopy", "--listen", "198.18.3.2:5201", "--connect", "198.18.3.2:5201"],
                         "give one of them"),
                        (["tcp-onecopy", "--connect", "198.18.3.2:5201", "--netns"], "no --peer or --netns"),
-                       (["udp-copy", "--connect", "198.18.3.2:5201"], "not an option"),
+                       (["udp-copy", "--connect", "198.18.3.2:5201", "--ipv6"], "no --ipv6"),
+                       (["pipe-copy", "--connect", "198.18.3.2:5201"], "not an option"),
                        (["remote-fileread", "--pattern", "zigzag"], "invalid --pattern"),
                        (["remote-fileread", "--threads", "2"], "not an option")):
         p = zctrace("run", *args)
@@ -3418,13 +3419,40 @@ def check_remote_ends(tx, rx, kind):
     return sent
 
 
+def check_remote_udp_ends(tx, rx, kind):
+    """Each end of a UDP workload exact to its own count; the receiving end's count is what the
+    sending end learned, and each datagram not received is counted lost."""
+    (tp, tl), (rp, rl) = tx, rx
+    tw, rw = tl["workload"], rl["workload"]
+    for p, led in ((tp, tl), (rp, rl)):
+        failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
+        assert p.returncode == 0 and not failed, (p.returncode, failed, p.stderr[-800:])
+    assert tw["remote"]["run"] == rw["remote"]["run"], (tw["remote"], rw["remote"])
+    assert tw["remote"]["dev_kind"] == rw["remote"]["dev_kind"] == kind, (tw["remote"], rw["remote"])
+    sent, got = tw["bytes"], rw["bytes_received"]
+    assert sent > 0 and tw["bytes_received"] == 0 and rw["bytes"] == 0, (tw, rw)
+    assert_eq("what the receiving end answered", tw["remote"]["peer_received"], got)
+    assert_eq("what the sending end told", rw["remote"]["peer_sent"], sent)
+    assert_eq("datagrams: sent", rw["datagrams"]["sent"], tw["datagrams"]["sent"])
+    assert_eq("datagrams: received", tw["datagrams"]["received"], rw["datagrams"]["received"])
+    assert_eq("datagrams: lost", tw["datagrams"]["lost"], tw["datagrams"]["sent"] - rw["datagrams"]["received"])
+    assert_eq("receiving end's udp_recv_copy", site_bytes(rl, "udp_recv_copy"), got)
+    for site in ("udp_send_copy", "zc_pin", "deferred_copy", "recv_copy"):
+        assert_eq(f"receiving end's {site}", site_bytes(rl, site), 0)
+    assert_eq("sending end's udp_recv_copy", site_bytes(tl, "udp_recv_copy"), 0)
+    return sent
+
+
 def remote_ends_across_namespaces():
     """--listen and --connect: one end each, each traced by its own zctrace, as on two hosts. Over
     loopback (tcp-onecopy) and across a veth pair between the host and a namespace the test makes
     (198.18.3.0/30; tcp-zerocopy, uring-sendzc, tcp-sendfile): the sending end's ledger has the send sites and,
     for pinned pages, their copy on delivery in the other end's process (deferred_copy, charged
     to their owner); the receiving end's has recv_copy alone; both are exact, the two reports name
-    the same run, the sender learns what the receiver got, and each says it ran once."""
+    the same run, the sender learns what the receiver got, and each says it ran once. UDP
+    (udp-copy, udp-zerocopy with and without --gso) sends with no window between the two ends: each
+    end is exact to its own count, the two agree on what was sent and received, and what was not
+    received is counted lost."""
     port = 5471
     tx, rx = remote_ends_run("tcp-onecopy", (), "127.0.0.1", port, ("--threads", "2", "--messages", "500"))
     sent = check_remote_ends(tx, rx, "loopback")
@@ -3448,6 +3476,16 @@ def remote_ends_across_namespaces():
             assert_eq(f"{workload} send_copy", site_bytes(tx[1], "send_copy"), 0)
             assert_eq(f"{workload} pins and page references",
                       site_bytes(tx[1], "zc_pin") + site_bytes(tx[1], "splice_ref"), sent)
+        # UDP: no window between two hosts, so a datagram may be lost; each end exact to its own count
+        for workload, extra in (("udp-copy", ()), ("udp-zerocopy", ()), ("udp-zerocopy", ("--gso", "1400", "--size", "14000"))):
+            port += 1
+            tx, rx = unskipped_pair(lambda attempt: remote_ends_run(workload, ("ip", "netns", "exec", ns), b,
+                                                                    port + 10 * attempt,
+                                                                    ("--threads", "2", "--messages", "300", *extra)))
+            sent = check_remote_udp_ends(tx, rx, "veth")
+            if workload == "udp-zerocopy":
+                assert_eq(f"{workload} {extra} zc_pin", site_bytes(tx[1], "zc_pin"), sent)
+                assert_eq(f"{workload} {extra} udp_send_copy", site_bytes(tx[1], "udp_send_copy"), 0)
         # the two ends must run the same workload: the receiving end says so, and neither run passes
         port += 30
         rx = subprocess.Popen(["ip", "netns", "exec", ns, ZCTRACE, "run", "--no-hist", "tcp-zerocopy", "--listen",
@@ -4247,8 +4285,10 @@ def nic_remote_ends():
     tcp-sendfile: the sender's pinned pages or page references are copied on transmit to the virtio-net device,
     which lacks scatter-gather (tx_copy = the bytes sent and retransmitted, TCP_INFO), and by no
     CPU for e1000e (tx_copy 0); never on delivery (deferred_copy 0); the receiving end's recv_copy
-    is what it received. Each ledger's own checks hold, and a run whose notices say COPIED never
-    reads "the zero-copy send held"."""
+    is what it received. UDP (udp-copy, udp-zerocopy with and without --gso): pinned for e1000e,
+    copied at the send for virtio-net (udp_send_copy, every notice COPIED), nothing after. Each
+    ledger's own checks hold, and a run whose notices say COPIED never reads "the zero-copy send
+    held"."""
     pairs = [(os.environ.get("ZCTRACE_NIC_PAIR"), "zcnic", False), (os.environ.get("ZCTRACE_NIC_PAIR_SG"), "zcsg", True)]
     if not all(p[0] for p in pairs):
         raise Skip("needs the NIC pairs (make test-kernels boots them: tests/device-suite.sh)")
@@ -4267,6 +4307,24 @@ def nic_remote_ends():
                       site_bytes(tx[1], "tx_copy"), 0 if sg else sent + r["bytes_retransmitted"])
             assert_eq(f"{ns} {workload} deferred_copy", site_bytes(tx[1], "deferred_copy"), 0)
             if workload != "tcp-sendfile":
+                assert ("the zero-copy send held" in tx[0].stdout) == sg, (ns, workload, tx[0].stdout[-2500:])
+        # UDP pins for a device with scatter-gather and checksum offload; for virtio-net here the
+        # kernel copies each datagram at the send instead, and every notice says COPIED
+        for workload, extra in (("udp-copy", ()), ("udp-zerocopy", ()), ("udp-zerocopy", ("--gso", "1400", "--size", "14000"))):
+            port += 30
+            tx, rx = unskipped_pair(lambda attempt: remote_ends_run(workload, ("ip", "netns", "exec", ns), peer,
+                                                                    port + 10 * attempt,
+                                                                    ("--threads", "2", "--messages", "150", *extra),
+                                                                    method="fentry"))
+            sent = check_remote_udp_ends(tx, rx, "device")
+            copies = workload == "udp-copy" or not sg
+            assert_eq(f"{ns} {workload} {extra} udp_send_copy", site_bytes(tx[1], "udp_send_copy"), sent if copies else 0)
+            assert_eq(f"{ns} {workload} {extra} zc_pin", site_bytes(tx[1], "zc_pin"), 0 if copies else sent)
+            for site in ("deferred_copy", "tx_copy"):
+                assert_eq(f"{ns} {workload} {extra} {site}", site_bytes(tx[1], site), 0)
+            if workload == "udp-zerocopy":
+                zn = tx[1]["zerocopy_notices"]
+                assert_eq(f"{ns} {extra} COPIED notices", zn["notices_copied"], 0 if sg else zn["notices"])
                 assert ("the zero-copy send held" in tx[0].stdout) == sg, (ns, workload, tx[0].stdout[-2500:])
 
 

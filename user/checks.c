@@ -42,6 +42,7 @@ static enum expect site_expectation(const struct ledger *l, int s)
 {
 	enum expect e = l->def->site[s];
 	bool pages = l->def->site[SITE_ZC_PIN] == EXP_SENT || l->def->site[SITE_SPLICE_REF] == EXP_SENT;
+	bool udp_zc = l->def->site[SITE_ZC_PIN] == EXP_SENT && l->def->site[SITE_UDP_RECV_COPY] != EXP_ZERO;
 
 	if (!l->rep.remote_role)
 		return e;
@@ -50,6 +51,17 @@ static enum expect site_expectation(const struct ledger *l, int s)
 	if (!sender_on_device(l))
 		return e;
 	if (s == SITE_DEFERRED_COPY)
+		return EXP_ZERO;
+	/*
+	 * UDP pins only for a device that takes page frags and checksums (__ip_append_data()): for
+	 * any other the kernel copies each datagram at the send, and its notice says COPIED
+	 */
+	if (udp_zc && (l->rep.remote_dev_sg == 0 || l->rep.remote_dev_csum == 0))
+		return s == SITE_ZC_PIN ? EXP_ZERO : s == SITE_UDP_SEND_COPY ? EXP_SENT : s == SITE_TX_COPY ? EXP_ZERO : e;
+	if (udp_zc && (l->rep.remote_dev_sg < 0 || l->rep.remote_dev_csum < 0) &&
+	    (s == SITE_ZC_PIN || s == SITE_UDP_SEND_COPY))
+		return EXP_ANY;
+	if (udp_zc && s == SITE_TX_COPY)
 		return EXP_ZERO;
 	if (s == SITE_TX_COPY && pages)
 		return l->rep.remote_dev_sg == 0 ? EXP_SENT_AND_RETRANSMITTED : l->rep.remote_dev_sg == 1 ? EXP_ZERO : EXP_ANY;

@@ -141,6 +141,24 @@ static void print_latency(FILE *f, const struct ledger *l, const char *what)
 			(uint64_t)l->rep.p99.v, (uint64_t)l->rep.max.v);
 }
 
+/* What the device the sending end's bytes left by changes in its expected ledger (checks.c). */
+static const char *device_note(const struct ledger *l)
+{
+	bool udp_zc = l->def->site[SITE_ZC_PIN] == EXP_SENT && l->def->site[SITE_UDP_RECV_COPY] != EXP_ZERO;
+
+	if (!l->rep.remote_dev_kind || strcmp(l->rep.remote_dev_kind, "device"))
+		return "";
+	if (udp_zc && (l->rep.remote_dev_sg == 0 || l->rep.remote_dev_csum == 0))
+		return "; on this device, which lacks scatter-gather or checksum offload, each datagram copied at "
+		       "the send (udp_send_copy), nothing pinned";
+	if (l->rep.remote_dev_sg == 1)
+		return "; on this device nothing copied on delivery or transmit";
+	if (l->rep.remote_dev_sg == 0)
+		return "; on this device, which lacks scatter-gather, pinned pages and page references copied on "
+		       "transmit (tx_copy), not on delivery";
+	return "";
+}
+
 static void print_tcp_workload(FILE *f, const struct ledger *l, double payload)
 {
 	double el = l->rep.elapsed_s;
@@ -155,10 +173,11 @@ static void print_tcp_workload(FILE *f, const struct ledger *l, double payload)
 		fprintf(f, " in %.3f s = %.2f Gbit/s", el, payload * 8 / el / 1e9);
 	fprintf(f, "\n");
 	if (l->rep.remote_role)
-		fprintf(f, "one end: the %s end %s %s (run %s), by %s (%s%s)\n", !strcmp(l->rep.remote_role, "sender")
+		fprintf(f, "one end: the %s end %s %s (run %s), by %s (%s%s%s)\n", !strcmp(l->rep.remote_role, "sender")
 			? "sending" : "receiving", !strcmp(l->rep.remote_role, "sender") ? "to" : "at",
 			l->rep.remote_addr ?: "?", l->rep.remote_run ?: "?", l->rep.remote_dev ?: "?",
-			l->rep.remote_dev_kind ?: "?", l->rep.remote_dev_sg == 0 ? ", no scatter-gather" : "");
+			l->rep.remote_dev_kind ?: "?", l->rep.remote_dev_sg == 0 ? ", no scatter-gather" : "",
+			l->rep.remote_dev_csum == 0 ? ", no checksum offload" : "");
 	print_latency(f, l, "message");
 }
 
@@ -596,14 +615,12 @@ static void print_checks(FILE *f, const struct ledger *l, bool full)
 			fprintf(f, "  [%s] %s: %s\n", l->checks[i].ok ? " ok " : "FAIL", l->checks[i].name,
 				l->checks[i].detail);
 	if (l->def && l->rep.remote_role && !strcmp(l->rep.remote_role, "receiver"))
-		fprintf(f, "expected (the receiving end alone): recv_copy = bytes received; the send sites are the "
-			"other end's\n");
+		fprintf(f, "expected (the receiving end alone): its receive site (%s) = bytes received; the send "
+			"sites are the other end's\n", l->def->site[SITE_UDP_RECV_COPY] == EXP_RECEIVED ? "udp_recv_copy"
+			: "recv_copy");
 	else if (l->def && l->rep.remote_role)
-		fprintf(f, "expected (the sending end alone, recv_copy being the other end's): %s%s\n", l->def->expected,
-			!l->rep.remote_dev_kind || strcmp(l->rep.remote_dev_kind, "device") ? ""
-			: l->rep.remote_dev_sg ? "; on this device nothing copied on delivery or transmit"
-			: "; on this device, which lacks scatter-gather, pinned pages and page references copied on "
-			  "transmit (tx_copy), not on delivery");
+		fprintf(f, "expected (the sending end alone, the receive site being the other end's): %s%s\n",
+			l->def->expected, device_note(l));
 	else if (l->def)
 		fprintf(f, "expected: %s\n", l->def->expected);
 	if (l->nchecks)

@@ -28,6 +28,21 @@ uint64_t remote_run_id(void)
 	return id;
 }
 
+int remote_send(int fd, const void *buf, size_t n)
+{
+	struct tcp_io io = {};
+
+	return tcp_send_all(fd, buf, n, &io);
+}
+
+int remote_recv(int fd, void *buf, size_t n)
+{
+	struct tcp_io io = {};
+	int err = tcp_recv_all(fd, buf, n, &io);
+
+	return err == -ENODATA ? -ECONNRESET : err;
+}
+
 static int send_exact(int fd, const void *buf, size_t n)
 {
 	struct tcp_io io = {};
@@ -76,6 +91,17 @@ int remote_connect(const struct wl_opts *o, const char *workload, uint64_t run, 
 	return fd;
 }
 
+int remote_accept(int lfd, int wait_s)
+{
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+	int n = poll(&p, 1, wait_s * 1000);
+
+	if (n <= 0)
+		return n == 0 ? -ETIMEDOUT : -errno;
+	n = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	return n < 0 ? -errno : n;
+}
+
 int remote_read_hello(int fd, struct remote_hello *h, char *why, size_t n)
 {
 	int err = recv_exact(fd, h, sizeof(*h));
@@ -115,7 +141,7 @@ static bool local_address(const struct ifaddrs *all, const struct in_addr *a)
 static void link_offloads(const char *dev, struct remote_link *l)
 {
 	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
-	struct ethtool_value sg = { .cmd = ETHTOOL_GSG };
+	struct ethtool_value sg = { .cmd = ETHTOOL_GSG }, csum = { .cmd = ETHTOOL_GTXCSUM };
 	struct ifreq ifr = {};
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
@@ -128,6 +154,9 @@ static void link_offloads(const char *dev, struct remote_link *l)
 	ifr.ifr_data = (void *)&sg;
 	if (!ioctl(s, SIOCETHTOOL, &ifr))
 		l->sg = !!sg.data;
+	ifr.ifr_data = (void *)&csum;
+	if (!ioctl(s, SIOCETHTOOL, &ifr))
+		l->csum = !!csum.data;
 	close(s);
 }
 
@@ -137,7 +166,7 @@ void remote_link_of(int fd, struct remote_link *l)
 	socklen_t len = sizeof(self), plen = sizeof(peer);
 	struct ifaddrs *all = NULL;
 
-	*l = (struct remote_link){ .kind = "device", .sg = -1 };
+	*l = (struct remote_link){ .kind = "device", .sg = -1, .csum = -1 };
 	if (getsockname(fd, (struct sockaddr *)&self, &len) || getpeername(fd, (struct sockaddr *)&peer, &plen) ||
 	    getifaddrs(&all))
 		return;
@@ -145,7 +174,7 @@ void remote_link_of(int fd, struct remote_link *l)
 		/* to an address of this host: the kernel routes it through lo */
 		snprintf(l->dev, sizeof(l->dev), "lo");
 		l->kind = "loopback";
-		l->sg = 1;
+		l->sg = l->csum = 1;
 		freeifaddrs(all);
 		return;
 	}
@@ -217,6 +246,7 @@ json_object *remote_json(const struct wl_opts *o, uint64_t run, const struct rem
 		json_object_object_add(r, "dev", l->dev[0] ? json_object_new_string(l->dev) : NULL);
 		json_object_object_add(r, "dev_kind", json_object_new_string(l->kind));
 		json_object_object_add(r, "dev_sg", l->sg < 0 ? NULL : json_object_new_boolean(l->sg));
+		json_object_object_add(r, "dev_csum", l->csum < 0 ? NULL : json_object_new_boolean(l->csum));
 	}
 	if (have_peer_received)
 		json_object_object_add(r, "peer_received", json_object_new_uint64(peer_received));

@@ -30,6 +30,7 @@ struct remote_link {
 	char dev[32];			/* "" if not found */
 	const char *kind;		/* "loopback", "veth" or "device" */
 	int sg;				/* the device takes page frags (scatter-gather): 1, 0, -1 unknown */
+	int csum;			/* ... and checksums what it sends (TX checksum offload): 1, 0, -1 */
 };
 
 /* The run's id: random. */
@@ -40,6 +41,8 @@ uint64_t remote_run_id(void);
  */
 int remote_connect(const struct wl_opts *o, const char *workload, uint64_t run, uint32_t index,
 		   uint32_t conns, int wait_s, int io_timeout_s);
+/* Waits (at most @wait_s) for the first connection to listener @lfd: the socket or -errno. */
+int remote_accept(int lfd, int wait_s);
 /* Reads one hello from @fd: 0, or -EPROTO with @why set. */
 int remote_read_hello(int fd, struct remote_hello *h, char *why, size_t n);
 /* The device and offloads of the route @fd's packets leave by. */
@@ -49,6 +52,9 @@ int remote_wait_answer(int fd, int timeout_ms);
 /* The receiving end's answer: the bytes it received. 0 or -errno. */
 int remote_read_answer(int fd, uint64_t *received);
 int remote_send_answer(int fd, uint64_t received);
+/* All @n bytes of @buf to or from the other end's control connection @fd: 0 or -errno. */
+int remote_send(int fd, const void *buf, size_t n);
+int remote_recv(int fd, void *buf, size_t n);
 /* The bytes @fd's connection sent again (TCP_INFO), or -1 where the kernel does not say. */
 int64_t remote_retransmitted(int fd);
 /* The report's "remote": this end's role, the other's address, the run, the link. */

@@ -117,6 +117,8 @@ static void read_remote(json_object *o, struct wl_report *r)
 	r->remote_dev = string(o, "dev");
 	r->remote_dev_kind = string(o, "dev_kind");
 	r->remote_dev_sg = json_object_is_type(v, json_type_boolean) ? json_object_get_boolean(v) : -1;
+	v = member(o, "dev_csum");
+	r->remote_dev_csum = json_object_is_type(v, json_type_boolean) ? json_object_get_boolean(v) : -1;
 	r->retransmitted = count(o, "bytes_retransmitted");
 	r->peer_received = count(o, "peer_received");
 }

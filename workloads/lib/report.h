@@ -129,6 +129,7 @@ struct wl_report {
 	const char *remote_role;		/* "sender" or "receiver" */
 	const char *remote_addr, *remote_run, *remote_dev, *remote_dev_kind;	/* dev_kind: loopback, veth, device */
 	int remote_dev_sg;			/* the device takes page frags: 1, 0, or -1 when not reported */
+	int remote_dev_csum;			/* ... and checksums what it sends: 1, 0, or -1 */
 	struct wl_count retransmitted, peer_received;	/* the sending end's */
 };
 

@@ -21,8 +21,11 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <endian.h>
 #include "gate.h"
 #include "peer.h"
+#include "remote.h"
+#include "tcpio.h"
 #include "udpwl.h"
 
 #define IO_TIMEOUT_S 30		/* no socket call or wait may block longer than this */
@@ -32,6 +35,7 @@
 #define LOSS_GRACE_MS 1000	/* after the sender's end, silence this long: the rest was lost */
 #define STALL_MS 2000		/* the window not moving this long: its datagrams were lost */
 #define WINDOW_BYTES (256 << 10)	/* what a sender may have in flight, in datagrams of its size */
+#define REMOTE_WAIT_S 120	/* --listen waits this long for the sending end, --connect for the listener */
 
 /* What sender and receiver of a pair know of each other, in memory both processes map. */
 struct udp_flow {
@@ -58,6 +62,12 @@ static struct rx_result *results;
 static int *rx_fds;
 static struct wl_gate *ready_gate, *start_gate;
 static pthread_barrier_t start_line;
+/* One end alone (--listen, --connect): its report's "remote", and the other end's counts, summed. */
+static json_object *remote_report;
+static uint64_t peer_datagrams, peer_bytes;
+static bool peer_counted;
+static volatile int remote_sender_done;	/* the receiving end: the sending end says it sent its last */
+static uint64_t remote_last_rx_ns;	/* ... and when its last datagram came */
 static uint32_t window;		/* datagrams a sender may be ahead of its receiver */
 static uint64_t window_stalls;	/* sends made past a window that did not move */
 static uint64_t deadline_ns;
@@ -102,6 +112,12 @@ static socklen_t end_addr(bool receiver, uint16_t port, struct sockaddr_storage 
 	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
 
 	memset(ss, 0, sizeof(*ss));
+	if (opts.remote) {
+		/* the receiving end's address (--listen's, --connect's); the sending end's any of this host's */
+		*a4 = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port),
+					    .sin_addr.s_addr = receiver ? opts.remote_addr.sin_addr.s_addr : INADDR_ANY };
+		return sizeof(*a4);
+	}
 	if (opts.ipv6) {
 		*a6 = (struct sockaddr_in6){ .sin6_family = AF_INET6, .sin6_port = htons(port),
 					     .sin6_addr = in6addr_loopback };
@@ -430,10 +446,25 @@ static json_object *datagrams_json(bool *verified)
 		received += results[i].datagrams;
 		*verified &= results[i].datagrams == pairs[i].datagrams && results[i].received == pairs[i].sent;
 	}
+	if (opts.remote) {
+		/* one end: the other's count, as it answered (nothing where it did not); a datagram the
+		 * network or the receiving end dropped is lost, not an error */
+		*verified = true;
+		if (opts.remote == WL_REMOTE_CONNECT)
+			received = peer_datagrams;
+		else
+			sent = peer_datagrams;
+		if (!peer_counted) {
+			json_object_object_add(o, opts.remote == WL_REMOTE_CONNECT ? "sent" : "received",
+					       json_object_new_uint64(opts.remote == WL_REMOTE_CONNECT ? sent : received));
+			return o;
+		}
+	}
 	json_object_object_add(o, "sent", json_object_new_uint64(sent));
 	json_object_object_add(o, "received", json_object_new_uint64(received));
 	json_object_object_add(o, "lost", json_object_new_uint64(sent > received ? sent - received : 0));
-	json_object_object_add(o, "window", json_object_new_uint64(window));
+	/* one end alone sends with no window */
+	json_object_object_add(o, "window", opts.remote ? NULL : json_object_new_uint64(window));
 	json_object_object_add(o, "window_stalls", json_object_new_uint64(window_stalls));
 	return o;
 }
@@ -442,7 +473,8 @@ static json_object *result_json(uint64_t ns, const struct peer_run *peer, bool *
 {
 	json_object *r = json_object_new_object();
 	struct lat_hist *lat = calloc(1, sizeof(*lat));
-	struct wl_stream_sum sum = { .lat = lat };
+	/* the receiving end alone times no send */
+	struct wl_stream_sum sum = { .lat = opts.remote == WL_REMOTE_LISTEN ? NULL : lat };
 
 	for (int i = 0; i < opts.threads; i++) {
 		sum.sent += pairs[i].sent;
@@ -456,7 +488,17 @@ static json_object *result_json(uint64_t ns, const struct peer_run *peer, bool *
 	json_object_object_add(r, "datagrams", datagrams_json(verified));
 	json_object_object_add(r, "gso_segment", opts.gso ? json_object_new_uint64(opts.gso) : NULL);
 	json_object_object_add(r, "ip", json_object_new_string(opts.ipv6 ? "IPv6" : "IPv4"));
-	peer_report(r, &opts, peer);
+	if (remote_report) {
+		json_object_object_add(r, WL_KEY_PEER, json_object_new_string("remote"));
+		json_object_object_add(r, WL_KEY_PATH, json_object_new_string(json_object_get_string(
+			json_object_object_get(remote_report, "dev_kind")) ?: "remote"));
+		json_object_object_add(r, opts.remote == WL_REMOTE_LISTEN ? WL_KEY_RECEIVER_PID : WL_KEY_SENDER_PID,
+				       json_object_new_int(getpid()));
+		json_object_object_add(r, "remote", remote_report);
+		remote_report = NULL;
+	} else {
+		peer_report(r, &opts, peer);
+	}
 	if (workload->report)
 		workload->report(r, pairs, opts.threads);
 	/* every receiver got every datagram its sender sent, and nothing else */
@@ -581,6 +623,289 @@ static int check_whole_packets(const struct udp_workload *w)
 	return -1;
 }
 
+/* ---- two hosts: one end here (--listen, --connect), the other elsewhere (remote.h) ---------- */
+
+/*
+ * What one end tells the other of each socket pair over the control connection, after its measured
+ * phase: datagrams and bytes, big-endian. The receiving end tells the ports of its sockets before.
+ */
+struct remote_count {
+	uint64_t datagrams, bytes;
+};
+
+static int send_counts(int fd, bool received)
+{
+	struct remote_count *c = calloc(opts.threads, sizeof(*c));
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	for (int i = 0; i < opts.threads; i++)
+		c[i] = received ? (struct remote_count){ htobe64(results[i].datagrams), htobe64(results[i].received) }
+				: (struct remote_count){ htobe64(pairs[i].datagrams), htobe64(pairs[i].sent) };
+	err = remote_send(fd, c, opts.threads * sizeof(*c));
+	free(c);
+	return err;
+}
+
+/* The other end's counts, summed into peer_datagrams and peer_bytes. 0 or -errno. */
+static int recv_counts(int fd)
+{
+	struct remote_count *c = calloc(opts.threads, sizeof(*c));
+	int err = c ? remote_recv(fd, c, opts.threads * sizeof(*c)) : -ENOMEM;
+
+	for (int i = 0; !err && i < opts.threads; i++) {
+		peer_datagrams += be64toh(c[i].datagrams);
+		peer_bytes += be64toh(c[i].bytes);
+	}
+	peer_counted = !err;
+	free(c);
+	return err;
+}
+
+/* A zerocopy datagram must fit one packet of the path (IP_MTU of the connected socket). */
+static int check_remote_packets(const struct udp_workload *w, int fd)
+{
+	int mtu = 0;
+	socklen_t len = sizeof(mtu);
+
+	if (!w->whole_packets || opts.gso || getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &len) ||
+	    opts.size <= (uint64_t)mtu - 28)
+		return 0;
+	fprintf(stderr, "%s: --size %llu does not fit one packet on the path to the receiving end (MTU %d: "
+		"at most %d bytes): IP would fragment it, and the kernel copies what it fragments; use --gso "
+		"SEGMENT\n", w->name, (unsigned long long)opts.size, mtu, mtu - 28);
+	return -1;
+}
+
+/*
+ * --connect: the sending end. The control connection (TCP, to ADDR:PORT) says hello and learns the
+ * receiving end's ports; then every sender sends with no window (the other end is on another host:
+ * what it misses is lost) and reaps its notices, so every skb is let go of and every copy made by
+ * the phase's end. Then the counts, both ways.
+ */
+static int remote_sender(const struct udp_workload *w, pthread_t *tids)
+{
+	uint64_t run = remote_run_id(), t0, t1;
+	struct remote_link link;
+	uint16_t *ports = NULL;
+	int cfd, err = 0;
+	char where[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &opts.remote_addr.sin_addr, where, sizeof(where));
+	if (prepare(w))
+		return 1;
+	window = UINT32_MAX;
+	cfd = remote_connect(&opts, w->name, run, 0, opts.threads, REMOTE_WAIT_S, IO_TIMEOUT_S);
+	if (cfd < 0) {
+		fprintf(stderr, "%s: cannot connect to %s:%d (the receiving end, --listen): %s\n", w->name, where,
+			ntohs(opts.remote_addr.sin_port), strerror(-cfd));
+		return 1;
+	}
+	ports = calloc(opts.threads, sizeof(*ports));
+	if (!ports || (err = remote_recv(cfd, ports, opts.threads * sizeof(*ports)))) {
+		fprintf(stderr, "%s: the receiving end's ports: %s\n", w->name, strerror(ports ? -err : ENOMEM));
+		goto fail;
+	}
+	for (int i = 0; i < opts.threads; i++) {
+		if ((err = connect_to(pairs[i].send_fd, true, be16toh(ports[i])))) {
+			fprintf(stderr, "%s: socket pair %d: connect: %s\n", w->name, i, strerror(-err));
+			goto fail;
+		}
+	}
+	if (check_remote_packets(w, pairs[0].send_fd))
+		goto fail;
+	remote_link_of(cfd, &link);
+	start_senders(tids);
+	WL_PHASE_BEGIN();
+	t0 = wl_now_ns();
+	if (opts.duration)
+		deadline_ns = t0 + (uint64_t)(opts.duration * 1e9);
+	pthread_barrier_wait(&start_line);
+	for (int i = 0; i < opts.threads; i++)
+		pthread_join(tids[i], NULL);
+	t1 = wl_now_ns();
+	WL_PHASE_END();
+	if ((err = send_counts(cfd, false)) || (err = recv_counts(cfd)))
+		fprintf(stderr, "%s: the receiving end's answer: %s\n", w->name, strerror(-err));
+	remote_report = remote_json(&opts, run, &link, peer_counted, peer_bytes);
+	free(ports);
+	close(cfd);
+	return write_report(t1 - t0, NULL, err);
+fail:
+	free(ports);
+	close(cfd);
+	return 1;
+}
+
+static void *remote_receiver_main(void *arg)
+{
+	long i = (long)arg;
+	struct rx_result *res = &results[i];
+	char *buf = malloc(RX_BUF);
+	uint64_t idle_ms = 0, last = 0, seen;
+
+	pthread_barrier_wait(&start_line);
+	while (buf) {
+		ssize_t n = recv(rx_fds[i], buf, RX_BUF, 0);
+
+		if (n >= 0) {
+			res->received += n;
+			res->datagrams++;
+			idle_ms = 0;
+			last = wl_now_ns();
+		} else if (errno == EAGAIN) {
+			idle_ms += RX_POLL_MS;
+			/* the sending end is done: what has not come within the grace was lost */
+			if (remote_sender_done && idle_ms >= LOSS_GRACE_MS)
+				break;
+			if (!remote_sender_done && idle_ms >= IO_TIMEOUT_S * 1000) {
+				*res = (struct rx_result){ res->received, res->datagrams, ETIMEDOUT, "recv" };
+				break;
+			}
+		} else if (errno != EINTR) {
+			*res = (struct rx_result){ res->received, res->datagrams, errno, "recv" };
+			break;
+		}
+	}
+	if (!buf)
+		*res = (struct rx_result){ .err = ENOMEM, .err_what = "malloc" };
+	seen = __atomic_load_n(&remote_last_rx_ns, __ATOMIC_RELAXED);
+	while (last > seen && !__atomic_compare_exchange_n(&remote_last_rx_ns, &seen, last, false, __ATOMIC_RELAXED,
+							     __ATOMIC_RELAXED))
+		;
+	free(buf);
+	return NULL;
+}
+
+/* The receiving end's sockets, one a pair at the --listen address, their ports told. 0 or -errno. */
+static int remote_open_receivers(int cfd)
+{
+	uint16_t *ports = calloc(opts.threads, sizeof(*ports));
+	struct timeval tv = { .tv_usec = RX_POLL_MS * 1000 };
+	int err = ports ? 0 : -ENOMEM;
+
+	window = 256;	/* the receiving sockets' buffers (set_rcvbuf()) as for the largest window */
+	for (int i = 0; !err && i < opts.threads; i++) {
+		uint16_t port;
+
+		rx_fds[i] = bound_socket(true, &port);
+		if (rx_fds[i] < 0)
+			err = rx_fds[i];
+		else if (!(err = set_rcvbuf(rx_fds[i])) && setsockopt(rx_fds[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+			err = -errno;
+		ports[i] = htobe16(port);
+	}
+	if (!err)
+		err = remote_send(cfd, ports, opts.threads * sizeof(*ports));
+	free(ports);
+	return err;
+}
+
+/* --listen: waits for the sending end's control connection and its hello. The connection or -1. */
+static int remote_meet_sender(const struct udp_workload *w, uint64_t *run)
+{
+	struct sockaddr_in addr = opts.remote_addr;
+	struct remote_hello h;
+	char where[INET_ADDRSTRLEN], why[160] = "";
+	int lfd, cfd;
+
+	inet_ntop(AF_INET, &addr.sin_addr, where, sizeof(where));
+	lfd = tcp_listen(&addr, 1, IO_TIMEOUT_S);
+	if (lfd < 0) {
+		fprintf(stderr, "%s: cannot listen on %s:%d: %s\n", w->name, where, ntohs(addr.sin_port), strerror(-lfd));
+		return -1;
+	}
+	cfd = remote_accept(lfd, REMOTE_WAIT_S);
+	close(lfd);
+	if (cfd < 0) {
+		fprintf(stderr, "%s: waiting for the sending end (--connect): %s\n", w->name, strerror(-cfd));
+		return -1;
+	}
+	if (remote_read_hello(cfd, &h, why, sizeof(why)) || strcmp(h.workload, w->name)) {
+		fprintf(stderr, "%s: %s\n", w->name, why[0] ? why : "");
+		if (!why[0])
+			fprintf(stderr, "%s: the sending end runs %s: run the same workload at both ends\n", w->name,
+				h.workload);
+		close(cfd);
+		return -1;
+	}
+	*run = h.run;
+	opts.threads = h.conns;
+	opts.size = h.size;
+	return cfd;
+}
+
+/*
+ * --listen: the receiving end. Receives on every pair's socket until the sending end says, on the
+ * control connection, that it sent its last (seen as the connection turning readable: nothing is
+ * read inside the phase), and then LOSS_GRACE_MS more; then the counts, both ways.
+ */
+static int remote_receiver(const struct udp_workload *w)
+{
+	struct pollfd p = { .events = POLLIN };
+	struct remote_link link;
+	uint64_t run = 0, t0, t1;
+	pthread_t *tids;
+	int cfd, err;
+
+	if ((cfd = remote_meet_sender(w, &run)) < 0)
+		return 1;
+	p.fd = cfd;
+	tids = calloc(opts.threads, sizeof(*tids));
+	pairs = calloc(opts.threads, sizeof(*pairs));
+	results = calloc(opts.threads, sizeof(*results));
+	rx_fds = malloc(opts.threads * sizeof(*rx_fds));
+	if (!tids || !pairs || !results || !rx_fds) {
+		fprintf(stderr, "%s: out of memory\n", w->name);
+		goto fail;
+	}
+	for (int i = 0; i < opts.threads; i++)
+		pairs[i].send_fd = rx_fds[i] = -1;
+	if ((err = remote_open_receivers(cfd))) {
+		fprintf(stderr, "%s: the receiving sockets: %s\n", w->name, strerror(-err));
+		goto fail;
+	}
+	remote_link_of(cfd, &link);
+	pthread_barrier_init(&start_line, NULL, opts.threads + 1);
+	for (int i = 0; i < opts.threads; i++) {
+		if (pthread_create(&tids[i], NULL, remote_receiver_main, (void *)(long)i)) {
+			fprintf(stderr, "%s: cannot start threads\n", w->name);
+			_exit(1);
+		}
+	}
+	WL_PHASE_BEGIN();
+	t0 = wl_now_ns();
+	pthread_barrier_wait(&start_line);
+	/* bounded: a receiver thread gives up after IO_TIMEOUT_S of silence, and the sending end's
+	 * control connection times out too */
+	while (!stop_requested && poll(&p, 1, RX_POLL_MS) == 0)
+		;
+	remote_sender_done = 1;
+	for (int i = 0; i < opts.threads; i++)
+		pthread_join(tids[i], NULL);
+	t1 = wl_now_ns();
+	WL_PHASE_END();
+	if ((err = recv_counts(cfd)) || (err = send_counts(cfd, true)))
+		fprintf(stderr, "%s: the sending end's counts: %s\n", w->name, strerror(-err));
+	remote_report = remote_json(&opts, run, &link, false, 0);
+	json_object_object_add(remote_report, "peer_sent", peer_counted ? json_object_new_uint64(peer_bytes) : NULL);
+	for (int i = 0; i < opts.threads; i++)
+		close(rx_fds[i]);
+	close(cfd);
+	/* the time it took: to the last datagram, not to the end of the grace after it */
+	err = write_report((remote_last_rx_ns > t0 ? remote_last_rx_ns : t1) - t0, NULL, err);
+	free(tids);
+	return err;
+fail:
+	for (int i = 0; rx_fds && i < opts.threads; i++)
+		if (rx_fds[i] >= 0)
+			close(rx_fds[i]);
+	free(tids);
+	close(cfd);
+	return 1;
+}
+
 int udp_workload_main(int argc, char **argv, const struct udp_workload *w)
 {
 	struct peer_run peer = { .mode = WL_PEER_THREAD, .pidfd = -1, .pid = -1 };
@@ -595,7 +920,15 @@ int udp_workload_main(int argc, char **argv, const struct udp_workload *w)
 		return 2;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (opts.remote == WL_REMOTE_LISTEN) {
+		ret = remote_receiver(w);
+		goto out;
+	}
 	tids = calloc(opts.threads, sizeof(*tids));
+	if (opts.remote == WL_REMOTE_CONNECT) {
+		ret = tids ? remote_sender(w, tids) : 1;
+		goto out;
+	}
 	if (!tids || prepare(w) || meet_receivers(&peer))
 		goto out;
 	start_senders(tids);

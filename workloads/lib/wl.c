@@ -568,6 +568,11 @@ int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, stru
 			o->port ? "port (the port is in ADDR:PORT)" : "peer or --netns");
 		return -1;
 	}
+	if (o->remote && o->ipv6) {
+		fprintf(stderr, "%s: --%s is IPv4: no --ipv6 with it\n", name,
+			o->remote == WL_REMOTE_LISTEN ? "listen" : "connect");
+		return -1;
+	}
 	if ((o->rate || o->delay) && o->peer != WL_PEER_NETNS) {
 		fprintf(stderr, "%s: --%s shapes the veth link between the namespaces: it needs --netns\n",
 			name, o->rate ? "rate" : "delay");

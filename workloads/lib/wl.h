@@ -36,7 +36,7 @@ enum wl_cache { WL_CACHE_WARM, WL_CACHE_COLD };
 #define WL_OPT_FILE_IO	0x100	/* --direct, --fixed, --vectored: how a file workload's requests reach the file */
 #define WL_OPT_REMOTE	0x200	/* --listen, --connect: one end, the other on another host */
 #define WL_OPT_TCP	(WL_OPT_CONN | WL_OPT_AMOUNT | WL_OPT_PEER | WL_OPT_REMOTE)
-#define WL_OPT_UDP_PAIRS (WL_OPT_PIPES | WL_OPT_AMOUNT | WL_OPT_PEER | WL_OPT_UDP)	/* the udp-* workloads */
+#define WL_OPT_UDP_PAIRS (WL_OPT_PIPES | WL_OPT_AMOUNT | WL_OPT_PEER | WL_OPT_UDP | WL_OPT_REMOTE)	/* the udp-* workloads */
 
 /*
  * One line of an option list: what a workload's --help prints, and what 'zctrace list' and the
