@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <poll.h>
 #include "remote.h"
 #include "tcpio.h"
 #include "tcpwl.h"
@@ -462,21 +461,6 @@ static int remote_sender(const struct tcp_workload *w, struct wl_opts *o, struct
 	return write_report(w, o, conns, t1 - t0, NULL, remote) | short_count;
 }
 
-/* --listen: waits (at most REMOTE_WAIT_S) for the first connection. */
-static int accept_first(int lfd)
-{
-	struct pollfd p = { .fd = lfd, .events = POLLIN };
-	int n;
-
-	do
-		n = poll(&p, 1, REMOTE_WAIT_S * 1000);
-	while (n < 0 && errno == EINTR && !stop_requested);
-	if (n <= 0)
-		return n == 0 ? -ETIMEDOUT : stop_requested ? -EINTR : -errno;
-	n = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	return n < 0 ? -errno : n;
-}
-
 /* --listen: the connections of one run, each in its place by its hello. The count, or -1. */
 static int accept_run(const struct tcp_workload *w, int lfd, struct tcp_conn *conns, uint64_t *run,
 		      struct wl_opts *o)
@@ -486,7 +470,7 @@ static int accept_run(const struct tcp_workload *w, int lfd, struct tcp_conn *co
 	int n = 1;
 
 	for (int got = 0; got < n; got++) {
-		int fd = got ? accept4(lfd, NULL, NULL, SOCK_CLOEXEC) : accept_first(lfd);
+		int fd = got ? accept4(lfd, NULL, NULL, SOCK_CLOEXEC) : remote_accept(lfd, REMOTE_WAIT_S);
 
 		if (fd < 0) {
 			fprintf(stderr, "%s: waiting for the sending end (--connect): %s\n", w->name,
