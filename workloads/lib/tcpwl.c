@@ -324,8 +324,8 @@ static int start_threads(const struct tcp_workload *w, struct tcp_conn *conns, i
 }
 
 /* The measured phase: from the start line until every byte is received. Its length in ns. */
-static uint64_t measured_phase(const struct wl_opts *o, pthread_t *tids, int nthreads, struct peer_run *peer,
-			       int *err)
+static uint64_t measured_phase(const struct wl_opts *o, struct tcp_conn *conns, pthread_t *tids, int nthreads,
+			       struct peer_run *peer, int *err)
 {
 	uint64_t t0, t1;
 
@@ -339,6 +339,10 @@ static uint64_t measured_phase(const struct wl_opts *o, pthread_t *tids, int nth
 	/* the phase ends when the receiver has everything; its figures are read after */
 	if (peer->started)
 		*err = peer_wait_done(peer, PEER_TIMEOUT_MS);
+	/* ... and at the receiving end alone (--connect), when it has answered each end of stream */
+	for (int i = 0; o->remote == WL_REMOTE_CONNECT && i < o->threads; i++)
+		if (!conns[i].err && (*err = remote_wait_answer(conns[i].send_fd, PEER_TIMEOUT_MS)))
+			fail(&conns[i], "the receiving end's answer", -*err);
 	t1 = wl_now_ns();
 	WL_PHASE_END();
 	return t1 - t0;
@@ -395,7 +399,7 @@ static void close_all(const struct tcp_workload *w, struct tcp_conn *conns, int 
  */
 static int remote_sender(const struct tcp_workload *w, struct wl_opts *o, struct tcp_conn *conns, pthread_t *tids)
 {
-	uint64_t run = remote_run_id(), peer_received = 0, t0, t1;
+	uint64_t run = remote_run_id(), peer_received = 0, ns;
 	struct remote_link link;
 	json_object *remote;
 	int64_t retrans = 0;
@@ -421,18 +425,7 @@ static int remote_sender(const struct tcp_workload *w, struct wl_opts *o, struct
 	}
 	remote_link_of(conns[0].send_fd, &link);
 	nthreads = start_threads(w, conns, o->threads, true, tids);
-	WL_PHASE_BEGIN();
-	t0 = wl_now_ns();
-	if (o->duration)
-		deadline_ns = t0 + (uint64_t)(o->duration * 1e9);
-	pthread_barrier_wait(&start_line);
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(tids[i], NULL);
-	for (int i = 0; i < o->threads; i++)
-		if (!conns[i].err && (err = remote_wait_answer(conns[i].send_fd, PEER_TIMEOUT_MS)))
-			fail(&conns[i], "the receiving end's answer", -err);
-	t1 = wl_now_ns();
-	WL_PHASE_END();
+	ns = measured_phase(o, conns, tids, nthreads, &(struct peer_run){ .pidfd = -1, .pid = -1 }, &err);
 	for (int i = 0; i < o->threads; i++) {
 		struct tcp_conn *c = &conns[i];
 		uint64_t got = 0;
@@ -458,7 +451,7 @@ static int remote_sender(const struct tcp_workload *w, struct wl_opts *o, struct
 	}
 	/* what a device without scatter-gather has the kernel copy again (tx_copy) */
 	json_object_object_add(remote, "bytes_retransmitted", retrans < 0 ? NULL : json_object_new_int64(retrans));
-	return write_report(w, o, conns, t1 - t0, NULL, remote) | short_count;
+	return write_report(w, o, conns, ns, NULL, remote) | short_count;
 }
 
 /* --listen: the connections of one run, each in its place by its hello. The count, or -1. */
@@ -600,7 +593,7 @@ int tcp_workload_main(int argc, char **argv, const struct tcp_workload *w)
 	if (connect_all(w, conns, o.threads, lfd, &addr, &peer))
 		goto out;
 	nthreads = start_threads(w, conns, o.threads, peer.started, tids);
-	ns = measured_phase(&o, tids, nthreads, &peer, &err);
+	ns = measured_phase(&o, conns, tids, nthreads, &peer, &err);
 	if (peer.started)
 		collect_peer(&peer, conns, o.threads, rx_out, err);
 	ret = write_report(w, &o, conns, ns, &peer, NULL);
