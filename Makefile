@@ -70,6 +70,19 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
 		-I$(OUTPUT) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
+# The same object for kernels before bpf_loop() (5.17): bpf/common.bpf.h's ZCT_COMPAT. zctrace opens it
+# through zctrace.skel.h's skeleton, so its global variables must lie where zctrace.bpf.o's do: checked.
+$(OUTPUT)/zctrace_compat.bpf.o: bpf/zctrace.bpf.c $(OUTPUT)/vmlinux.h $(OUTPUT)/zctrace.bpf.o | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -DZCT_COMPAT -MMD -MP -MT $@ \
+		-MF $(OUTPUT)/zctrace_compat.bpf.d -I$(OUTPUT) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+	$(Q)for o in $(OUTPUT)/zctrace.bpf.o $@; do \
+		$(BPFTOOL) btf dump file $$o | awk '/DATASEC/ { p = 1; sub(/^\[[0-9]+\] /, ""); print; next } /^\[/ { p = 0 } p { sub(/type_id=[0-9]+ /, ""); print }' \
+			> $$o.layout || exit 1; done
+	$(Q)cmp -s $(OUTPUT)/zctrace.bpf.o.layout $@.layout || \
+		{ echo "$@: its global variables lie elsewhere than zctrace.bpf.o's" >&2; rm -f $@; exit 1; }
+
 # an empty program at each of zctrace's attach points, for zctrace floor
 $(OUTPUT)/floor.bpf.c: $(OUTPUT)/zctrace.bpf.o tools/gen-floor.py
 	$(call msg,GEN,$@)
@@ -94,6 +107,7 @@ $(OUTPUT)/syscall_names.h: | $(OUTPUT)
 # every CLI object may include the skeleton
 $(USER_OBJS): $(OUTPUT)/zctrace.skel.h $(OUTPUT)/syscall_names.h
 $(OUTPUT)/user/floor.o: $(OUTPUT)/floor.skel.h
+$(OUTPUT)/user/tracer.o: $(OUTPUT)/zctrace_compat.skel.h
 $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
@@ -107,6 +121,9 @@ $(ZCTRACE_BIN): $(USER_OBJS) $(OUTPUT)/wl/wl.o $(OUTPUT)/wl/report.o $(OUTPUT)/w
 # the distribution's linker flags (dpkg-buildflags: relro, bindnow) on the programs make install
 # installs; the compiler ignores them where a prerequisite of these is only compiled
 $(ZCTRACE_BIN) $(WL_BINS): CFLAGS += $(LDFLAGS)
+# the workloads at fixed addresses: a kernel without BPF cookies (before 5.15) has libbpf find a USDT
+# probe by its address, which in a position-independent program is known only once it is mapped
+$(WL_BINS): CFLAGS += -no-pie
 
 # the blocks of the manual page and docs/ made from the workload table (zctrace list --format):
 # rewritten where they differ, on every build that changes zctrace (tools/docblocks.py)

@@ -49,12 +49,12 @@ struct {
  */
 static __always_inline __u32 current_syscall(struct task_struct *task, __s32 *arg0)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct pt_regs *regs = task_user_regs(task);
 
 	if (!regs)
 		return 0;
-	*arg0 = SYSCALL_ARG(true, regs, 1);
-	return SYSCALL_NR(true, regs) + 1;
+	*arg0 = SYSCALL_ARG(HAVE_TASK_PT_REGS, regs, 1);
+	return SYSCALL_NR(HAVE_TASK_PT_REGS, regs) + 1;
 }
 
 /*
@@ -103,7 +103,7 @@ static __always_inline bool take_send_mark(struct cpu_state *cs, struct task_str
 	struct send_mark *m = cs ? &cs->mark : NULL;
 	bool mine;
 
-	if (!m || m->tid != task->pid)
+	if (!m || m->tid != TASK_READ(task, pid))
 		return false;
 	mine = m->ret == ret && m->switches == task_switches(task) &&
 	       (!m->nr || (m->nr == nr + 1 && m->fd == fd));
@@ -190,7 +190,9 @@ static __always_inline void call_bytes(const struct io_call *call, long ret, str
 		m->msgs = 1;
 		return;
 	}
-	bpf_loop(ret < ZCT_UIO_MAXIOV ? ret : ZCT_UIO_MAXIOV, mmsg_add_one, &sum, 0);
+	ZCT_LOOP(ret, ZCT_TURNS(ZCT_UIO_MAXIOV), mmsg_add_one, &sum);
+	/* messages past what the loop reads: the call's bytes are not known */
+	m->unsized |= ret > ZCT_TURNS(ZCT_UIO_MAXIOV);
 	m->bytes = sum.bytes;
 	m->msgs = ret;
 }

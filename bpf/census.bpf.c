@@ -14,7 +14,7 @@ int census_iter(struct bpf_iter__task *ctx)
 
 	if (!task)
 		return 0;
-	t = bpf_task_storage_get(&census_thread_counts, task, 0, 0);
+	t = TASK_STATE(census_thread_counts, task, 0);
 	if (!t || !t->serial || t->state == CENSUS_EXITED)
 		return 0;
 	bpf_seq_write(ctx->meta->seq, t, sizeof(*t));

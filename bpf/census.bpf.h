@@ -42,12 +42,17 @@ static __always_inline struct census_thread *census_thread_of(struct task_struct
 {
 	struct census_thread *t;
 
-	t = bpf_task_storage_get(&census_thread_counts, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	t = TASK_STATE(census_thread_counts, task, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t || t->state)
 		return NULL;
 	if (!t->serial) {
 		t->tgid = tgid;
+#ifdef ZCT_COMPAT
+		/* no fetching add: its id, unique among the threads alive, and its start */
+		t->serial = (__u64)TASK_READ(task, pid) << 32 | (__u32)BPF_CORE_READ(task, start_time);
+#else
 		t->serial = __sync_add_and_fetch(&census_serial, 1);
+#endif
 		note_ident(tgid, BPF_ANY);
 	}
 	return t;
@@ -76,8 +81,8 @@ static __always_inline bool census_count(__u32 tgid, __u32 site, __u64 bytes, __
 	if (!census_threads)
 		return false;
 	/* the running thread's, from its task: a load, not a helper call */
-	task = bpf_get_current_task_btf();
-	if (task->tgid != tgid || !(t = census_thread_of(task, tgid)))
+	task = current_task();
+	if (TASK_READ(task, tgid) != tgid || !(t = census_thread_of(task, tgid)))
 		return false;
 	t->state = CENSUS_ADDING;
 	asm volatile("" ::: "memory");
@@ -99,7 +104,7 @@ static __always_inline void census_thread_exit(struct task_struct *task)
 
 	if (!census_threads)
 		return;
-	t = bpf_task_storage_get(&census_thread_counts, task, 0, 0);
+	t = TASK_STATE(census_thread_counts, task, 0);
 	if (!t || !t->serial || t->state == CENSUS_EXITED)
 		return;
 	t->state = CENSUS_EXITED;

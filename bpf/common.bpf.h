@@ -15,6 +15,103 @@
 
 #define ZCT_PF_EXITING 0x00000004	/* include/linux/sched.h: set at the start of do_exit() */
 
+/*
+ * What the kernel's BPF offers, known at load: libbpf resolves each against the kernel's BTF, and
+ * the verifier drops the branch not taken, so a newer kernel runs the same instructions as if the
+ * fallback were not there. Linux 5.11 gave tracing programs task storage and the running task as a
+ * typed pointer, 5.15 a task's user registers, 5.17 bpf_loop() and fexit's return value by helper.
+ * Below them (5.10) a thread's state lives in an LRU hash keyed by its id (user space makes each
+ * task-storage map one: tracer.c), and the running task is an untyped pointer read with
+ * BPF_CORE_READ.
+ */
+#define HAVE_TASK_STORAGE bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_storage_get)
+#define HAVE_TASK_BTF bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)
+#define HAVE_TASK_PT_REGS bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)
+#define HAVE_LOOP bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)
+
+/*
+ * The compat object (ZCT_COMPAT: the same source, built for kernels before bpf_loop(), 5.17)
+ * leaves out what such a verifier refuses even on a branch it would drop: bpf_loop()'s callbacks
+ * (5.13), atomics that return a value (5.12). Its loops are bounded ones, of at most @max turns.
+ */
+#ifdef ZCT_COMPAT
+#define ZCT_LOOP(nr, max, fn, ctx)						\
+	do {									\
+		__u32 loop_nr = (nr);						\
+									\
+		for (__u32 loop_i = 0; loop_i < (max) && loop_i < loop_nr; loop_i++) \
+			fn(loop_i, ctx);					\
+	} while (0)
+#define ZCT_TURNS(max) ((max) < 64 ? (max) : 64)	/* what such a verifier follows in one program */
+/* a function checked alone (global) takes no pointer argument before 5.12: checked in place */
+#define ZCT_GLOBAL static __always_inline
+#else
+#define ZCT_LOOP(nr, max, fn, ctx) bpf_loop((nr) < (max) ? (nr) : (max), fn, ctx, 0)
+#define ZCT_TURNS(max) (max)
+#define ZCT_GLOBAL __noinline
+#endif
+
+/* The running thread. */
+static __always_inline struct task_struct *current_task(void)
+{
+	if (HAVE_TASK_BTF)
+		return bpf_get_current_task_btf();
+	return (struct task_struct *)bpf_get_current_task();
+}
+
+/* Field @field of a task current_task() gave (typed: a load; untyped: a read). */
+#define TASK_READ(task, field) (HAVE_TASK_BTF ? (task)->field : BPF_CORE_READ(task, field))
+
+/* Zeros: a thread's first state where the state lives in a hash (the largest is the census's). */
+__u8 task_state_zeroes[sizeof(struct census_thread)] = {};
+
+static __always_inline void *task_state_in_hash(void *map, __u32 tid, __u64 flags)
+{
+	void *v = bpf_map_lookup_elem(map, &tid);
+
+	if (v || !(flags & BPF_LOCAL_STORAGE_GET_F_CREATE))
+		return v;
+	bpf_map_update_elem(map, &tid, task_state_zeroes, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, &tid);
+}
+
+/*
+ * Thread @task's state in task-storage map @map, made if @flags say so (BPF_LOCAL_STORAGE_GET_F_CREATE),
+ * or NULL: in the task itself, or in the hash keyed by its id that stands for the map below 5.11.
+ */
+#define TASK_STATE(map, task, flags)									\
+	({												\
+		_Static_assert(sizeof(*(map).value) <= sizeof(task_state_zeroes), "task_state_zeroes"); \
+		(__typeof__((map).value))(HAVE_TASK_STORAGE ?						\
+			bpf_task_storage_get(&(map), task, 0, flags) :					\
+			task_state_in_hash(&(map), TASK_READ(task, pid), flags));			\
+	})
+
+/* Drops thread @tid's state where it lives in a hash (below 5.11): the task's own goes with it. */
+#define TASK_STATE_GONE(map, tid)									\
+	do {												\
+		__u32 gone_tid = (tid);									\
+													\
+		if (!HAVE_TASK_STORAGE)									\
+			bpf_map_delete_elem(&(map), &gone_tid);						\
+	} while (0)
+
+/*
+ * Thread @task's user registers, as it entered the kernel (typed from 5.15; before, where the
+ * kernel keeps them, at the top of its stack: read them with SYSCALL_ARG(HAVE_TASK_PT_REGS, ...)).
+ */
+static __always_inline struct pt_regs *task_user_regs(struct task_struct *task)
+{
+	if (HAVE_TASK_PT_REGS)
+		return (struct pt_regs *)bpf_task_pt_regs(task);
+#if defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)
+	/* task_pt_regs(): x86-64 and arm64 keep no padding above them, with 16 KiB stacks */
+	return (struct pt_regs *)((__u64)BPF_CORE_READ(task, stack) + 16384) - 1;
+#else
+	return NULL;
+#endif
+}
+
 /* Set before load. */
 const volatile __u32 site_method[NR_SITES] = {};
 const volatile __u8 gate_on_phase = 0;	/* count sites only between the USDT phase markers */
@@ -233,7 +330,7 @@ static __always_inline __u64 *sock_call_slot(void)
  */
 static __always_inline __u64 task_switches(struct task_struct *task)
 {
-	return task->nvcsw + task->nivcsw;
+	return TASK_READ(task, nvcsw) + TASK_READ(task, nivcsw);
 }
 
 /* Thread @tid enters socket call @nr (@kind): this CPU's slot is its. */
@@ -358,7 +455,7 @@ static __always_inline bool is_target_memo(__u32 tgid)
 /* Thread @task's I/O syscall in flight, or NULL. */
 static __always_inline struct io_call *task_io(struct task_struct *task)
 {
-	struct io_call *call = bpf_task_storage_get(&io_calls, task, 0, 0);
+	struct io_call *call = TASK_STATE(io_calls, task, 0);
 
 	return call && call->kind != IO_NONE ? call : NULL;
 }
@@ -366,7 +463,7 @@ static __always_inline struct io_call *task_io(struct task_struct *task)
 /* The running thread's. */
 static __always_inline struct io_call *current_io(void)
 {
-	return task_io(bpf_get_current_task_btf());
+	return task_io(current_task());
 }
 
 /* A target sends with zerocopy: the per-packet zerocopy programs have work from now on. */
@@ -414,7 +511,7 @@ static __always_inline void note_ident(__u32 tgid, __u64 flags)
 
 	if (!trace_all || current_tgid() != tgid)
 		return;
-	task = bpf_get_current_task_btf();
+	task = current_task();
 	BPF_CORE_READ_STR_INTO(&id.comm, task, group_leader, comm);
 	id.cgroup = bpf_get_current_cgroup_id();
 	bpf_map_update_elem(&idents, &tgid, &id, flags);
@@ -447,7 +544,12 @@ static __always_inline void note_target_ident(struct task_struct *task, __u32 tg
  */
 static __always_inline bool claim_slot(__u64 *owner, __u64 word)
 {
+#ifdef ZCT_COMPAT
+	/* no compare-and-swap: no slot is claimed, every count goes to the shared map */
+	return *owner == word;
+#else
 	return *owner == word || (!*owner && !__sync_val_compare_and_swap(owner, 0, word));
+#endif
 }
 
 /*

@@ -23,7 +23,7 @@ struct {
 /* The calling task's open file at descriptor @fd, or NULL. */
 static __always_inline struct file *fd_file(long fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
 	struct file **fds, *f = NULL;
 
@@ -45,7 +45,7 @@ static __always_inline struct file *fd_file_at(bool btf, struct task_struct *tas
 	struct fdtable *fdt;
 	struct file **fds, *f = NULL;
 
-	if (!btf)
+	if (!btf || !HAVE_TASK_BTF)
 		return fd_file(fd);
 	fdt = task->files->fdt;
 	if (fd < 0 || !fdt || fd >= fdt->max_fds)
@@ -149,7 +149,7 @@ static __always_inline __u8 file_class_type_at(bool btf, struct task_struct *tas
 	if (inode)
 		bpf_core_read(&now.ino, sizeof(now.ino), &inode->i_ino);
 	now.inode = (__u64)inode;
-	v = bpf_task_storage_get(&fd_verdicts, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	v = TASK_STATE(fd_verdicts, task, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (v && v->file == now.file && v->inode == now.inode && v->ino == now.ino && v->flags == now.flags) {
 		v->open_call = open_call && (v->cls & FD_SOCK) ? open_call : 0;
 		*type = v->type;
@@ -209,7 +209,7 @@ static __always_inline bool sock_call_zc(bool btf, struct pt_regs *regs, __u32 n
 static __always_inline struct file *sock_call_at(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind,
 						 struct io_call *call)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct file *f = fd_file_at(btf, task, SYSCALL_ARG(btf, regs, 1));
 
 	call->kind = kind;
@@ -275,7 +275,7 @@ static __always_inline void enter_io(bool btf, struct pt_regs *regs, struct task
 			udp_zc_enter(f, &call);
 		break;
 	}
-	slot = bpf_task_storage_get(&io_calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	slot = TASK_STATE(io_calls, task, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (slot)
 		*slot = call;
 	else
@@ -301,7 +301,7 @@ static __always_inline bool kernel_copy_kind(__u32 kind)
 /* The running thread's I/O call for the file sites, kept at its entry or, for a read or write, now. */
 static __always_inline struct io_call *rw_call(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct io_call now = {}, *call;
 	struct pt_regs *regs;
 	__u64 *slot, w;
@@ -310,16 +310,16 @@ static __always_inline struct io_call *rw_call(void)
 	w = slot ? *slot : 0;
 	now.kind = SOCK_SLOT_KIND(w);
 	/* a call enter_io() kept, a socket's (typed), or one this call's first event kept (marked) */
-	if (!w || SOCK_SLOT_TID(w) != task->pid || (now.kind != IO_READ && now.kind != IO_WRITE))
+	if (!w || SOCK_SLOT_TID(w) != TASK_READ(task, pid) || (now.kind != IO_READ && now.kind != IO_WRITE))
 		return task_io(task);
 	if (SOCK_SLOT_TYPE(w))
 		return SOCK_SLOT_TYPE(w) == RW_FILE_MARK ? task_io(task) : NULL;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	regs = task_user_regs(task);
 	if (!regs)
 		return NULL;
 	now.nr = SOCK_SLOT_NR(w);
-	rw_classify(true, task, SYSCALL_ARG(true, regs, 1), &now, 0);
-	call = bpf_task_storage_get(&io_calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	rw_classify(true, task, SYSCALL_ARG(HAVE_TASK_PT_REGS, regs, 1), &now, 0);
+	call = TASK_STATE(io_calls, task, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!call) {
 		__sync_fetch_and_add(&misc.io_calls_dropped, 1);
 		return NULL;
@@ -355,7 +355,7 @@ static __always_inline void on_write_copy(__u32 method, __u64 bytes)
  * The socket sites and the account of a returning call. A global function, checked once by the
  * verifier: inlined in each of the syscall exit's paths, they outgrow what it checks.
  */
-__noinline int close_sock_call(struct io_call *call, long ret)
+ZCT_GLOBAL int close_sock_call(struct io_call *call, long ret)
 {
 	struct moved moved = {};
 
@@ -413,7 +413,7 @@ int BPF_PROG(sock_recv_length_btf, struct sock *sk, int ret, int flags)
 	__u8 type = type_at_length(0, sk, true);
 
 	if (standalone_sites)
-		count_at_length(bpf_get_current_task_btf(), sk, ret, flags, true, type);
+		count_at_length(current_task(), sk, ret, flags, true, type);
 	return 0;
 }
 
@@ -444,7 +444,7 @@ static __always_inline bool sock_rw_known(bool btf, struct task_struct *task, __
 
 	if (!btf || (kind != IO_READ && kind != IO_WRITE))
 		return false;
-	v = bpf_task_storage_get(&fd_verdicts, task, 0, 0);
+	v = TASK_STATE(fd_verdicts, task, 0);
 	if (!v || v->open_call != nr + 1)
 		return false;
 	v->open_call = 0;
@@ -474,9 +474,9 @@ static __always_inline void exit_sock_call(bool btf, struct pt_regs *regs, __u32
 	} else {
 		struct cpu_state *cs = cpu_state();	/* the memo and the mark: one lookup */
 		/* its ids, switches and task storage: one helper call for all three */
-		struct task_struct *task = bpf_get_current_task_btf();
+		struct task_struct *task = current_task();
 
-		if (!is_target_at(cs, task->tgid))
+		if (!is_target_at(cs, TASK_READ(task, tgid)))
 			return;
 		if (tcp_send_returns(cs, task, btf, regs, nr, kind, ret))
 			call.type = FT_TCP;
@@ -556,18 +556,18 @@ static __always_inline void exit_rw(bool btf, struct pt_regs *regs, struct task_
 	/* kept by a file event of this call, the mark lost only where a switch clears slots (raw_tp) */
 	call = task_io_of(task, nr);
 	if (!call) {
-		if (ret <= 0 || !is_target_memo(task->tgid))
+		if (ret <= 0 || !is_target_memo(TASK_READ(task, tgid)))
 			return;
 		rw_classify(btf, task, SYSCALL_ARG(btf, regs, 1), &now, 0);
 		call = &now;
 	}
-	close_io(call, task->tgid, ret, method);
+	close_io(call, TASK_READ(task, tgid), ret, method);
 }
 
 /* Closes a followed syscall: what enter_io() kept, or a socket call's exit where it kept nothing. */
 static __always_inline void exit_io(bool btf, struct pt_regs *regs, __u32 nr, __u32 kind, long ret, __u32 method)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct io_call *call;
 
 	if (socket_lengths && (kind == IO_READ || kind == IO_WRITE)) {
@@ -581,7 +581,7 @@ static __always_inline void exit_io(bool btf, struct pt_regs *regs, __u32 nr, __
 			exit_sock_call(btf, regs, nr, kind, sock_call_type(nr), ret);
 		return;
 	}
-	close_io(call, task->tgid, ret, method);
+	close_io(call, TASK_READ(task, tgid), ret, method);
 }
 
 /* Only a followed syscall has an io_call to close: no lookup for the others. */

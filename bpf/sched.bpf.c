@@ -50,6 +50,7 @@ static __always_inline struct sched_stats *sched_of(__u32 tgid)
 	return st;
 }
 
+#ifndef ZCT_COMPAT
 struct cpu_sum {
 	__u64 switches;
 };
@@ -63,6 +64,7 @@ static long add_cpu_switches(__u32 cpu, struct cpu_sum *sum)
 		sum->switches += st->voluntary + st->involuntary;
 	return 0;
 }
+#endif
 
 /*
  * The switches counted so far for @tgid: for a run, those of all its targets, which before the
@@ -70,15 +72,20 @@ static long add_cpu_switches(__u32 cpu, struct cpu_sum *sum)
  */
 static __always_inline __u64 switches_so_far(__u32 tgid)
 {
-	struct cpu_sum sum = {};
 	struct sched_stats *st;
 
 	if (trace_all) {
 		st = bpf_map_lookup_elem(&sched, &tgid);
 		return st ? st->voluntary + st->involuntary : 0;
 	}
+#ifdef ZCT_COMPAT
+	return misc.switches_compat;
+#else
+	struct cpu_sum sum = {};
+
 	bpf_loop(nr_cpus, add_cpu_switches, &sum, 0);
 	return sum.switches;
+#endif
 }
 
 struct {
@@ -150,7 +157,7 @@ static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u
 	__u32 tid;
 
 	if (btf) {
-		ts = bpf_task_storage_get(&offcpu_task, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		ts = TASK_STATE(offcpu_task, prev, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (ts) {
 			ts->offcpu_start = now;
 			ts->sock_call = sock_call;
@@ -175,7 +182,7 @@ static __always_inline __u64 offcpu_end(bool btf, struct task_struct *next, __u3
 	__u64 *slot, start;
 
 	if (btf) {
-		ts = bpf_task_storage_get(&offcpu_task, next, 0, 0);
+		ts = TASK_STATE(offcpu_task, next, 0);
 		if (!ts)
 			return 0;
 		/*
@@ -214,6 +221,10 @@ static __always_inline struct sched_stats *switch_out(bool btf, bool preempt, st
 			sched_add(&st->voluntary, 1);
 		else
 			sched_add(&st->involuntary, 1);
+#ifdef ZCT_COMPAT
+		if (!trace_all)
+			__sync_fetch_and_add(&misc.switches_compat, 1);
+#endif
 	} else {
 		__sync_fetch_and_add(&misc.sched_dropped, 1);
 	}
@@ -312,7 +323,7 @@ static __always_inline void on_exec(struct task_struct *task)
 
 	/* the name it takes from here: the running task's, typed on either flavour */
 	if (!trace_all && is_target(tgid))
-		note_target_ident(bpf_get_current_task_btf(), tgid);
+		note_target_ident(current_task(), tgid);
 	if (!root_tgid || tgid != root_tgid || misc.exec_seen)
 		return;
 	misc.switches_before_exec = switches_so_far(tgid);
@@ -341,10 +352,30 @@ int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_str
 	return 0;
 }
 
+/* task_struct's state before 5.14, when it was renamed __state */
+struct task_struct___state {
+	long state;
+} __attribute__((preserve_access_index));
+
+extern int LINUX_KERNEL_VERSION __kconfig;
+
+/*
+ * The tracepoint gives the state @prev leaves in from 5.18; before, it has three arguments (one
+ * read past them refuses the attach), and the state is the task's own as it leaves: a task a
+ * signal woke as it went to sleep reads running there.
+ */
 SEC("raw_tp/sched_switch")
-int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int switch_raw(__u64 *ctx)
 {
-	on_switch(false, preempt, prev, next, prev_state, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(next, tgid));
+	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
+	unsigned int prev_state;
+
+	if (LINUX_KERNEL_VERSION >= KERNEL_VERSION(5, 18, 0))
+		prev_state = ctx[3];
+	else if (bpf_core_field_exists(prev->__state))
+		prev_state = BPF_CORE_READ(prev, __state);
+	else
+		prev_state = BPF_CORE_READ((struct task_struct___state *)prev, state);
+	on_switch(false, ctx[0], prev, next, prev_state, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(next, tgid));
 	return 0;
 }

@@ -121,12 +121,12 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 	/* a call that can only copy is counted whole where it returns (sock_send_length_btf) */
 	if (!(msg->msg_flags & (ZCT_MSG_ZEROCOPY | ZCT_MSG_SPLICE_PAGES)))
 		return 0;
-	task = bpf_get_current_task_btf();
-	tgid = task->tgid;
+	task = current_task();
+	tgid = TASK_READ(task, tgid);
 	if (!is_target_memo(tgid))
 		return 0;
 	left = msg->msg_iter.count;
-	call = bpf_task_storage_get(&send_call_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	call = TASK_STATE(send_call_task, task, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!call) {
 		__sync_fetch_and_add(&misc.send_calls_dropped, 1);
 		return 0;
@@ -181,8 +181,8 @@ const volatile __u8 tp_send_loop = 0;
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tgid = task->tgid;
+	struct task_struct *task = current_task();
+	__u32 tgid = TASK_READ(task, tgid);
 	struct cpu_state *cs = NULL;
 	struct send_call *call;
 	__u32 mode = SEND_MODE_COPY;
@@ -191,7 +191,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	__u8 type, sk_type;
 
 	/* only a target's call opens a slot: no filter before it */
-	type = type_at_length(task->pid, sk, false);
+	type = type_at_length(TASK_READ(task, pid), sk, false);
 	/* the socket's type, read once where the standalone sites need it */
 	sk_type = type < NR_FD_TYPES || !standalone_sites ? type : sock_fd_type(true, sk);
 	count_at_length(task, sk, ret, flags, false, sk_type);
@@ -209,12 +209,12 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 		return 0;
 	}
 	/* a run whose sends all copied opened no loop call: no thread's needs looking up */
-	call = loop_calls_seen ? bpf_task_storage_get(&send_call_task, task, 0, 0) : NULL;
+	call = loop_calls_seen ? TASK_STATE(send_call_task, task, 0) : NULL;
 	open = call && call->sk == (__u64)sk;
 	tcp = open || (sk_type < NR_FD_TYPES ? sk_type : sock_fd_type(true, sk)) == FT_TCP;
 	/* without the socket's note (socket_lengths), the exit takes this mark, or none */
 	if (!socket_lengths)
-		leave_send_mark(cs, task, task->pid, tcp && ret > 0 ? ret : 0, 0, 0);
+		leave_send_mark(cs, task, TASK_READ(task, pid), tcp && ret > 0 ? ret : 0, 0, 0);
 	if (open && ret > 0) {
 		__u64 earlier = call->start_left - call->last_left;
 
@@ -251,11 +251,11 @@ static __always_inline void mark_tcp_send(struct cpu_state *cs, long ret)
 
 	if (socket_lengths)
 		return;
-	task = bpf_get_current_task_btf();
+	task = current_task();
 	nr = current_syscall(task, &fd);
 	/* outside a syscall (task work on the way out) the registers name none: no mark */
 	if (nr)
-		leave_send_mark(cs, task, task->pid, ret, nr, fd);
+		leave_send_mark(cs, task, TASK_READ(task, pid), ret, nr, fd);
 }
 
 /*
@@ -343,7 +343,7 @@ int BPF_KPROBE(tcp_sendmsg_locked_kprobe, struct sock *sk, struct msghdr *msg)
 	zc_send_entry(false, sk, msg, tgid);
 	if (!is_target_memo(tgid))
 		return 0;
-	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	call = TASK_STATE(send_call_task, current_task(), BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!call) {
 		__sync_fetch_and_add(&misc.send_calls_dropped, 1);
 		return 0;
@@ -363,7 +363,7 @@ int BPF_KRETPROBE(tcp_sendmsg_locked_kretprobe, int ret)
 
 	if (!is_target_at(cs, tgid))
 		return 0;
-	call = bpf_task_storage_get(&send_call_task, bpf_get_current_task_btf(), 0, 0);
+	call = TASK_STATE(send_call_task, current_task(), 0);
 	if (!call || !call->kp_sk)
 		return 0;
 	sk = call->kp_sk;
@@ -528,12 +528,20 @@ struct {
 	__type(value, struct udp_pin_args);
 } udp_pin_args SEC(".maps");
 
+/* Its first argument, the send's msghdr, came with msghdr's sg_from_iter (6.0); before, it starts at the socket. */
 SEC("kprobe/__zerocopy_sg_from_iter")
-int BPF_KPROBE(zerocopy_sg_from_iter_kprobe, struct msghdr *msg, struct sock *sk, struct sk_buff *skb,
-	       struct iov_iter *from, size_t length)
+int zerocopy_sg_from_iter_kprobe(struct pt_regs *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct udp_pin_args args = { (__u64)sk, (__u64)skb, length };
+	struct msghdr *msg = NULL;
+	bool with_msg = bpf_core_field_exists(msg->sg_from_iter);
+	/* read, not loaded: the verifier takes no load from a context pointer moved by a choice */
+	struct sock *sk = (void *)(with_msg ? PT_REGS_PARM2_CORE(ctx) : PT_REGS_PARM1_CORE(ctx));
+	struct udp_pin_args args = {
+		(__u64)sk,
+		with_msg ? PT_REGS_PARM3_CORE(ctx) : PT_REGS_PARM2_CORE(ctx),
+		with_msg ? PT_REGS_PARM5_CORE(ctx) : PT_REGS_PARM4_CORE(ctx),
+	};
 
 	if (BPF_CORE_READ(sk, sk_protocol) == ZCT_IPPROTO_UDP && is_target_memo(current_tgid()))
 		bpf_map_update_elem(&udp_pin_args, &tid, &args, BPF_ANY);

@@ -43,8 +43,8 @@ static __always_inline void count_at_length(struct task_struct *task, struct soc
 		return;
 	if (flags & (to_user ? ZCT_MSG_TRUNC | ZCT_MSG_ERRQUEUE : ZCT_MSG_ZEROCOPY))
 		return;
-	if (is_target_memo(task->tgid))
-		record_inline(task->tgid, site, ret, METHOD_TP_BTF);
+	if (is_target_memo(TASK_READ(task, tgid)))
+		record_inline(TASK_READ(task, tgid), site, ret, METHOD_TP_BTF);
 }
 
 /* Whether a call on a descriptor of @type feeds a socket site from its return. */
@@ -96,7 +96,7 @@ static long keep_zc_id(__u32 i, struct zc_ids *ids)
  * delivery, not those the kernel copied at the send (which its notice says COPIED too). A global
  * function, as sock_syscall_exit() is.
  */
-__noinline int keep_udp_zc_ids(const struct io_call *call)
+ZCT_GLOBAL int keep_udp_zc_ids(const struct io_call *call)
 {
 	struct zc_ids ids = {};
 	struct sock *sk;
@@ -111,7 +111,9 @@ __noinline int keep_udp_zc_ids(const struct io_call *call)
 	n = BPF_CORE_READ(sk, sk_zckey.counter) - ids.first;
 	if (!n || n > ZCT_UIO_MAXIOV)
 		return 0;
-	bpf_loop(n, keep_zc_id, &ids, 0);
+	if (n > ZCT_TURNS(ZCT_UIO_MAXIOV))
+		__sync_fetch_and_add(&misc.zc_calls_dropped, n - ZCT_TURNS(ZCT_UIO_MAXIOV));
+	ZCT_LOOP(n, ZCT_TURNS(ZCT_UIO_MAXIOV), keep_zc_id, &ids);
 	return 0;
 }
 
@@ -124,7 +126,7 @@ __noinline int keep_udp_zc_ids(const struct io_call *call)
  * its datagrams; one with MSG_TRUNC returns the datagrams' length instead, and is left unattributed.
  * A global function, checked once by the verifier: inlined, the syscall exit's paths outgrow it.
  */
-__noinline int sock_syscall_exit(struct io_call *call, const struct moved *m)
+ZCT_GLOBAL int sock_syscall_exit(struct io_call *call, const struct moved *m)
 {
 	bool to_user, from_user;
 	__u32 site, tgid = current_tgid();

@@ -62,7 +62,7 @@ static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 	if (track_io && socket_lengths && (kind == IO_READ || kind == IO_WRITE))
 		open_sock_call((__u32)pid_tgid, nr, kind);
 	else if (track_io && kind && (kind < IO_SEND || sock_call_zc(btf, regs, nr, kind)))
-		enter_io(btf, regs, bpf_get_current_task_btf(), (__u32)pid_tgid, nr, kind);
+		enter_io(btf, regs, current_task(), (__u32)pid_tgid, nr, kind);
 	else if (socket_lengths && (kind == IO_SEND || kind == IO_RECV))
 		open_sock_call((__u32)pid_tgid, nr, kind);
 }

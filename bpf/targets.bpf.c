@@ -55,10 +55,10 @@ static __always_inline void on_exit(struct task_struct *task)
 		note_ident(tid, BPF_EXIST);
 	/* the process's last name: the running task's, typed on either flavour */
 	if (!trace_all && tid == BPF_CORE_READ(task, tgid))
-		note_target_ident(bpf_get_current_task_btf(), tid);
+		note_target_ident(current_task(), tid);
 	/* the exiting thread is the running one: its typed task, on either flavour */
 	if (trace_all)
-		census_thread_exit(bpf_get_current_task_btf());
+		census_thread_exit(current_task());
 	__sync_fetch_and_add(&misc.exits, 1);
 	seg = cur_seg();
 	if (seg)

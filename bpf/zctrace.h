@@ -323,6 +323,7 @@ struct misc_stats {
 	__u64 exec_seen;
 	__u64 switches_at_execve;	/* ... at its execve() entry: perf may start anywhere in between */
 	__u64 switches_exiting;		/* switch-outs of target tasks already in do_exit() (PF_EXITING) */
+	__u64 switches_compat;		/* the targets' switches, in the compat object (no per-CPU sum) */
 	__u64 execve_seen;
 	__u64 write_bytes_by_return;	/* file writes counted from the syscall's return: no copy event seen */
 	__u64 file_bytes_unseen;	/* bytes copy_file_range/sendfile/splice put in a file with no copy seen */

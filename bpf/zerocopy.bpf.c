@@ -29,6 +29,9 @@ struct zc_walk {
 	__u64 bytes;
 };
 
+/* The most send calls one notice completes that its walk looks up (the rest: unmatched). */
+#define ZCT_ZC_WALK_MAX ZCT_TURNS(MAX_ZC_CALLS)
+
 static long zc_walk_one(__u32 i, struct zc_walk *w)
 {
 	struct zc_key key = { .sk = w->sk, .id = w->lo + i };
@@ -60,9 +63,9 @@ static __always_inline void on_zc_notice(const struct sk_buff *skb, __u32 tgid)
 	hi = BPF_CORE_READ(serr, ee.ee_data);
 	walk.copied = BPF_CORE_READ(serr, ee.ee_code) & ZCT_EE_CODE_ZEROCOPY_COPIED;
 	n = hi - walk.lo + 1;
-	if (n > MAX_ZC_CALLS)
-		n = MAX_ZC_CALLS;
-	bpf_loop(n, zc_walk_one, &walk, 0);
+	ZCT_LOOP(n, ZCT_ZC_WALK_MAX, zc_walk_one, &walk);
+	if (n > ZCT_ZC_WALK_MAX)
+		walk.unmatched += n - ZCT_ZC_WALK_MAX;
 
 	if (!counting())
 		return;
@@ -179,6 +182,28 @@ int BPF_PROG(io_uring_complete_btf, void *ring, void *req)
 	return 0;
 }
 
+/* skb_shared_info before 5.13: the zerocopy bits among the tx_flags (SKBTX_DEV_ZEROCOPY, SKBTX_SHARED_FRAG) */
+struct skb_shared_info___tx {
+	__u8 tx_flags;
+} __attribute__((preserve_access_index));
+
+#define ZCT_SKBTX_DEV_ZEROCOPY (1 << 3)
+#define ZCT_SKBTX_SHARED_FRAG (1 << 5)
+
+/* An skb's SKBFL_* flags (5.13), from the tx_flags before them; non-zero if unread. */
+static __always_inline long shinfo_flags(struct skb_shared_info *shinfo, __u8 *flags)
+{
+	__u8 tx = 0;
+	long err;
+
+	if (bpf_core_field_exists(shinfo->flags))
+		return bpf_core_read(flags, sizeof(*flags), &shinfo->flags);
+	err = bpf_core_read(&tx, sizeof(tx), &((struct skb_shared_info___tx *)shinfo)->tx_flags);
+	*flags = (tx & ZCT_SKBTX_DEV_ZEROCOPY ? SKBFL_ZEROCOPY_ENABLE : 0) |
+		 (tx & ZCT_SKBTX_SHARED_FRAG ? SKBFL_SHARED_FRAG : 0);
+	return err;
+}
+
 /*
  * The traced process that pinned a zerocopy skb's pages, or NULL: its ubuf_info's owner, noted
  * where the pin was seen (zc_owners). Copies and deliveries run in softirq, on any task.
@@ -243,7 +268,7 @@ static __always_inline void on_tx_copy(const struct sk_buff *skb, __u64 bytes, _
 	if (!(zc_sends_seen | splice_sends_seen) || !bytes || !site_uses(SITE_TX_COPY, method))
 		return;
 	shinfo = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
-	if (bpf_core_read(&flags, sizeof(flags), &shinfo->flags))
+	if (shinfo_flags(shinfo, &flags))
 		return;
 	if (flags & SKBFL_ZEROCOPY_ENABLE) {
 		tgid = zc_sender(shinfo);
@@ -360,7 +385,7 @@ static __always_inline void on_zc_path(const struct sk_buff *skb, const struct n
 	 * it; its values have not moved.
 	 */
 	shinfo = (void *)(skb->head + skb->end);
-	if (bpf_core_read(&flags, sizeof(flags), &shinfo->flags) || !(flags & SKBFL_ZEROCOPY_ENABLE))
+	if (shinfo_flags(shinfo, &flags) || !(flags & SKBFL_ZEROCOPY_ENABLE))
 		return;
 	if (stage == ZC_STAGE_XMIT) {
 		note_xmit_owner(skb, shinfo);

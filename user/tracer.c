@@ -19,9 +19,11 @@
 #include "tracer.h"
 #include "workloads.h"
 #include "zctrace.skel.h"
+#include "zctrace_compat.skel.h"
 
 #define MAX_GONE_PROGS 128
 #define MAX_DATA_SECS 4
+#define THREAD_STATES 16384	/* threads whose state a kernel without task storage keeps (its hashes' bound) */
 
 /*
  * The object's global data as loaded, put back between the runs of one loaded tracer
@@ -179,6 +181,59 @@ static int set_machine_wide(struct zctrace_bpf *obj, unsigned max_keys)
 	return err;
 }
 
+/*
+ * Below Linux 5.11 tracing programs have no task storage: each thread's state goes in an LRU hash
+ * keyed by its id instead (common.bpf.h's TASK_STATE()), preallocated, so bounded: the oldest
+ * thread's goes first. The census's thread counters are the census's alone.
+ */
+static int task_state_in_hashes(struct zctrace_bpf *obj, bool machine_wide)
+{
+	struct bpf_map *map;
+	int err = 0;
+
+	bpf_object__for_each_map(map, obj->obj) {
+		unsigned n = map == obj->maps.census_thread_counts && !machine_wide ? 1 : THREAD_STATES;
+
+		if (bpf_map__type(map) != BPF_MAP_TYPE_TASK_STORAGE)
+			continue;
+		if ((err = bpf_map__set_type(map, BPF_MAP_TYPE_LRU_HASH)) || (err = bpf_map__set_map_flags(map, 0)) ||
+		    (err = bpf_map__set_max_entries(map, n))) {
+			fprintf(stderr, "zctrace: cannot make BPF map %s a hash: %s\n", bpf_map__name(map), strerror(-err));
+			break;
+		}
+	}
+	return err;
+}
+
+/*
+ * zctrace's object, opened: on a kernel without bpf_loop() (before 5.17) its compat build, whose
+ * verifier would refuse what the object holds even on branches it drops (Makefile: the two lay
+ * their global variables out alike, so zctrace.skel.h's skeleton opens either).
+ */
+static struct zctrace_bpf *open_object(const struct bpf_object_open_opts *opts, bool compat)
+{
+	struct zctrace_bpf *obj;
+	int err;
+
+	if (!compat)
+		return zctrace_bpf__open_opts(opts);
+	obj = calloc(1, sizeof(*obj));
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!(err = zctrace_bpf__create_skeleton(obj))) {
+		obj->skeleton->data = zctrace_compat_bpf__elf_bytes(&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, opts);
+	}
+	if (err) {
+		zctrace_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
 /* Sets aside every chosen candidate that holds program @prog; how many were. */
 static int refuse_holders(struct probe_choice *choice, const char *prog, const char *why)
 {
@@ -314,15 +369,11 @@ bool tracer_opts_same(const struct tracer_opts *a, const struct tracer_opts *b)
 int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const struct tracer_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = probes_btf_path());
+	bool task_storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
+	bool compat = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) != 1;
 	struct zctrace_bpf *obj = NULL;
 	int err = -ENOTSUP;
 
-	/* what the object cannot load without, asked first: one line that names it, not the loader's EINVAL */
-	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 0) {
-		fprintf(stderr, "zctrace: this kernel has no task storage for BPF programs (BPF_MAP_TYPE_TASK_STORAGE, "
-			"Linux 5.11), which zctrace's per-thread state needs: not supported\n");
-		return -ENOTSUP;
-	}
 	if (o->skip_zc_path)
 		skip_zc_path(choice);
 	if (o->skip)
@@ -341,7 +392,7 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		char prog[64] = "", why[256];
 		bool loading;
 
-		obj = zctrace_bpf__open_opts(&open_opts);
+		obj = open_object(&open_opts, compat);
 		if (!obj) {
 			err = -errno;
 			fprintf(stderr, "zctrace: cannot open the BPF object: %s\n", strerror(errno));
@@ -356,6 +407,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 			fprintf(stderr, "zctrace: cannot size BPF map idents: %s\n", strerror(-err));
 			break;
 		}
+		if (!task_storage && (err = task_state_in_hashes(obj, o->machine_wide)))
+			break;
 		refuse_loads_by_env(obj);
 		refusal.prog[0] = refusal.why[0] = '\0';
 		err = zctrace_bpf__load(obj);
