@@ -191,8 +191,10 @@ static __always_inline void call_bytes(const struct io_call *call, long ret, str
 		return;
 	}
 	ZCT_LOOP(ret, ZCT_TURNS(ZCT_UIO_MAXIOV), mmsg_add_one, &sum);
+#ifdef ZCT_COMPAT
 	/* messages past what the loop reads: the call's bytes are not known */
 	m->unsized |= ret > ZCT_TURNS(ZCT_UIO_MAXIOV);
+#endif
 	m->bytes = sum.bytes;
 	m->msgs = ret;
 }

@@ -16,18 +16,23 @@
 #define ZCT_PF_EXITING 0x00000004	/* include/linux/sched.h: set at the start of do_exit() */
 
 /*
- * What the kernel's BPF offers, known at load: libbpf resolves each against the kernel's BTF, and
- * the verifier drops the branch not taken, so a newer kernel runs the same instructions as if the
- * fallback were not there. Linux 5.11 gave tracing programs task storage and the running task as a
- * typed pointer, 5.15 a task's user registers, 5.17 bpf_loop() and fexit's return value by helper.
- * Below them (5.10) a thread's state lives in an LRU hash keyed by its id (user space makes each
- * task-storage map one: tracer.c), and the running task is an untyped pointer read with
- * BPF_CORE_READ.
+ * What the kernel's BPF offers. Linux 5.11 gave tracing programs task storage and the running task
+ * as a typed pointer, 5.15 a task's user registers, 5.17 bpf_loop() and fexit's return value by
+ * helper. The compat object (below) asks the kernel's BTF at load (CO-RE: the verifier drops the
+ * branch not taken); below 5.11 a thread's state lives in an LRU hash keyed by its id (user space
+ * makes each task-storage map one: tracer.c), and the running task is an untyped pointer read
+ * with BPF_CORE_READ.
  */
+#ifdef ZCT_COMPAT
 #define HAVE_TASK_STORAGE bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_storage_get)
 #define HAVE_TASK_BTF bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)
 #define HAVE_TASK_PT_REGS bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)
-#define HAVE_LOOP bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)
+#else
+/* the main object loads from 5.17 on only (user/tracer.c), where all of them are */
+#define HAVE_TASK_STORAGE 1
+#define HAVE_TASK_BTF 1
+#define HAVE_TASK_PT_REGS 1
+#endif
 
 /*
  * The compat object (ZCT_COMPAT: the same source, built for kernels before bpf_loop(), 5.17)
@@ -658,6 +663,19 @@ static __always_inline long func_ret(void *ctx)
 
 	bpf_get_func_ret(ctx, &ret);
 	return (long)ret;
+}
+
+/*
+ * The same for a function whose @nargs arguments have not changed in any kernel zctrace runs on:
+ * the compat object, without bpf_get_func_ret() (5.17), reads it where fexit puts it, after them.
+ */
+static __always_inline long func_ret_after(void *ctx, int nargs)
+{
+#ifdef ZCT_COMPAT
+	return (long)((__u64 *)ctx)[nargs];
+#else
+	return func_ret(ctx);
+#endif
 }
 
 static __always_inline bool site_uses(__u32 site, __u32 method)

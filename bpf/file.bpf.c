@@ -640,27 +640,17 @@ int BPF_PROG(ext4_journalled_write_end_btf, struct inode *inode, loff_t pos, uns
 	return 0;
 }
 
-/* A folio entering the page cache on behalf of a target: a page read in (or a new page written). */
-SEC("tp_btf/mm_filemap_add_to_page_cache")
-int BPF_PROG(filemap_add_btf, struct folio *folio)
+/* @pages of file @host entering the page cache on behalf of a target: read in (or new, written). */
+static __always_inline void on_filemap_add(struct inode *host, __u64 pages)
 {
-	struct inode *host = BPF_CORE_READ(folio, mapping, host);
 	struct pc_key key = {};
 	struct seg_stats *seg;
-	__u64 flags = 0, pages = 1, *cnt;
+	__u64 *cnt;
 
 	if (!host || !counting() || !is_target_memo(current_tgid()))
-		return 0;
+		return;
 	key.ino = BPF_CORE_READ(host, i_ino);
 	key.dev = BPF_CORE_READ(host, i_sb, s_dev);
-	/* folio_nr_pages(): one page unless PG_head marks a large folio */
-	bpf_core_read(&flags, sizeof(flags), folio);
-	if ((flags >> bpf_core_enum_value(enum pageflags, PG_head)) & 1) {
-		if (bpf_core_field_exists(folio->_nr_pages))
-			pages = BPF_CORE_READ(folio, _nr_pages);
-		else
-			pages = 1ULL << (BPF_CORE_READ(folio, _flags_1) & 0xff);
-	}
 	/* a step's pages are its files' own: filesystem metadata read through the block device
 	 * (an evicted extent or bitmap block) is not what a "read in" claim is about */
 	seg = cur_seg();
@@ -679,6 +669,39 @@ int BPF_PROG(filemap_add_btf, struct folio *folio)
 				__sync_fetch_and_add(&misc.pc_adds_dropped, 1);
 		}
 	}
+}
+
+/* A folio entering the page cache (5.16). */
+static __always_inline void on_folio_add(struct folio *folio)
+{
+	__u64 flags = 0, pages = 1;
+
+	/* folio_nr_pages(): one page unless PG_head marks a large folio */
+	bpf_core_read(&flags, sizeof(flags), folio);
+	if ((flags >> bpf_core_enum_value(enum pageflags, PG_head)) & 1) {
+		if (bpf_core_field_exists(folio->_nr_pages))
+			pages = BPF_CORE_READ(folio, _nr_pages);
+		else
+			pages = 1ULL << (BPF_CORE_READ(folio, _flags_1) & 0xff);
+	}
+	on_filemap_add(BPF_CORE_READ(folio, mapping, host), pages);
+}
+
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(filemap_add_btf, struct folio *folio)
+{
+	on_folio_add(folio);
+	return 0;
+}
+
+/* The same untyped; before folios, a page (5.10: a file's page cache holds single pages, not huge ones). */
+SEC("raw_tp/mm_filemap_add_to_page_cache")
+int BPF_PROG(filemap_add_raw, void *added)
+{
+	if (bpf_core_type_exists(struct folio))
+		on_folio_add(added);
+	else
+		on_filemap_add(BPF_CORE_READ((struct page *)added, mapping, host), 1);
 	return 0;
 }
 

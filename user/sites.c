@@ -267,6 +267,8 @@ const struct probe_site probe_sites[NR_PROBES] = {
 	[PROBE_PAGE_CACHE] = { "page_cache", .cands = {
 		{ METHOD_TP_BTF, "tp_btf mm_filemap_add_to_page_cache", { PROG(filemap_add_btf) },
 		  { "tp_btf:mm_filemap_add_to_page_cache" } },
+		{ METHOD_RAW_TP, "raw_tp mm_filemap_add_to_page_cache (before 5.16's folios, a page at a time)",
+		  { PROG(filemap_add_raw) }, { "raw_tp:mm_filemap_add_to_page_cache" } },
 	} },
 	/* each method with io_uring's notifications, then without (a kernel with no io_uring) */
 	[PROBE_ZC_NOTICES] = { "zc_notices", .cands = {

@@ -259,6 +259,32 @@ static int refuse_holders(struct probe_choice *choice, const char *prog, const c
 }
 
 /*
+ * A kernel before 5.17 (the compat object's) has no bpf_get_func_ret(): a chosen program that
+ * reads its return value so is set aside before the load, as the verifier would refuse it, and
+ * the site's next flavour (a kretprobe) takes its place. How many candidates were.
+ */
+static int refuse_without_func_ret(struct zctrace_bpf *obj, struct probe_choice *choice)
+{
+	struct bpf_program *p;
+	int n = 0;
+
+	bpf_object__for_each_program(p, obj->obj) {
+		const struct bpf_insn *in = bpf_program__insns(p);
+		size_t cnt = bpf_program__insn_cnt(p);
+
+		if (!bpf_program__autoload(p))
+			continue;
+		for (size_t i = 0; i < cnt; i++) {
+			if (in[i].code == (BPF_JMP | BPF_CALL) && !in[i].src_reg && in[i].imm == BPF_FUNC_get_func_ret) {
+				n += refuse_holders(choice, bpf_program__name(p), "needs bpf_get_func_ret() (Linux 5.17)");
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+/*
  * ZCTRACE_REFUSE=load:PROG: a tracing program (fentry/fexit/tp_btf) is pointed at a function or
  * tracepoint with fewer arguments than it reads, which the verifier refuses: the real refusal path,
  * on a kernel that would load it.
@@ -400,6 +426,11 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		}
 		if ((err = choose_probes(obj, choice, o->cap)))
 			break;
+		if (compat && refuse_without_func_ret(obj, choice)) {
+			zctrace_bpf__destroy(obj);
+			obj = NULL;
+			continue;
+		}
 		obj->rodata->gate_on_phase = o->gate_on_phase;
 		if (o->machine_wide && (err = set_machine_wide(obj, o->max_keys)))
 			break;
