@@ -5,6 +5,7 @@
 #include <string.h>
 #include "checks.h"
 #include "jsonpath.h"
+#include "machine.h"
 #include "sysnames.h"
 
 /* ---- checks ---- */
@@ -44,6 +45,14 @@ static enum expect site_expectation(const struct ledger *l, int s)
 	bool pages = l->def->site[SITE_ZC_PIN] == EXP_SENT || l->def->site[SITE_SPLICE_REF] == EXP_SENT;
 	bool udp_zc = l->def->site[SITE_ZC_PIN] == EXP_SENT && l->def->site[SITE_UDP_RECV_COPY] != EXP_ZERO;
 
+	/*
+	 * Before 5.19 a UDP zerocopy send copies the head of each datagram into the skb (up to
+	 * MAX_HEADER with the headers, __ip_append_data()) and pins the rest: the sites share the
+	 * payload, held by check_udp_zc_head()
+	 */
+	if (udp_zc && !l->rep.remote_role && !kernel_at_least(5, 19) &&
+	    (s == SITE_ZC_PIN || s == SITE_UDP_SEND_COPY || s == SITE_DEFERRED_COPY))
+		return EXP_ANY;
 	if (!l->rep.remote_role)
 		return e;
 	if (!strcmp(l->rep.remote_role, "receiver"))
@@ -66,6 +75,24 @@ static enum expect site_expectation(const struct ledger *l, int s)
 	if (s == SITE_TX_COPY && pages)
 		return l->rep.remote_dev_sg == 0 ? EXP_SENT_AND_RETRANSMITTED : l->rep.remote_dev_sg == 1 ? EXP_ZERO : EXP_ANY;
 	return e;
+}
+
+/* site_expectation()'s UDP zerocopy before 5.19: what the send did not pin it copied, and delivery copied the pins. */
+static void check_udp_zc_head(struct ledger *l)
+{
+	__u64 pinned = l->k.site[SITE_ZC_PIN].bytes, copied = l->k.site[SITE_UDP_SEND_COPY].bytes;
+
+	if (site_expectation(l, SITE_ZC_PIN) != EXP_ANY || l->def->site[SITE_ZC_PIN] != EXP_SENT ||
+	    site_expectation(l, SITE_UDP_SEND_COPY) != EXP_ANY)
+		return;
+	add_check(l, l->rep.bytes.found && pinned && pinned + copied == l->rep.bytes.v,
+		  "zc_pin + udp_send_copy == bytes sent", "kernel %" PRIu64 " pinned + %" PRIu64
+		  " copied (each datagram's head, before 5.19), workload %" PRIu64 " sent",
+		  (uint64_t)pinned, (uint64_t)copied, (uint64_t)l->rep.bytes.v);
+	if (!sender_on_device(l))
+		add_check(l, l->k.site[SITE_DEFERRED_COPY].bytes == pinned, "deferred_copy bytes == zc_pin bytes",
+			  "kernel %" PRIu64 " copied on delivery, %" PRIu64 " pinned",
+			  (uint64_t)l->k.site[SITE_DEFERRED_COPY].bytes, (uint64_t)pinned);
 }
 
 static void check_site(struct ledger *l, int site, enum expect exp)
@@ -502,6 +529,7 @@ void ledger_check(struct ledger *l)
 		} else {
 			for (int s = 0; s < NR_SITES; s++)
 				check_site(l, s, site_expectation(l, s));
+			check_udp_zc_head(l);
 			/* the notices are the sending end's: the receiving end alone has none */
 			if (l->def->zc_notices && !(l->rep.remote_role && !strcmp(l->rep.remote_role, "receiver")))
 				check_notices(l);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
+#include "machine.h"
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "kfigures.h"
@@ -410,11 +410,7 @@ static bool called_through_perf(const struct bpf_program *prog)
 /* Linux 6.7 counts the runs trace_call_bpf() skips (bpf_prog_active taken); earlier ones do not. */
 static bool perf_skips_counted(void)
 {
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	return !uname(&u) && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
-	       (major > 6 || (major == 6 && minor >= 7));
+	return kernel_at_least(6, 7);
 }
 
 static void add_skips(struct kfigures *k, const char *name, __u64 runs)

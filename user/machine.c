@@ -126,3 +126,11 @@ json_object *machine_json(const struct machine *m)
 	json_object_object_add(o, "line", json_object_new_string(m->line));
 	return o;
 }
+
+bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	return !uname(&u) && sscanf(u.release, "%d.%d", &ma, &mi) == 2 && (ma > major || (ma == major && mi >= minor));
+}

@@ -2,6 +2,7 @@
 #ifndef MACHINE_H
 #define MACHINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <json-c/json.h>
 
@@ -22,6 +23,8 @@ struct machine {
 };
 
 void machine_describe(struct machine *m);
+/* Whether the running kernel is Linux @major.@minor or later. */
+bool kernel_at_least(int major, int minor);
 json_object *machine_json(const struct machine *m);
 
 #endif

@@ -172,6 +172,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	/* libbpf's warnings (a program the kernel refused, then set aside) only with -v, for every command */
+	libbpf_set_print(cli_libbpf_print);
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list"))
