@@ -15,7 +15,7 @@ done
 [ "${1:-}" = table ] && exit 0
 # a kernel before bpf_loop() (Debian 11's 5.10): the compat object, with its fallbacks
 [ "${1:-}" = old ] && exec /usr/bin/python3 tests/run.py \
-	'probes_report$' 'json_schema$' 'method_matrix_kprobe$' 'method_matrix_tracepoint$' \
+	'probes_report$' 'json_schema$' 'method_matrix_tracepoint$' \
 	'ledger_tcp-twocopy_64K_1thr$' 'ledger_tcp-onecopy_64K_1thr$' 'ledger_tcp-zerocopy_64K_1thr$' \
 	'ledger_tcp-sendfile_64K_1thr$' 'ledger_tcp-zerocopy_64K_4thr$' \
 	'file_file-readwrite_cold$' 'file_file-sendfile_warm$' 'file_file-splice_cold$' \

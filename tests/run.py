@@ -547,7 +547,7 @@ def method_matrix_pipes(method, want_method, chosen, out):
         if chosen[site] != want:
             block = re.search(rf"^{site}\s+\w+.*?(?=^\w)", out, re.M | re.S).group(0)
             assert chosen[site] == "tp_btf" and LACKS.search(block), f"{site}: {chosen[site]} under --method {method}:\n{block}"
-    extra, unmeasured = ("--method", method), [s for s in COPY_SITES if chosen[s] == "none"]
+    extra, unmeasured = ("--method", method), [s for s in COPY_SITES + FILE_SITES if chosen[s] == "none"]
     for threads, args in ((1, ()), (2, ("--peer", "process"))):
         led = check_pipe_ledger("pipe-copy", "64K", threads, args, extra=extra, unmeasured=unmeasured)
         assert all(led["probes"][s] == chosen[s] for s in PIPE_SITES), led["probes"]
