@@ -110,6 +110,8 @@ static __always_inline void census_thread_exit(struct task_struct *task)
 	t->state = CENSUS_EXITED;
 	if (bpf_ringbuf_output(&census_exits, t, sizeof(*t), 0))
 		__sync_fetch_and_add(&misc.census_exits_dropped, 1);
+	/* in a hash (below 5.11), not left to crowd out the live threads' counters */
+	TASK_STATE_GONE(census_thread_counts, TASK_READ(task, pid));
 }
 
 #endif /* ZCTRACE_CENSUS_BPF_H */

@@ -59,6 +59,10 @@ static __always_inline void on_exit(struct task_struct *task)
 	/* the exiting thread is the running one: its typed task, on either flavour */
 	if (trace_all)
 		census_thread_exit(current_task());
+	/* its calls' state, where it lives in a hash (below 5.11); its verdicts and off-CPU start are
+	 * checked against what they were made for, and age out */
+	TASK_STATE_GONE(io_calls, tid);
+	TASK_STATE_GONE(send_call_task, tid);
 	__sync_fetch_and_add(&misc.exits, 1);
 	seg = cur_seg();
 	if (seg)
