@@ -131,6 +131,8 @@ const volatile __u32 self_tgid = 0;	/* ... zctrace itself */
 const volatile __u32 nr_cpus = 1;	/* possible CPUs: the copies of a per-CPU value */
 /* the sites counted without following the I/O call from its entry (the census), by bit */
 const volatile __u32 standalone_sites = 0;
+/* the zerocopy notices are followed (zc_notices): a zerocopy send is kept for its notice */
+const volatile __u8 zc_notices_on = 0;
 
 /* Set by user space: the process zctrace started, whose exec starts the perf counters. */
 __u32 root_tgid = 0;

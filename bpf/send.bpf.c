@@ -77,7 +77,8 @@ static __always_inline void keep_zc_call(__u64 sk, __u32 zc_id, __u64 ubuf, __u3
 		}
 		return;
 	}
-	if (bpf_map_update_elem(&zc_calls, &key, &bytes, BPF_ANY))
+	/* kept for its notice, where the notices are followed (not by the census) */
+	if (zc_notices_on && bpf_map_update_elem(&zc_calls, &key, &bytes, BPF_ANY))
 		__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
 }
 

@@ -25,11 +25,27 @@ static __always_inline bool by_return_of(__u32 site)
 }
 
 /*
+ * The site of what a socket of @type returns to a receive (@to_user) or a send, counted where it
+ * returns it: sock_site()'s, and the TCP and Unix receives, which the census counts once per call
+ * there rather than once per skb copied (skb_copy_datagram_iovec).
+ */
+static __always_inline __u32 length_site(__u8 type, bool to_user)
+{
+	if (to_user && type == FT_TCP)
+		return SITE_RECV_COPY;
+	if (to_user && (type == FT_UNIX_STREAM || type == FT_UNIX_DGRAM))
+		return SITE_UNIX_RECV_COPY;
+	return sock_site(type, to_user);
+}
+
+/*
  * A socket returns the bytes a call moved (tp_btf sock_send_length, sock_recv_length): where the
  * call's own return is not followed (the census, without the syscall tracepoints), a UDP or Unix
- * socket's copies are counted here. A UDP receive with MSG_TRUNC returns the datagram's length,
- * not what it copied, and a UDP MSG_ZEROCOPY send pins part of what it returns: neither is counted
- * (the census says so). @type: the socket's, or NR_FD_TYPES where no one has read it yet.
+ * send's copies and a receive's are counted here. A receive with MSG_TRUNC returns what it
+ * discarded or the datagram's length, not what it copied, one from the error queue or of TCP's
+ * urgent byte (MSG_OOB) copies no payload of the stream, and a MSG_ZEROCOPY send pins part of what
+ * it returns: none is counted (the census says so). @type: the socket's, or NR_FD_TYPES where no
+ * one has read it yet.
  */
 static __always_inline void count_at_length(struct task_struct *task, struct sock *sk, int ret, int flags,
 					    bool to_user, __u8 type)
@@ -38,10 +54,10 @@ static __always_inline void count_at_length(struct task_struct *task, struct soc
 
 	if (!standalone_sites || ret <= 0)
 		return;
-	site = sock_site(type < NR_FD_TYPES ? type : sock_fd_type(true, sk), to_user);
+	site = length_site(type < NR_FD_TYPES ? type : sock_fd_type(true, sk), to_user);
 	if (site >= NR_SITES || !(standalone_sites & 1U << site) || !site_uses(site, METHOD_TP_BTF))
 		return;
-	if (flags & (to_user ? ZCT_MSG_TRUNC | ZCT_MSG_ERRQUEUE : ZCT_MSG_ZEROCOPY))
+	if (flags & (to_user ? ZCT_MSG_TRUNC | ZCT_MSG_ERRQUEUE | ZCT_MSG_OOB : ZCT_MSG_ZEROCOPY))
 		return;
 	if (is_target_memo(TASK_READ(task, tgid)))
 		record_inline(TASK_READ(task, tgid), site, ret, METHOD_TP_BTF);
@@ -137,7 +153,7 @@ ZCT_GLOBAL int sock_syscall_exit(struct io_call *call, const struct moved *m)
 	to_user = call->kind == IO_READ || call->kind == IO_RECV || call->kind == IO_RECVMMSG;
 	from_user = call->kind == IO_WRITE || call->kind == IO_SEND || call->kind == IO_SENDMMSG;
 	site = sock_site(call->type, to_user);
-	if (site == SITE_UDP_SEND_COPY && m->bytes)
+	if (site == SITE_UDP_SEND_COPY && m->bytes && zc_notices_on)
 		keep_udp_zc_ids(call);
 	if (!m->bytes || m->unsized || !(to_user || from_user) || !by_return_of(site))
 		return 0;

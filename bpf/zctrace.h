@@ -27,6 +27,7 @@
 #define ZCT_AF_INET 2
 #define ZCT_AF_INET6 10
 #define ZCT_SOCK_STREAM 1
+#define ZCT_MSG_OOB 0x1
 #define ZCT_MSG_TRUNC 0x20
 #define ZCT_MSG_ERRQUEUE 0x2000
 /* ... and against <linux/io_uring.h> */

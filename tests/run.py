@@ -5558,16 +5558,28 @@ if len(sys.argv) > 4:
 ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0)
 a, b = socket.socketpair()
 r, w = os.pipe()
+l = socket.create_server(("127.0.0.1", 0))
+c = socket.create_connection(l.getsockname())
+s = l.accept()[0]
 buf = b"x" * size
 for _ in range(n):
     a.sendall(buf)
     got = 0
     while got < size:
         got += len(b.recv(size - got))
+    c.sendall(buf)
+    got = 0
+    while got < size:
+        got += len(s.recv(size - got))
     os.write(w, buf)
     got = 0
     while got < size:
         got += len(os.read(r, size - got))
+# TCP with MSG_TRUNC discards what it returns: no copy
+c.sendall(buf)
+got = 0
+while got < size:
+    got += len(s.recv(size - got, socket.MSG_TRUNC))
 """
 
 
@@ -5646,8 +5658,8 @@ def pipes_measured(table):
 
 
 def top_counts_a_process_exactly():
-    """`zctrace top` counts a process it did not start, among the machine's: its Unix socket
-    sites, and its pipe sites where the census measures them (else they are absent with the
+    """`zctrace top` counts a process it did not start, among the machine's: its Unix socket and
+    TCP sites (on loopback; a TCP receive with MSG_TRUNC discards without a copy), and its pipe sites where the census measures them (else they are absent with the
     reason), hold exactly the bytes it moved, summed over the intervals it spanned; its moved
     bytes are at least the payload; its last rows (at most two) say it exited; and zctrace's own
     process is never in a table. With the best methods, with kprobes at most and with --complete."""
@@ -5665,9 +5677,11 @@ def top_counts_a_process_exactly():
         assert rows[-1]["comm"] == "zct-top-probe", rows[-1]["comm"]
         pipes = pipes_measured(tables[-1])
         assert pipes or extra != ("--complete",), tables[-1]["not_measured"]
-        for site in ("unix_send_copy", "unix_recv_copy") + (PIPE_SITES if pipes else ()):
+        for site in ("unix_send_copy", "unix_recv_copy", "recv_copy") + (PIPE_SITES if pipes else ()):
             assert_eq(f"{site} {extra}", sites.get(site, 0), n * size)
-        for site in ("send_copy", "recv_copy", "zc_pin", "deferred_copy", "udp_send_copy") + (() if pipes else PIPE_SITES):
+        # one more message sent, and discarded by the receiver (MSG_TRUNC): copied once only
+        assert_eq(f"send_copy {extra}", sites.get("send_copy", 0), (n + 1) * size)
+        for site in ("zc_pin", "splice_ref", "deferred_copy", "udp_send_copy") + (() if pipes else PIPE_SITES):
             assert_eq(f"{site} {extra}", sites.get(site, 0), 0)
         assert rows[-1]["exited"], rows[-1]
         first_exited = min(i for i, r in enumerate(rows) if r["exited"])
@@ -5861,15 +5875,19 @@ def census_attach_points():
     """The census attaches no raw syscall tracepoint unless asked (--complete), and its floor
     (`zctrace floor --census`) has an empty program at each of the census's points: the same
     names as `zctrace top` holds, with and without --complete; `zctrace probes --census` says
-    what is not measured and why; `--bpf-stats` puts the census's own cost in each table."""
+    what is not measured and why, and that it follows no zerocopy notices and, where the kernel has
+    sock_recv_length, counts each receive there, with no per-skb program; `--bpf-stats` puts the
+    census's own cost in each table."""
     floor_c = open(os.path.join(ROOT, ".output", "floor.bpf.c")).read()
     names = set(re.findall(r"^int (\w+)\(", floor_c, re.M))
+    helds = []
     for extra in ((), ("--complete",)):
         top = top_start(*extra)
         try:
             held = census_programs(top.pid)
         finally:
             top_stop(top, 0.5)
+        helds.append(held)
         assert "census_iter" in held, sorted(held)
         if extra:
             assert held & SYSCALL_PROGRAMS, sorted(held)
@@ -5885,6 +5903,13 @@ def census_attach_points():
     p = zctrace("probes", "--census")
     assert p.returncode == 0, p.stderr
     assert re.search(r"^census\s+iter\s", p.stdout, re.M), p.stdout
+    # no zerocopy notices; a receive counted once where the socket returns it, where the kernel
+    # has that tracepoint (6.3+): no per-skb program then
+    assert re.search(r"^zc_notices\s+none\s+not attached: the machine-wide census does not use it", p.stdout, re.M), p.stdout
+    if re.search(r"^recv_copy\s+tp_btf\s+tp_btf sock_recv_length ", p.stdout, re.M):
+        assert re.search(r"^unix_recv_copy\s+tp_btf\s+tp_btf sock_recv_length ", p.stdout, re.M), p.stdout
+        per_skb = {"skb_copy_datagram_iovec_btf", "skb_copy_datagram_iter_fexit", "skb_copy_datagram_iter_kprobe"}
+        assert all("sock_recv_length_btf" in h and not h & per_skb for h in helds), helds
     if not re.search(r"^pipe_write_copy\s+(fentry|kprobe)", p.stdout, re.M):
         assert re.search(r"^pipe_write_copy\s+none\s+not measured: needs the syscall tracepoints \(add --complete\)",
                          p.stdout, re.M), p.stdout

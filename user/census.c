@@ -111,7 +111,7 @@ void census_tracer_opts(const struct census_opts *o, struct tracer_opts *to)
 		/* what the census reports needs none of these, and they fire for every process */
 		.skip = 1ULL << PROBE_PAGE_CACHE | 1ULL << PROBE_ZC_PATH | 1ULL << PROBE_SCHED |
 			1ULL << PROBE_SYSCALLS | 1ULL << PROBE_PAGE_FAULTS | 1ULL << SITE_USER_COPY |
-			1ULL << SITE_TX_COPY,
+			1ULL << SITE_TX_COPY | 1ULL << PROBE_ZC_NOTICES,
 		.skip_why = "the machine-wide census does not use it",
 		.no_syscall_tps = !o->complete,
 	};

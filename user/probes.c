@@ -626,6 +626,8 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 			obj->rodata->track_boundary = 1;
 		if (s == PROBE_CENSUS)
 			obj->rodata->census_threads = 1;
+		if (s == PROBE_ZC_NOTICES)
+			obj->rodata->zc_notices_on = 1;
 		if (ps->cands[ch->chosen].standalone)
 			obj->rodata->standalone_sites |= 1U << s;
 		/* one program, three jobs: each done only where its probe chose it */
@@ -666,6 +668,11 @@ enum method site_method_of(const struct probe_choice *choice, int site, const ch
 	if (label)
 		*label = c >= 0 ? probe_sites[site].cands[c].label : "not attached";
 	return c >= 0 ? probe_sites[site].cands[c].method : METHOD_NONE;
+}
+
+bool probe_point_ok(const char *point)
+{
+	return probe_point(point)->ok;
 }
 
 bool probe_attached(const struct probe_choice *choice, int id)

@@ -65,6 +65,8 @@ const char *probes_btf_path(void);
 int probes_check_btf(char *why, size_t n);
 /* Why probe site @s (enum probe_id) attached nothing: its last candidate's refusal; NULL if attached. */
 const char *probe_refusal(const struct probe_choice *choice, int s);
+/* Whether the kernel offers attach point @point ("tp_btf:T", "fentry:F", ...), as the choice tests it. */
+bool probe_point_ok(const char *point);
 /* Whether probe site @id (enum probe_id) attached. */
 bool probe_attached(const struct probe_choice *choice, int id);
 /* The method a copy site counts through, or METHOD_NONE. */

@@ -63,13 +63,17 @@
 #define ZC_PATH_NEEDS "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb"
 
 /* the receive sites share skb_copy_datagram_iter's programs, each its own sockets' copies */
-#define RECV_CANDIDATES(what)											\
+#define RECV_CANDIDATES(what, sockets)										\
 		{ METHOD_FENTRY, "fexit skb_copy_datagram_iter (" what " payload)",				\
 		  { PROG(skb_copy_datagram_iter_fexit) }, { "fentry:skb_copy_datagram_iter" } },		\
 		{ METHOD_KPROBE, "kprobe skb_copy_datagram_iter (" what " payload)",				\
 		  { PROG(skb_copy_datagram_iter_kprobe) }, { "kprobe:skb_copy_datagram_iter" } },		\
 		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (" what " payload)",				\
-		  { PROG(skb_copy_datagram_iovec_btf) }, { "tp_btf:skb_copy_datagram_iovec" } }
+		  { PROG(skb_copy_datagram_iovec_btf) }, { "tp_btf:skb_copy_datagram_iovec" } },		\
+		/* the census's: once per call, where the socket returns what it copied (6.3+) */		\
+		{ METHOD_TP_BTF, "tp_btf sock_recv_length of receive/read calls on " sockets " "		\
+		  "(not with MSG_TRUNC or MSG_OOB, nor from the error queue)",					\
+		  { PROG(sock_recv_length_btf) }, { "tp_btf:sock_recv_length" }, .standalone = true }
 const struct probe_site probe_sites[NR_PROBES] = {
 	[PROBE_TARGETS] = { "targets", .required = true, .cands = {
 		{ METHOD_TP_BTF, "tp_btf sched_process_fork/exit", { PROG(fork_btf), PROG(exit_btf) },
@@ -140,8 +144,8 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { "kprobe:skb_segment", "kprobe:__pskb_pull_tail", "kprobe:skb_zerocopy_iter_stream",
 		    "kprobe:__zerocopy_sg_from_iter" } },
 	} },
-	[SITE_RECV_COPY] = { "recv_copy", .cpu_copy = true, .cands = { RECV_CANDIDATES("TCP") } },
-	[SITE_UNIX_RECV_COPY] = { "unix_recv_copy", .cpu_copy = true, .cands = { RECV_CANDIDATES("Unix socket") } },
+	[SITE_RECV_COPY] = { "recv_copy", .cpu_copy = true, .cands = { RECV_CANDIDATES("TCP", "TCP sockets") } },
+	[SITE_UNIX_RECV_COPY] = { "unix_recv_copy", .cpu_copy = true, .cands = { RECV_CANDIDATES("Unix socket", "Unix sockets") } },
 	/*
 	 * UDP copies a linear skb with copy_linear_skb(), an inline with no event, and every byte a UDP
 	 * or Unix send returns was copied into its skbs (but pins): counted at the call's return, or,

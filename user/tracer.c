@@ -159,6 +159,26 @@ static void refuse_standalone(struct probe_choice *choice)
 }
 
 /*
+ * The census counts a TCP or Unix receive once, where the socket returns what it copied
+ * (sock_recv_length, 6.3+), not once per skb copied: where the kernel has that tracepoint, the
+ * receive sites' per-skb candidates are set aside.
+ */
+static void receives_per_call(struct probe_choice *choice)
+{
+	static const int sites[] = { SITE_RECV_COPY, SITE_UNIX_RECV_COPY };
+
+	if (!probe_point_ok("tp_btf:sock_recv_length"))
+		return;
+	for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
+		for (int c = 0; c < MAX_CANDIDATES && probe_sites[sites[i]].cands[c].label; c++)
+			if (!probe_sites[sites[i]].cands[c].standalone) {
+				choice[sites[i]].refused[c] = true;
+				snprintf(choice[sites[i]].why_not[c], sizeof(choice[sites[i]].why_not[c]),
+					 "the census counts each receive where the socket returns it (sock_recv_length)");
+			}
+}
+
+/*
  * The census counts every process but zctrace: its per-process maps become LRU maps of a fixed
  * size, so a machine with many short processes costs bounded kernel memory, and the oldest keys
  * go first (the census counts them: misc.sites_made against the keys it finds).
@@ -407,6 +427,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 	if (!o->machine_wide) {
 		skip_probes(choice, 1ULL << PROBE_CENSUS, "the census's own");
 		refuse_standalone(choice);
+	} else {
+		receives_per_call(choice);
 	}
 	if (o->no_syscall_tps)
 		refuse_syscall_tps(choice);
