@@ -60,16 +60,17 @@ static __always_inline struct census_thread *census_thread_of(struct task_struct
 
 /*
  * Counts @ncopies copies of @bytes at @site for the census, in size slot @slot: in the running
- * thread's counters if it is @tgid's, with plain adds (only its own programs write them, and one
- * that comes in between finds them busy). Returns false where the caller must count in the hash:
- * another process's copy (a deferred copy found by its owner), or counters that cannot take it.
+ * thread's counters (@task, the running one, or NULL) if it is @tgid's, with plain adds (only its
+ * own programs write them, and one that comes in between finds them busy). Returns false where
+ * the caller must count in the hash: another process's copy (a deferred copy found by its owner),
+ * or counters that cannot take it.
  */
-static __always_inline bool census_count(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies, __u32 slot)
+static __always_inline bool census_count(struct task_struct *task, __u32 tgid, __u32 site, __u64 bytes,
+					 __u64 ncopies, __u32 slot)
 {
 	__u64 at = (__u64)site * MAX_SLOTS + slot;
 	struct census_hists *h;
 	struct census_thread *t;
-	struct task_struct *task;
 	__u32 zero = 0;
 
 	/* one 64-bit index, checked where it is used: 6.1's verifier loses a check of the 32-bit site */
@@ -80,8 +81,9 @@ static __always_inline bool census_count(__u32 tgid, __u32 site, __u64 bytes, __
 		__sync_fetch_and_add(&h->hist[0][at], ncopies);
 	if (!census_threads)
 		return false;
-	/* the running thread's, from its task: a load, not a helper call */
-	task = current_task();
+	/* the running thread's, from its task (@task where the caller has it): a load, not a helper call */
+	if (!task)
+		task = current_task();
 	if (TASK_READ(task, tgid) != tgid || !(t = census_thread_of(task, tgid)))
 		return false;
 	t->state = CENSUS_ADDING;

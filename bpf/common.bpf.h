@@ -593,7 +593,8 @@ static __always_inline bool method_preemptible(__u32 method)
  * be preempted (@preemptible) adds to its CPU's slot atomically (hold_slot()); record_n() always
  * does, since the rare sites it counts include fexit's and uprobes'.
  */
-static __always_inline int count_copies(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies, bool preemptible)
+static __always_inline int count_copies(struct task_struct *task, __u32 tgid, __u32 site, __u64 bytes,
+					__u64 ncopies, bool preemptible)
 {
 	static const struct site_stats zero;
 	struct site_key key = { .tgid = tgid, .site = site };
@@ -603,7 +604,7 @@ static __always_inline int count_copies(__u32 tgid, __u32 site, __u64 bytes, __u
 	if (!counting() || ncopies == 0)
 		return 0;
 	slot = log2_slot(ncopies == 1 ? bytes : bytes / ncopies);	/* no division for the one copy most calls count */
-	if (trace_all && census_count(tgid, site, bytes, ncopies, slot))
+	if (trace_all && census_count(task, tgid, site, bytes, ncopies, slot))
 		return 0;
 	if (!trace_all) {
 		struct hot_site *h = bpf_map_lookup_elem(&hot_sites, &site);
@@ -643,7 +644,7 @@ add:
 
 __noinline int record_n(__u32 tgid, __u32 site, __u64 bytes, __u64 ncopies)
 {
-	return count_copies(tgid, site, bytes, ncopies, true);
+	return count_copies(NULL, tgid, site, bytes, ncopies, true);
 }
 
 static __always_inline void record(__u32 tgid, __u32 site, __u64 bytes)
@@ -654,7 +655,14 @@ static __always_inline void record(__u32 tgid, __u32 site, __u64 bytes)
 /* One copy, counted inline by a program of @method: for the programs that count once per message or skb. */
 static __always_inline void record_inline(__u32 tgid, __u32 site, __u64 bytes, __u32 method)
 {
-	count_copies(tgid, site, bytes, 1, method_preemptible(method));
+	count_copies(NULL, tgid, site, bytes, 1, method_preemptible(method));
+}
+
+/* The same, by a program that has the running thread's task at hand (@task). */
+static __always_inline void record_inline_task(struct task_struct *task, __u32 tgid, __u32 site, __u64 bytes,
+					       __u32 method)
+{
+	count_copies(task, tgid, site, bytes, 1, method_preemptible(method));
 }
 
 /* What the traced function returned, in an fexit program (bpf_get_func_ret: the return value's

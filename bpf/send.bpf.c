@@ -83,12 +83,12 @@ static __always_inline void keep_zc_call(__u64 sk, __u32 zc_id, __u64 ubuf, __u3
 }
 
 /* Inline: sock_send_length_btf counts once per TCP send; the loop's chunks are the others'. */
-static __always_inline void record_send_chunk(__u32 tgid, __u32 mode, __u64 bytes)
+static __always_inline void record_send_chunk(struct task_struct *task, __u32 tgid, __u32 mode, __u64 bytes)
 {
 	__u32 site = mode_site(mode);
 
 	if (bytes && site_uses(site, METHOD_TP_BTF))
-		record_inline(tgid, site, bytes, METHOD_TP_BTF);
+		record_inline_task(task, tgid, site, bytes, METHOD_TP_BTF);
 }
 
 /*
@@ -164,7 +164,7 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 		return 0;
 	}
 	if (left < call->last_left) {
-		record_send_chunk(tgid, call->mode, call->last_left - left);
+		record_send_chunk(task, tgid, call->mode, call->last_left - left);
 		call->last_left = left;
 	}
 	return 0;
@@ -227,7 +227,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	} else if (tcp && ret > 0) {
 		bytes = ret;
 	}
-	record_send_chunk(tgid, mode, bytes);
+	record_send_chunk(task, tgid, mode, bytes);
 	/* closed: the thread's next call reuses the slot */
 	if (call)
 		call->sk = 0;
