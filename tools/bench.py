@@ -372,22 +372,30 @@ def verdict(ratio, floor, target):
     return ratio >= goal, goal
 
 
+RATIO_HEAD = f"{'median MB/s':>12} {'min':>9} {'max':>9} {'x untraced':>11} {'loss':>7} {'paired':>7} {'(min-max)':>13}"
+
+
 def ratio_rows(runs, key, variants, width):
-    """Prints each variant's median throughput at @key, its spread and its ratio to the untraced
-    median; the ratios by variant."""
-    base = statistics.median(runs[(key, "untraced")])
+    """Prints each variant's median throughput at @key, its spread, its ratio to the untraced
+    median, and the median of its ratios to the untraced run of the same rep (paired: a drift of
+    the machine's speed over the reps cancels out) with their spread; the paired ratios by
+    variant, which the targets are held to."""
+    untraced = runs[(key, "untraced")]
+    base = statistics.median(untraced)
     ratio = {}
     for v in variants:
         t = runs[(key, v)]
-        ratio[v] = statistics.median(t) / base
+        pairs = [x / u for x, u in zip(t, untraced)]
+        ratio[v] = statistics.median(pairs)
         print(f"  {key:<5} {v:<{width}} {statistics.median(t) / 1e6:12.1f} {min(t) / 1e6:9.1f} "
-              f"{max(t) / 1e6:9.1f} {ratio[v]:11.3f} {100 * (1 - ratio[v]):6.1f}%")
+              f"{max(t) / 1e6:9.1f} {statistics.median(t) / base:11.3f} {100 * (1 - statistics.median(t) / base):6.1f}% "
+              f"{ratio[v]:7.3f} {min(pairs):6.3f}-{max(pairs):.3f}")
     return ratio
 
 
 def overhead_table(name, title, runs, keys, variants, targets, missed):
     print(f"  {title}")
-    print(f"  {'size':<5} {'tracer':<9} {'median MB/s':>12} {'min':>9} {'max':>9} {'x untraced':>11} {'loss':>7}")
+    print(f"  {'size':<5} {'tracer':<9} {RATIO_HEAD}")
     for key in keys:
         ratio = ratio_rows(runs, key, variants, 9)
         ok, goal = verdict(ratio["zctrace"], ratio["floor"], targets[key])
@@ -459,7 +467,8 @@ def bench_overhead():
     targets = {"1K": 0.95, "64K": 0.99}
     variants = ["untraced", "floor", "zctrace", "bpftrace"]
     print(f"\n== tracer overhead: {OVERHEAD_DURATION} s per run, {REPS} reps each, interleaved; median "
-          f"throughput; floor = the same attach points with empty programs (zctrace floor) ==", flush=True)
+          f"throughput; paired = the median of each rep's ratio to its untraced run, which the targets hold; "
+          f"floor = the same attach points with empty programs (zctrace floor) ==", flush=True)
     for tool in ("bpftrace", "iperf3"):
         if not shutil.which(tool):
             raise RuntimeError(f"{tool} not installed (tools/install-deps.sh installs it)")
@@ -573,11 +582,12 @@ def bench_fleet():
     if os.environ.get("BENCH_FLEET_COMPLETE", "1") == "1":
         variants += ["floor --complete", "export --complete"]
     print(f"\n== the always-on census: iperf3 on loopback, {OVERHEAD_DURATION} s per run, {REPS} reps each, "
-          f"interleaved; median throughput; floor = the census's attach points with empty programs ==", flush=True)
+          f"interleaved; median throughput; paired = the median of each rep's ratio to its untraced run, which "
+          f"the targets hold; floor = the census's attach points with empty programs ==", flush=True)
     if not shutil.which("iperf3"):
         raise RuntimeError("iperf3 not installed (tools/install-deps.sh installs it)")
     runs = interleaved(sizes, variants, run_fleet)
-    print(f"  {'size':<5} {'census':<18} {'median MB/s':>12} {'min':>9} {'max':>9} {'x untraced':>11} {'loss':>7}")
+    print(f"  {'size':<5} {'census':<18} {RATIO_HEAD}")
     missed = []
     for size in sizes:
         ratio = ratio_rows(runs, size, variants, 18)
@@ -616,7 +626,7 @@ def bench_commands():
     if not shutil.which("iperf3"):
         raise RuntimeError("iperf3 not installed (tools/install-deps.sh installs it)")
     runs = interleaved(sizes, variants, run_iperf)
-    print(f"  {'size':<5} {'tracer':<18} {'median MB/s':>12} {'min':>9} {'max':>9} {'x untraced':>11} {'loss':>7}")
+    print(f"  {'size':<5} {'tracer':<18} {RATIO_HEAD}")
     for size in sizes:
         ratio = ratio_rows(runs, size, variants, 18)
         print(f"  {size}: the raw syscall tracepoints cost {ratio['floor'] - ratio['floor --complete']:+.3f} "
