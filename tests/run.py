@@ -4330,7 +4330,7 @@ def nic_remote_ends():
             port += 30
             tx, rx = unskipped_pair(lambda attempt: remote_ends_run(workload, ("ip", "netns", "exec", ns), peer,
                                                                     port + 10 * attempt,
-                                                                    ("--threads", "2", "--messages", "150"),
+                                                                    ("--threads", "2", "--messages", "60"),
                                                                     method="fentry"))
             sent = check_remote_ends(tx, rx, "device")
             r = tx[1]["workload"]["remote"]
@@ -4346,7 +4346,7 @@ def nic_remote_ends():
             port += 30
             tx, rx = unskipped_pair(lambda attempt: remote_ends_run(workload, ("ip", "netns", "exec", ns), peer,
                                                                     port + 10 * attempt,
-                                                                    ("--threads", "2", "--messages", "150", *extra),
+                                                                    ("--threads", "2", "--messages", "60", *extra),
                                                                     method="fentry"))
             if "--gso" in extra and not sg and tx[0].returncode != 0 and "send: Input/output error" in tx[0].stderr:
                 # UDP segmentation needs the device's checksum offload: some kernels (6.1) refuse
@@ -5725,7 +5725,7 @@ def top_counts_threads_exactly():
     once, all against --max-keys 16: every process's four socket sites hold exactly its bytes,
     through its threads' exits and its own; nothing is evicted or dropped. Where the kernel skipped
     runs of the census's programs, the census says so, and no site holds more than the bytes."""
-    nthreads, n, size, procs = 6, 200, 3000, 24
+    nthreads, n, size, procs = 6, 100, 3000, 24
     top = top_start("--max-keys", "64")
     try:
         progs = [subprocess.Popen(["/usr/bin/python3", "-c", THREADS_PROGRAM, str(nthreads), str(n), str(size)])
