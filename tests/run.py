@@ -5659,9 +5659,9 @@ def pipes_measured(table):
 
 def top_counts_a_process_exactly():
     """`zctrace top` counts a process it did not start, among the machine's: its Unix socket and
-    TCP sites (on loopback; a TCP receive with MSG_TRUNC discards without a copy), and its pipe sites where the census measures them (else they are absent with the
-    reason), hold exactly the bytes it moved, summed over the intervals it spanned; its moved
-    bytes are at least the payload; its last rows (at most two) say it exited; and zctrace's own
+    TCP sites (on loopback; a TCP receive with MSG_TRUNC discards without a copy), and its pipe
+    sites where the census measures them (else they are absent with the reason), hold exactly the
+    bytes it moved, summed over the intervals it spanned; its moved bytes are at least the payload; its last rows (at most two) say it exited; and zctrace's own
     process is never in a table. With the best methods, with kprobes at most and with --complete."""
     n, size = 2000, 4000
     for extra in ((), ("--method", "kprobe"), ("--complete",)):
