@@ -386,9 +386,9 @@ def ratio_rows(runs, key, variants, width):
     for v in variants:
         t = runs[(key, v)]
         pairs = [x / u for x, u in zip(t, untraced)]
-        ratio[v] = statistics.median(pairs)
+        ratio[v], of_medians = statistics.median(pairs), statistics.median(t) / base
         print(f"  {key:<5} {v:<{width}} {statistics.median(t) / 1e6:12.1f} {min(t) / 1e6:9.1f} "
-              f"{max(t) / 1e6:9.1f} {statistics.median(t) / base:11.3f} {100 * (1 - statistics.median(t) / base):6.1f}% "
+              f"{max(t) / 1e6:9.1f} {of_medians:11.3f} {100 * (1 - of_medians):6.1f}% "
               f"{ratio[v]:7.3f} {min(pairs):6.3f}-{max(pairs):.3f}")
     return ratio
 
