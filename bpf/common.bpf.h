@@ -652,15 +652,10 @@ static __always_inline void record(__u32 tgid, __u32 site, __u64 bytes)
 	record_n(tgid, site, bytes, 1);
 }
 
-/* One copy, counted inline by a program of @method: for the programs that count once per message or skb. */
-static __always_inline void record_inline(__u32 tgid, __u32 site, __u64 bytes, __u32 method)
-{
-	count_copies(NULL, tgid, site, bytes, 1, method_preemptible(method));
-}
-
-/* The same, by a program that has the running thread's task at hand (@task). */
-static __always_inline void record_inline_task(struct task_struct *task, __u32 tgid, __u32 site, __u64 bytes,
-					       __u32 method)
+/* One copy, counted inline by a program of @method: for the programs that count once per message
+ * or skb. @task is the running thread's, where the program has it at hand; NULL otherwise. */
+static __always_inline void record_inline(struct task_struct *task, __u32 tgid, __u32 site, __u64 bytes,
+					  __u32 method)
 {
 	count_copies(task, tgid, site, bytes, 1, method_preemptible(method));
 }

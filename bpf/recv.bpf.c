@@ -37,7 +37,7 @@ static __always_inline void on_datagram_copy(bool btf, const struct sk_buff *skb
 		return;
 	site = recv_site(btf, READ_FIELD(btf, skb, sk));
 	if (site < NR_SITES && site_uses(site, method))
-		record_inline(tgid, site, len, method);
+		record_inline(NULL, tgid, site, len, method);
 }
 
 SEC("tp_btf/skb_copy_datagram_iovec")

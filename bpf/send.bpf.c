@@ -88,7 +88,7 @@ static __always_inline void record_send_chunk(struct task_struct *task, __u32 tg
 	__u32 site = mode_site(mode);
 
 	if (bytes && site_uses(site, METHOD_TP_BTF))
-		record_inline_task(task, tgid, site, bytes, METHOD_TP_BTF);
+		record_inline(task, tgid, site, bytes, METHOD_TP_BTF);
 }
 
 /*
@@ -276,7 +276,7 @@ static __always_inline void sent(struct cpu_state *cs, bool btf, __u32 method, _
 		return;
 	mode = send_mode(btf, sk, msg);
 	if (mode == SEND_MODE_COPY && site_uses(SITE_SEND_COPY, method))
-		record_inline(tgid, SITE_SEND_COPY, ret, method);
+		record_inline(NULL, tgid, SITE_SEND_COPY, ret, method);
 	/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
 	if (mode == SEND_MODE_ZEROCOPY)
 		keep_zc_call((__u64)sk, READ_FIELD(btf, sk, sk_zckey.counter) - 1, msg_ubuf(btf, msg), tgid, ret);

@@ -60,7 +60,7 @@ static __always_inline void count_at_length(struct task_struct *task, struct soc
 	if (flags & (to_user ? ZCT_MSG_TRUNC | ZCT_MSG_ERRQUEUE | ZCT_MSG_OOB : ZCT_MSG_ZEROCOPY))
 		return;
 	if (is_target_memo(TASK_READ(task, tgid)))
-		record_inline_task(task, TASK_READ(task, tgid), site, ret, METHOD_TP_BTF);
+		record_inline(task, TASK_READ(task, tgid), site, ret, METHOD_TP_BTF);
 }
 
 /* Whether a call on a descriptor of @type feeds a socket site from its return. */
@@ -186,7 +186,7 @@ static __always_inline void on_proto_call(__u32 site, __u32 method, long ret, bo
 		return;
 	tgid = current_tgid();
 	if (is_target_memo(tgid))
-		record_inline(tgid, site, ret, method);
+		record_inline(NULL, tgid, site, ret, method);
 }
 
 SEC("fexit/unix_stream_sendmsg")
