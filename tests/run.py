@@ -419,6 +419,10 @@ def probes_report():
     for m in re.finditer(r"^(send_copy|recv_copy)\s+(\w+)", out, re.M):
         if m.group(2) != "fentry":
             assert "refused fentry:" in out, out
+    # each method's reason once a site, though several of its candidates use that method
+    for block in re.split(r"^(?=\S)", out, flags=re.M):
+        refusals = re.findall(r"^\s+refused .*$", block, re.M)
+        assert len(refusals) == len(set(refusals)), block
     p = zctrace("probes", "--method=tracepoint")
     # the send sites' tracepoint is from 2025: a kernel without it says so
     assert p.returncode == 0 and (re.search(r"^send_copy\s+tp_btf", p.stdout, re.M) or re.search(

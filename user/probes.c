@@ -680,6 +680,15 @@ bool probe_attached(const struct probe_choice *choice, int id)
 	return choice && id >= 0 && id < NR_PROBES && choice[id].chosen >= 0;
 }
 
+/* Whether candidate @c's method and reason were printed for an earlier candidate of the site. */
+static bool said_before(const struct probe_site *ps, const struct probe_choice *ch, int c)
+{
+	for (int e = 0; e < c; e++)
+		if (ps->cands[e].method == ps->cands[c].method && !strcmp(ch->why_not[e], ch->why_not[c]))
+			return true;
+	return false;
+}
+
 void print_probes(FILE *f, const struct probe_choice *choice)
 {
 	fprintf(f, "%-16s %-8s %s\n", "SITE", "METHOD", "ATTACHED / WHY BETTER ONES WERE REFUSED");
@@ -701,6 +710,8 @@ void print_probes(FILE *f, const struct probe_choice *choice)
 				break;
 			if (!ch->why_not[c][0])
 				continue;	/* set aside with no reason: not this mode's (the census's) */
+			if (said_before(ps, ch, c))
+				continue;	/* a variant of a candidate above, refused for the same reason */
 			fprintf(f, "%-16s %-8s   refused %s: %s\n", "", "", method_name(ps->cands[c].method),
 				ch->why_not[c]);
 		}
