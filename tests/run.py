@@ -4130,6 +4130,12 @@ def nic_short(res, no_sg, tcp=True):
     return None
 
 
+# Attempts at a NIC test's traced run: a kprobe program on the transmit path (skb_segment) is
+# skipped where a softirq sends on a CPU that is running another kprobe program, and on a loaded
+# host, whose vCPUs stall inside programs, about one run in two loses one (unskipped()).
+NIC_ATTEMPTS = 5
+
+
 def nic_peer_run(prog, peer, port, n, size, method, env, ns="zcnic", mode=("send",)):
     """nic_peer.py's receiver behind a NIC pair (in namespace @ns) and its sender (@mode: send,
     udp-send, or sendfile FILE) traced by a command's run: (the run, its JSON ledger, the
@@ -4168,12 +4174,12 @@ def nic_zerocopy_copied_on_transmit():
     peer = os.environ.get("ZCTRACE_NIC_PAIR")
     if not peer:
         raise Skip("needs two NICs joined back to back (make test-kernels boots them: tests/device-suite.sh)")
-    n, size = 300, 65536
+    n, size = 100, 65536
     prog = os.path.join(ROOT, "tests", "nic_peer.py")
     unseen = refused(["fentry:skb_segment", "kprobe:skb_segment"])
     for port, method, env in ((5601, "fentry", None), (5602, "kprobe", None), (5603, "fentry", unseen)):
         p, led, out, err = unskipped(lambda attempt: nic_peer_run(prog, peer, port + 10 * attempt, n, size, method, env),
-                                     short=None if env else lambda res: nic_short(res, True))
+                                     NIC_ATTEMPTS, short=None if env else lambda res: nic_short(res, True))
         m = re.search(r"^SEND (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$", p.stdout, re.M)
         assert m and re.search(r"^RECV (\d+)$", out, re.M), (method, p.stdout[-1500:], p.stderr[-500:], out, err)
         sent, calls, notices, copied_notices, copied_calls, copied_bytes, retrans = map(int, m.groups())
@@ -4221,7 +4227,8 @@ def nic_zerocopy_held_on_sg_device():
     dev = re.search(r" dev (\S+)", route).group(1)
     for port, method in ((5701, "fentry"), (5702, "kprobe")):
         p, led, out, err = unskipped(lambda attempt: nic_peer_run(prog, peer, port + 10 * attempt, n, size, method,
-                                                                 None, ns="zcsg"), short=lambda res: nic_short(res, False))
+                                                                 None, ns="zcsg"),
+                                     NIC_ATTEMPTS, short=lambda res: nic_short(res, False))
         m = re.search(r"^SEND (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$", p.stdout, re.M)
         assert m and re.search(r"^RECV (\d+)$", out, re.M), (method, p.stdout[-1500:], p.stderr[-500:], out, err)
         sent, calls, notices, copied_notices, copied_calls, copied_bytes, retrans = map(int, m.groups())
@@ -4253,9 +4260,9 @@ def nic_pairs_runs(first_port, mode, tcp=True):
     port = first_port
     for peer, ns, no_sg in pairs:
         for method in ("fentry", "kprobe"):
-            port += 30
+            port += 10 * NIC_ATTEMPTS
             yield ns, no_sg, method, unskipped(lambda attempt: mode(prog, peer, port + 10 * attempt, method, ns),
-                                               short=lambda res: nic_short(res, no_sg, tcp))
+                                               NIC_ATTEMPTS, short=lambda res: nic_short(res, no_sg, tcp))
 
 
 def nic_sendfile_copied_on_transmit():
@@ -4328,7 +4335,7 @@ def nic_remote_ends():
     pairs = [(os.environ.get("ZCTRACE_NIC_PAIR"), "zcnic", False), (os.environ.get("ZCTRACE_NIC_PAIR_SG"), "zcsg", True)]
     if not all(p[0] for p in pairs):
         raise Skip("needs the NIC pairs (make test-kernels boots them: tests/device-suite.sh)")
-    port = 6001
+    port = 6301
     for peer, ns, sg in pairs:
         for workload in ("tcp-zerocopy", "uring-sendzc", "tcp-sendfile"):
             port += 30
