@@ -4130,9 +4130,9 @@ def nic_short(res, no_sg, tcp=True):
     return None
 
 
-# Attempts at a NIC test's traced run: a kprobe program on the transmit path (skb_segment) is
-# skipped where a softirq sends on a CPU that is running another kprobe program, and on a loaded
-# host, whose vCPUs stall inside programs, about one run in two loses one (unskipped()).
+# Attempts at a NIC test's traced run (unskipped()): a kprobe program on the transmit path
+# (skb_segment, __pskb_pull_tail) is skipped where a softirq sends on a CPU in the middle of another
+# kprobe program; rare on a quiet host, it cost 3 runs of 3 on a loaded one (docs/sites-and-kernels.md).
 NIC_ATTEMPTS = 5
 
 
