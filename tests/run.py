@@ -5732,11 +5732,11 @@ ts = [threading.Thread(target=work, args=(i,)) for i in range(nthreads)]
 
 def top_counts_threads_exactly():
     """The census counts in each thread: a process of 6 threads, each moving its own bytes over a
-    Unix socket pair and UDP on loopback and ending at its own time, and 24 such processes at
-    once, all against --max-keys 16: every process's four socket sites hold exactly its bytes,
+    Unix socket pair and UDP on loopback and ending at its own time, and 12 such processes at
+    once, all against --max-keys 64: every process's four socket sites hold exactly its bytes,
     through its threads' exits and its own; nothing is evicted or dropped. Where the kernel skipped
     runs of the census's programs, the census says so, and no site holds more than the bytes."""
-    nthreads, n, size, procs = 6, 100, 3000, 24
+    nthreads, n, size, procs = 6, 100, 3000, 12
     top = top_start("--max-keys", "64")
     try:
         progs = [subprocess.Popen(["/usr/bin/python3", "-c", THREADS_PROGRAM, str(nthreads), str(n), str(size)])
