@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "checks.h"
-#include "jsonpath.h"
 #include "machine.h"
 #include "sysnames.h"
 
@@ -231,19 +230,19 @@ static void check_cache(struct ledger *l)
  */
 static void check_calls(struct ledger *l)
 {
-	json_object *calls = l->rep.calls, *per = l->rep.per_chunk;
 	bool have_chunks = l->rep.chunks.found;
 	__u64 chunks = l->rep.chunks.v;
 
-	if (!calls || !per)
+	if (!l->rep.has_calls)
 		return;
-	json_object_object_foreach(calls, name, val) {
-		int nr = syscall_nr(name);
-		__u64 own = json_object_get_uint64(val), kernel = nr >= 0 ? l->k.phase_syscalls[nr] : 0;
-		__u64 want = chunks * json_u64(per, name, NULL), slack = want / 100;
+	for (size_t i = 0; i < l->rep.ncalls; i++) {
+		const struct wl_call *c = &l->rep.calls[i];
+		int nr = syscall_nr(c->name);
+		__u64 own = c->calls, kernel = nr >= 0 ? l->k.phase_syscalls[nr] : 0;
+		__u64 want = chunks * c->per_chunk, slack = want / 100;
 		char cname[80];
 
-		snprintf(cname, sizeof(cname), "%s calls: kernel == workload", name);
+		snprintf(cname, sizeof(cname), "%s calls: kernel == workload", c->name);
 		if (!ledger_has(l, PROBE_SYSCALLS) || nr < 0) {
 			add_check(l, false, cname, nr < 0 ? "unknown syscall" : "syscalls not traced");
 			continue;
@@ -252,11 +251,11 @@ static void check_calls(struct ledger *l)
 			  (uint64_t)kernel, (uint64_t)own);
 		if (!have_chunks)
 			continue;
-		snprintf(cname, sizeof(cname), "%s calls ~ chunks", name);
+		snprintf(cname, sizeof(cname), "%s calls ~ chunks", c->name);
 		add_check(l, kernel >= want && kernel <= want + slack, cname,
 			  "%" PRIu64 " for %" PRIu64 " chunks x %" PRIu64 " (allowed +%" PRIu64
 			  " resumed short transfers)", (uint64_t)kernel, (uint64_t)chunks,
-			  (uint64_t)json_u64(per, name, NULL), (uint64_t)slack);
+			  (uint64_t)c->per_chunk, (uint64_t)slack);
 	}
 }
 

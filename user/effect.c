@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "effect.h"
-#include "jsonpath.h"
 #include "report.h"
 
 static void add_row(struct effect *e, const char *name, const char *unit, double traced, double untraced,
@@ -22,49 +21,40 @@ static void add_row(struct effect *e, const char *name, const char *unit, double
 }
 
 /* The payload a report moved per second, in MiB/s; 0 if it does not say. */
-static double throughput(json_object *rep)
+static double throughput(const struct wl_report *rep)
 {
-	double el = json_double(rep, WL_KEY_ELAPSED_S);
-	__u64 bytes = json_u64(rep, WL_KEY_BYTES, NULL);
+	double el = rep->elapsed_s;
+	__u64 bytes = rep->bytes.v;
 
 	return el > 0 && bytes ? bytes / el / (1 << 20) : 0;
 }
 
-static void compare_latency(struct effect *e, json_object *traced, json_object *untraced)
+static void compare_latency(struct effect *e, const struct wl_report *traced, const struct wl_report *untraced)
 {
-	static const char *const pct[] = { "p50", "p99" };
-	char path[64], name[64];
-
-	for (size_t i = 0; i < sizeof(pct) / sizeof(pct[0]); i++) {
-		snprintf(path, sizeof(path), WL_KEY_LATENCY_NS ".%s", pct[i]);
-		snprintf(name, sizeof(name), "latency %s", pct[i]);
-		add_row(e, name, "ns", json_u64(traced, path, NULL), json_u64(untraced, path, NULL), false);
-	}
+	add_row(e, "latency p50", "ns", traced->p50.v, untraced->p50.v, false);
+	add_row(e, "latency p99", "ns", traced->p99.v, untraced->p99.v, false);
 }
 
 /* Each measurement's median, matched by name. A rate's unit ends in "/s": higher is better. */
-static void compare_results(struct effect *e, json_object *traced, json_object *untraced)
+static void compare_results(struct effect *e, const struct wl_report *traced, const struct wl_report *untraced)
 {
-	json_object *a = json_array(traced, WL_KEY_RESULTS), *b = json_array(untraced, WL_KEY_RESULTS);
-
-	for (size_t i = 0; i < json_array_len(a); i++) {
-		json_object *r = json_object_array_get_idx(a, i);
-		const char *name = json_str(r, "name", NULL), *unit = json_str(r, "unit", "");
+	for (size_t i = 0; i < traced->nresults; i++) {
+		const struct wl_result *r = &traced->results[i];
+		const char *unit = r->unit ?: "";
 		size_t len = strlen(unit);
 
-		for (size_t j = 0; name && j < json_array_len(b); j++) {
-			json_object *u = json_object_array_get_idx(b, j);
+		for (size_t j = 0; r->name && j < untraced->nresults; j++) {
+			const struct wl_result *u = &untraced->results[j];
 
-			if (strcmp(name, json_str(u, "name", "")))
+			if (!u->name || strcmp(r->name, u->name))
 				continue;
-			add_row(e, name, unit, json_double(r, "median"), json_double(u, "median"),
-				len > 2 && !strcmp(unit + len - 2, "/s"));
+			add_row(e, r->name, unit, r->median, u->median, len > 2 && !strcmp(unit + len - 2, "/s"));
 			break;
 		}
 	}
 }
 
-void effect_compare(struct effect *e, json_object *traced, json_object *untraced)
+void effect_compare(struct effect *e, const struct wl_report *traced, const struct wl_report *untraced)
 {
 	e->nrows = 0;
 	if (!traced || !untraced) {

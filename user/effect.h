@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <json-c/json.h>
+#include "report.h"
 
 #define MAX_EFFECT_ROWS 64
 
@@ -29,10 +30,10 @@ struct effect {
 
 /*
  * The timing figures two reports of one workload share (@traced, @untraced: the reports the
- * workload wrote): throughput and latency of a stream or file workload, each measurement's median
+ * workload wrote, read; NULL: none): throughput and latency of a stream or file workload, each measurement's median
  * of a microbenchmark. Rows only where both passes reported the figure.
  */
-void effect_compare(struct effect *e, json_object *traced, json_object *untraced);
+void effect_compare(struct effect *e, const struct wl_report *traced, const struct wl_report *untraced);
 /*
  * "tracer effect" lines: each figure traced, untraced, their ratio and what the tracer did; not
  * @full: one line of ratios.

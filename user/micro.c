@@ -6,10 +6,8 @@
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
-#include <stdlib.h>
 #include "checks.h"
 #include "hist.h"
-#include "jsonpath.h"
 #include "micro.h"
 #include "sysnames.h"
 
@@ -113,29 +111,29 @@ static bool measure_value(const struct micro *m, const struct ledger *l, struct 
 
 void micro_check(struct micro *m, struct ledger *l)
 {
-	json_object *list = json_array(l->workload, WL_KEY_ASSUMPTIONS);
-	int held = 0, nsteps = json_array_len(json_array(l->workload, WL_KEY_STEPS));
-	size_t n;
+	const struct wl_report *rep = &l->rep;
+	int held = 0, nsteps = rep->nsteps_listed;
+	size_t n = rep->nassumptions_listed;
 
 	m->nassumptions = 0;
-	if (!list) {
+	if (!rep->has_assumptions) {
 		add_check(l, false, "assumptions", "the workload stated none");
 		return;
 	}
 	/* every step begins and ends with a marker: without them no step figure means anything */
 	add_check(l, l->k.misc.segment_marks == 2ULL * nsteps, "step markers seen",
 		  "%" PRIu64 " of %d", (uint64_t)l->k.misc.segment_marks, 2 * nsteps);
-	for (size_t i = 0; i < json_object_array_length(list) && m->nassumptions < MAX_ASSUMPTIONS; i++) {
-		json_object *a = json_object_array_get_idx(list, i);
+	for (size_t i = 0; i < rep->nassumptions && m->nassumptions < MAX_ASSUMPTIONS; i++) {
+		const struct wl_assumption *a = &rep->assumptions[i];
 		struct assumption *as = &m->assumptions[m->nassumptions++];
-		__u64 step = json_u64(a, "step", NULL);
+		__u64 step = a->step;
 
 		memset(as, 0, sizeof(*as));
-		snprintf(as->claim, sizeof(as->claim), "%s", json_str(a, "claim", "?"));
-		snprintf(as->measure, sizeof(as->measure), "%s", json_str(a, "measure", "?"));
-		as->expected = json_u64(a, "expected", NULL);
-		as->min = json_u64(a, "min", NULL);
-		as->max = json_u64(a, "max", NULL);
+		snprintf(as->claim, sizeof(as->claim), "%s", a->claim ?: "?");
+		snprintf(as->measure, sizeof(as->measure), "%s", a->measure ?: "?");
+		as->expected = a->expected;
+		as->min = a->min;
+		as->max = a->max;
 		if (step < 1 || step >= MAX_SEGMENTS || (int)step > nsteps) {
 			snprintf(as->why, sizeof(as->why), "no step %" PRIu64, (uint64_t)step);
 			continue;
@@ -145,7 +143,6 @@ void micro_check(struct micro *m, struct ledger *l)
 		as->holds = as->known && as->measured >= as->min && as->measured <= as->max;
 		held += as->holds;
 	}
-	n = json_object_array_length(list);
 	add_check(l, held == (int)n && n > 0, "assumptions hold", "%d of %zu%s", held, n,
 		  n > MAX_ASSUMPTIONS ? " (more than zctrace checks: the rest count as failed)" : "");
 }
@@ -161,89 +158,78 @@ static void print_value(FILE *f, double v)
 }
 
 /* A measurement's distribution, in the workload's own buckets (the last one above its p99). */
-static void print_sample_hist(FILE *f, json_object *r)
+static void print_sample_hist(FILE *f, const struct wl_result *r)
 {
 	static const struct hist_look look = { .width = 40, .real = true };
-	json_object *hist = json_array(r, "hist");
-	size_t n = json_array_len(hist);
-	struct hist_bucket *b;
+	struct hist_bucket b[WL_MAX_HIST_BINS];
+	int n = r->nhist;
 
-	if (!hist || !(b = calloc(n + 1, sizeof(*b))))
+	if (n < 0)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		json_object *o = json_object_array_get_idx(hist, i);
-
-		b[i] = (struct hist_bucket){ .flo = json_double(o, "lo"), .fhi = json_double(o, "hi"),
-					     .count = json_u64(o, "count", NULL),
+	for (int i = 0; i < n; i++)
+		b[i] = (struct hist_bucket){ .flo = r->hist[i].lo, .fhi = r->hist[i].hi, .count = r->hist[i].count,
 					     .note = i == n - 1 && n > 12 ? " (above p99)" : NULL };
-	}
-	fprintf(f, "\n%s: %s per iteration, %" PRIu64 " samples\n", json_str(r, "name", "?"),
-		json_str(r, "unit", "?"), (uint64_t)json_u64(r, "samples", NULL));
-	hist_print(f, b, (int)n, &look);
-	free(b);
+	fprintf(f, "\n%s: %s per iteration, %" PRIu64 " samples\n", r->name ?: "?", r->unit ?: "?",
+		(uint64_t)r->samples);
+	hist_print(f, b, n, &look);
 }
 
 /* The workload's measurements, one line each, its notes and its distributions. */
 static void print_results(FILE *f, const struct ledger *l, bool histograms)
 {
-	json_object *results = json_array(l->workload, WL_KEY_RESULTS), *notes = json_array(l->workload, WL_KEY_NOTES);
+	const struct wl_report *rep = &l->rep;
 
-	if (json_array_len(results)) {
+	if (rep->nresults) {
 		fprintf(f, "  %-40s %-6s %14s %10s %10s %10s %10s %10s\n", "MEASUREMENT", "UNIT",
 			"SAMPLES x ITER", "MIN", "MEDIAN", "MEAN", "P99", "MAX");
-		for (size_t i = 0; i < json_array_len(results); i++) {
-			static const char *const figures[] = { "min", "median", "mean", "p99", "max" };
-			json_object *r = json_object_array_get_idx(results, i);
+		for (size_t i = 0; i < rep->nresults; i++) {
+			const struct wl_result *r = &rep->results[i];
+			const double figures[] = { r->min, r->median, r->mean, r->p99, r->max };
 			char n[32];
 
-			snprintf(n, sizeof(n), "%" PRIu64 " x %" PRIu64, (uint64_t)json_u64(r, "samples", NULL),
-				 (uint64_t)json_u64(r, "iters_per_sample", NULL));
-			fprintf(f, "  %-40.40s %-6s %14s", json_str(r, "name", "?"), json_str(r, "unit", "?"), n);
+			snprintf(n, sizeof(n), "%" PRIu64 " x %" PRIu64, (uint64_t)r->samples,
+				 (uint64_t)r->iters_per_sample);
+			fprintf(f, "  %-40.40s %-6s %14s", r->name ?: "?", r->unit ?: "?", n);
 			for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++)
-				print_value(f, json_double(r, figures[k]));
+				print_value(f, figures[k]);
 			fprintf(f, "\n");
 		}
 		fprintf(f, "  warm-up: %" PRIu64 " samples run first and dropped; values are per iteration\n",
-			(uint64_t)json_u64(json_object_array_get_idx(results, 0), "warmup", NULL));
+			(uint64_t)rep->results[0].warmup);
 	}
-	for (size_t i = 0; i < json_array_len(notes); i++) {
-		const char *note = json_object_get_string(json_object_array_get_idx(notes, i));
-
-		fprintf(f, "  %s\n", note ? note : "null");
-	}
+	for (size_t i = 0; i < rep->nnotes; i++)
+		fprintf(f, "  %s\n", rep->notes[i] ?: "null");
 	if (histograms)
-		for (size_t i = 0; i < json_array_len(results); i++)
-			print_sample_hist(f, json_object_array_get_idx(results, i));
+		for (size_t i = 0; i < rep->nresults; i++)
+			print_sample_hist(f, &rep->results[i]);
 }
 
 /* The kernel's figures of each numbered step, "n/s" where the probe behind one did not attach. */
 static void print_steps(FILE *f, const struct micro *m, const struct ledger *l)
 {
-	json_object *steps = json_array(l->workload, WL_KEY_STEPS);
 	bool unsupported = false;
 	const char *probe;
 
-	if (!json_array_len(steps))
+	if (!l->rep.nsteps)
 		return;
 	fprintf(f, "\nkernel figures per step (targets only)\n  %-4s %-40s", "STEP", "NAME");
 	for (size_t k = 0; k < NR_STEP_MEASURES; k++)
 		if (step_measures[k].column)
 			fprintf(f, " %9s", step_measures[k].column);
 	fprintf(f, "\n");
-	for (size_t i = 0; i < json_array_len(steps); i++) {
-		json_object *s = json_object_array_get_idx(steps, i);
-		__u64 id = json_u64(s, "step", NULL);
+	for (size_t i = 0; i < l->rep.nsteps; i++) {
+		const struct wl_step *s = &l->rep.steps[i];
 
-		if (id < 1 || id >= MAX_SEGMENTS)
+		if (s->id < 1 || s->id >= MAX_SEGMENTS)
 			continue;
-		fprintf(f, "  %-4" PRIu64 " %-40.40s", (uint64_t)id, json_str(s, "name", "?"));
+		fprintf(f, "  %-4" PRIu64 " %-40.40s", (uint64_t)s->id, s->name ?: "?");
 		for (size_t k = 0; k < NR_STEP_MEASURES; k++) {
 			const struct step_measure *sm = &step_measures[k];
 
 			if (!sm->column)
 				continue;
 			if (need_met(l, sm->need, &probe))
-				fprintf(f, " %9" PRIu64, (uint64_t)sm->value(&m->seg.seg[id]));
+				fprintf(f, " %9" PRIu64, (uint64_t)sm->value(&m->seg.seg[s->id]));
 			else
 				fprintf(f, " %9s", "n/s"), unsupported = true;
 		}
@@ -279,8 +265,7 @@ static void print_assumptions(FILE *f, const struct micro *m)
 
 void micro_print(FILE *f, const struct micro *m, const struct ledger *l, bool histograms)
 {
-	json_object *pinned = json_at(l->workload, WL_KEY_CPU);
-	int cpu = pinned ? json_object_get_int(pinned) : -1;
+	int cpu = l->rep.cpu;
 
 	fprintf(f, "workload: %s microbenchmark, ", l->rep.workload ?: "?");
 	if (cpu >= 0)
@@ -299,7 +284,6 @@ void micro_print(FILE *f, const struct micro *m, const struct ledger *l, bool hi
 void micro_json(json_object *root, const struct micro *m, const struct ledger *l)
 {
 	json_object *as = json_object_new_array(), *steps = json_object_new_array();
-	json_object *names = json_array(l->workload, WL_KEY_STEPS);
 
 	for (int i = 0; i < m->nassumptions; i++) {
 		const struct assumption *a = &m->assumptions[i];
@@ -318,16 +302,15 @@ void micro_json(json_object *root, const struct micro *m, const struct ledger *l
 		json_object_array_add(as, o);
 	}
 	json_object_object_add(root, "assumptions", as);
-	for (size_t i = 0; i < json_array_len(names); i++) {
-		__u64 id = json_u64(json_object_array_get_idx(names, i), "step", NULL);
+	for (size_t i = 0; i < l->rep.nsteps; i++) {
+		__u64 id = l->rep.steps[i].id;
 		json_object *o;
 
 		if (id < 1 || id >= MAX_SEGMENTS)
 			continue;
 		o = json_object_new_object();
 		json_object_object_add(o, "step", json_object_new_int(id));
-		json_object_object_add(o, "name", json_object_new_string(
-			json_str(json_object_array_get_idx(names, i), "name", "?")));
+		json_object_object_add(o, "name", json_object_new_string(l->rep.steps[i].name ?: "?"));
 		for (size_t k = 0; k < NR_STEP_MEASURES; k++) {
 			const struct step_measure *sm = &step_measures[k];
 			const char *probe;

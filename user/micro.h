@@ -12,7 +12,7 @@
 #include "kfigures.h"
 #include "ledger.h"
 
-#define MAX_ASSUMPTIONS 256
+#define MAX_ASSUMPTIONS WL_MAX_ASSUMPTIONS
 
 /* A microbenchmark's claim about one of its steps, and what the kernel counted. */
 struct assumption {

@@ -223,6 +223,7 @@ struct run {
 	struct wl_opts wo;		/* a network workload's options: --netns, --rate, --delay */
 	struct target t;
 	struct target t0;		/* the untraced pass of the same target, before the traced one */
+	struct wl_report *rep0;		/* ... its report, read */
 	struct effect effect;		/* ... held against the traced pass */
 	bool two_passes;		/* the untraced pass was due: its figures, or why there are none */
 	struct json_out jo;
@@ -355,9 +356,10 @@ static int run_start(struct run *r)
 	libbpf_set_print(cli_libbpf_print);
 	r->l = calloc(1, sizeof(*r->l));
 	r->perf = calloc(1, sizeof(*r->perf));
+	r->rep0 = calloc(1, sizeof(*r->rep0));
 	if (r->a.def && r->a.def->micro)
 		r->micro = calloc(1, sizeof(*r->micro));
-	if (!r->l || !r->perf || (r->a.def && r->a.def->micro && !r->micro)) {
+	if (!r->l || !r->perf || !r->rep0 || (r->a.def && r->a.def->micro && !r->micro)) {
 		fprintf(stderr, "zctrace: out of memory\n");
 		return 1;
 	}
@@ -477,8 +479,10 @@ static int run_report(struct run *r)
 	struct ledger *l = r->l;
 	int ret;
 
-	if (r->t0.result && r->t.result)
-		effect_compare(&r->effect, r->t.result, r->t0.result);
+	if (r->t0.result && r->t.result) {
+		wl_report_parse(r->t0.result, r->rep0);
+		effect_compare(&r->effect, &l->rep, r->rep0);
+	}
 	l->effect = r->two_passes ? &r->effect : NULL;
 	l->untraced = r->t0.result;
 	ledger_print(stdout, l, r->micro, r->a.histograms, r->a.full);
@@ -516,6 +520,7 @@ static void run_cleanup(struct run *r)
 		perf_close(r->perf);
 	json_close(&r->jo);
 	free(r->l);
+	free(r->rep0);
 	free(r->micro);
 	free(r->perf);
 	/* after the target is reaped: nothing is left in the namespaces */

@@ -1,4 +1,5 @@
 /* The workload's report: written by the workloads, read by zctrace (report.h). */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,20 @@ static json_object *object(json_object *o, const char *key)
 	return json_object_is_type(v, json_type_object) ? v : NULL;
 }
 
+static json_object *array(json_object *o, const char *key)
+{
+	json_object *v = member(o, key);
+
+	return json_object_is_type(v, json_type_array) ? v : NULL;
+}
+
+static double number(json_object *o, const char *key)
+{
+	json_object *v = member(o, key);
+
+	return v ? json_object_get_double(v) : NAN;
+}
+
 /* The report's counts: each key beside the field it fills. */
 struct count_field {
 	const char *key;
@@ -123,6 +138,69 @@ static void read_remote(json_object *o, struct wl_report *r)
 	r->peer_received = count(o, "peer_received");
 }
 
+/* "calls" and "per_chunk": a file workload's own count of each syscall, and its calls per chunk */
+static void read_calls(json_object *calls, json_object *per_chunk, struct wl_report *r)
+{
+	r->has_calls = calls && per_chunk;
+	if (!r->has_calls)
+		return;
+	json_object_object_foreach(calls, name, val) {
+		if (r->ncalls == WL_MAX_CALLS)
+			break;
+		r->calls[r->ncalls++] = (struct wl_call){ .name = name, .calls = json_object_get_uint64(val),
+							  .per_chunk = count(per_chunk, name).v };
+	}
+}
+
+static void read_result(json_object *o, struct wl_result *res)
+{
+	json_object *hist = array(o, "hist");
+
+	*res = (struct wl_result){
+		.name = string(o, "name"), .unit = string(o, "unit"), .samples = count(o, "samples").v,
+		.iters_per_sample = count(o, "iters_per_sample").v, .warmup = count(o, "warmup").v,
+		.min = number(o, "min"), .median = number(o, "median"), .mean = number(o, "mean"),
+		.p99 = number(o, "p99"), .max = number(o, "max"), .nhist = hist ? 0 : -1,
+	};
+	for (size_t i = 0; hist && i < json_object_array_length(hist) && res->nhist < WL_MAX_HIST_BINS; i++) {
+		json_object *b = json_object_array_get_idx(hist, i);
+
+		res->hist[res->nhist++] = (struct wl_bin){ .lo = number(b, "lo"), .hi = number(b, "hi"),
+							   .count = count(b, "count").v };
+	}
+}
+
+/* A microbenchmark's lists: its measurements, notes, numbered steps and assumptions. */
+static void read_micro(json_object *json, struct wl_report *r)
+{
+	json_object *results = array(json, WL_KEY_RESULTS), *notes = array(json, WL_KEY_NOTES);
+	json_object *steps = array(json, WL_KEY_STEPS), *as = array(json, WL_KEY_ASSUMPTIONS);
+	json_object *cpu = member(json, WL_KEY_CPU);
+
+	r->cpu = cpu ? json_object_get_int(cpu) : -1;
+	for (size_t i = 0; results && i < json_object_array_length(results) && i < WL_MAX_RESULTS; i++)
+		read_result(json_object_array_get_idx(results, i), &r->results[r->nresults++]);
+	for (size_t i = 0; notes && i < json_object_array_length(notes) && i < WL_MAX_NOTES; i++)
+		r->notes[r->nnotes++] = json_object_is_type(json_object_array_get_idx(notes, i), json_type_string)
+					? json_object_get_string(json_object_array_get_idx(notes, i)) : NULL;
+	r->nsteps_listed = steps ? json_object_array_length(steps) : 0;
+	for (size_t i = 0; i < r->nsteps_listed && i < WL_MAX_STEPS; i++) {
+		json_object *o = json_object_array_get_idx(steps, i);
+
+		r->steps[r->nsteps++] = (struct wl_step){ .id = count(o, "step").v, .name = string(o, "name") };
+	}
+	r->has_assumptions = as != NULL;
+	r->nassumptions_listed = as ? json_object_array_length(as) : 0;
+	for (size_t i = 0; i < r->nassumptions_listed && i < WL_MAX_ASSUMPTIONS; i++) {
+		json_object *o = json_object_array_get_idx(as, i);
+
+		r->assumptions[r->nassumptions++] = (struct wl_assumption){
+			.claim = string(o, "claim"), .measure = string(o, "measure"), .step = count(o, "step").v,
+			.expected = count(o, "expected").v, .min = count(o, "min").v, .max = count(o, "max").v,
+		};
+	}
+}
+
 static enum wl_kind parse_kind(const char *name)
 {
 	for (int k = 0; name && k < NR_WL_KINDS; k++)
@@ -160,7 +238,7 @@ void wl_report_parse(json_object *json, struct wl_report *r)
 	COUNTS(zerocopy_counts, zc, r);
 	v = member(zc, "usage_reports");
 	r->zc_usage_reports = json_object_is_type(v, json_type_boolean) ? json_object_get_boolean(v) : -1;
-	r->calls = object(json, WL_KEY_CALLS);
-	r->per_chunk = member(json, WL_KEY_PER_CHUNK);
+	read_calls(object(json, WL_KEY_CALLS), member(json, WL_KEY_PER_CHUNK), r);
+	read_micro(json, r);
 	read_remote(object(json, WL_KEY_REMOTE), r);
 }

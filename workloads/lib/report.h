@@ -8,6 +8,7 @@
 #define WL_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
 #include "zctrace.h"
@@ -102,10 +103,50 @@ struct wl_file_fig {
 	struct wl_count ino, dev_major, dev_minor, pages, resident_before, shared_bytes;
 };
 
+/* How much of a report's lists zctrace reads; a longer list is read up to here, its length kept. */
+#define WL_MAX_RESULTS		32
+#define WL_MAX_HIST_BINS	16	/* the harness writes 13 at most (mb.c's sample_hist) */
+#define WL_MAX_NOTES		32
+#define WL_MAX_ASSUMPTIONS	256
+#define WL_MAX_CALLS		8
+
+/* One bin of a measurement's distribution, in the workload's own units. */
+struct wl_bin {
+	double lo, hi;
+	uint64_t count;
+};
+
+/* A microbenchmark's measurement ("results"): per iteration, over its samples. */
+struct wl_result {
+	const char *name, *unit;		/* NULL when not reported */
+	uint64_t samples, iters_per_sample, warmup;
+	double min, median, mean, p99, max;	/* NAN when not reported */
+	struct wl_bin hist[WL_MAX_HIST_BINS];
+	int nhist;				/* -1: no histogram */
+};
+
+/* A numbered step of a microbenchmark ("steps"): the id its USDT markers carry. */
+struct wl_step {
+	uint64_t id;
+	const char *name;			/* NULL when not reported */
+};
+
+/* A microbenchmark's claim about one of its steps ("assumptions"): @measure within [min, max]. */
+struct wl_assumption {
+	const char *claim, *measure;		/* NULL when not reported */
+	uint64_t step, expected, min, max;
+};
+
+/* A file workload's own count of one syscall ("calls"), and its calls per chunk ("per_chunk"). */
+struct wl_call {
+	const char *name;
+	uint64_t calls, per_chunk;		/* per_chunk 0 when not reported */
+};
+
 /*
- * The report as zctrace reads it: the figures its checks and reports use, typed. Strings and
- * objects point into the parsed JSON, which stays the caller's; absent ones are NULL. The
- * microbenchmarks' lists (results, steps, assumptions) are read from that JSON where they are used.
+ * The report as zctrace reads it: the figures its checks and reports use, typed. Strings point
+ * into the parsed JSON, which stays the caller's; absent ones are NULL. A list keeps its length
+ * as reported (n*_listed) beside the entries read (n*, at most WL_MAX_*).
  */
 struct wl_report {
 	enum wl_kind kind;
@@ -124,7 +165,21 @@ struct wl_report {
 	struct wl_count zc_notices, zc_notices_copied, zc_completed;
 	int zc_usage_reports;			/* zerocopy.usage_reports (io_uring: the notifications say
 						 * whether the data was copied): 1, 0, or -1 when not reported */
-	json_object *calls, *per_chunk;		/* objects, or NULL */
+	/* a file workload's calls; has_calls: it reported both "calls" and "per_chunk" */
+	bool has_calls;
+	struct wl_call calls[WL_MAX_CALLS];
+	size_t ncalls;
+	/* a microbenchmark's */
+	int cpu;				/* the CPU it ran pinned to, -1 if none */
+	struct wl_result results[WL_MAX_RESULTS];
+	size_t nresults;
+	const char *notes[WL_MAX_NOTES];	/* NULL for a note that is not a string */
+	size_t nnotes;
+	struct wl_step steps[WL_MAX_STEPS];
+	size_t nsteps, nsteps_listed;
+	bool has_assumptions;			/* it reported a list of them, maybe empty */
+	struct wl_assumption assumptions[WL_MAX_ASSUMPTIONS];
+	size_t nassumptions, nassumptions_listed;
 	/* one end of a network workload (--listen, --connect: "remote"), or NULLs */
 	const char *remote_role;		/* "sender" or "receiver" */
 	const char *remote_addr, *remote_run, *remote_dev, *remote_dev_kind;	/* dev_kind: loopback, veth, device */
