@@ -1,14 +1,13 @@
 /*
  * Microbenchmarks in the ledger: the kernel's figures per numbered step, the workload's claims
- * about them (assumptions) checked one by one, and the workload's own distributions. It builds on
- * the ledger and its checks; they know nothing of it.
+ * about them (assumptions) checked one by one. It builds on the ledger and its checks; they know
+ * nothing of it. report_micro.h prints it.
  */
 #ifndef MICRO_H
 #define MICRO_H
 
 #include <stdbool.h>
-#include <stdio.h>
-#include <json-c/json.h>
+#include <stddef.h>
 #include "kfigures.h"
 #include "ledger.h"
 
@@ -32,13 +31,24 @@ struct micro {
 	int nassumptions;
 };
 
+/* What a step's figure needs attached; forks and exits are followed on every run. */
+enum step_need { NEED_NONE, NEED_SYSCALLS, NEED_SCHED, NEED_FAULTS, NEED_PAGE_CACHE };
+
+/* The kernel's figures of a step: what assumptions can name, the step JSON and its table. */
+struct step_measure {
+	const char *name;
+	const char *column;	/* in the per-step table; NULL: JSON and assumptions only */
+	enum step_need need;
+	__u64 (*value)(const struct seg_stats *st);
+};
+extern const struct step_measure step_measures[];
+extern const size_t nr_step_measures;
+/* Whether the probe behind @need attached; if not, its name. */
+bool step_need_met(const struct ledger *l, enum step_need need, const char **probe);
+
 /* Reads the kernel's per-step figures. */
 void micro_collect(struct micro *m, struct zctrace_bpf *obj);
 /* Checks each assumption the workload stated in @l's report; adds the checks to @l. */
 void micro_check(struct micro *m, struct ledger *l);
-/* The workload's measurements and distributions, the figures per step, the assumptions. */
-void micro_print(FILE *f, const struct micro *m, const struct ledger *l, bool histograms);
-/* "assumptions" and "steps" of the JSON ledger @root. */
-void micro_json(json_object *root, const struct micro *m, const struct ledger *l);
 
 #endif

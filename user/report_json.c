@@ -4,7 +4,7 @@
 #include "checks.h"
 #include "hist.h"
 #include "jsonpath.h"
-#include "micro.h"
+#include "report_micro.h"
 #include "report_json.h"
 #include "report_perf.h"
 #include "sysnames.h"

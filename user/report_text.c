@@ -5,7 +5,7 @@
 #include "effect.h"
 #include "hist.h"
 #include "jsonpath.h"
-#include "micro.h"
+#include "report_micro.h"
 #include "report_perf.h"
 #include "report_text.h"
 #include "sysnames.h"
