@@ -31,7 +31,8 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-USER_SRCS := $(wildcard user/*.c)
+# the CLI, a folder per layer (docs/ARCHITECTURE.md): os, trace, ledger, report, cmd
+USER_SRCS := $(wildcard user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # the io_uring harness needs liburing: linked into the uring-* workloads alone
 URING_LIB_SRCS := workloads/lib/uringwl.c
@@ -45,7 +46,7 @@ WL_BINS := $(patsubst %,$(OUTPUT)/workloads/%,$(WORKLOADS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 # unit tests link the CLI's pure modules, not its main()
-UNIT_LINK_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS)) $(WL_LIB_OBJS)
+UNIT_LINK_OBJS := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS)) $(WL_LIB_OBJS)
 # the CLI itself; the sanitizer build puts its own in its output directory
 ZCTRACE_BIN := zctrace
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
@@ -106,10 +107,11 @@ $(OUTPUT)/syscall_names.h: | $(OUTPUT)
 
 # every CLI object may include the skeleton
 $(USER_OBJS): $(OUTPUT)/zctrace.skel.h $(OUTPUT)/syscall_names.h
-$(OUTPUT)/user/floor.o: $(OUTPUT)/floor.skel.h
-$(OUTPUT)/user/tracer.o: $(OUTPUT)/zctrace_compat.skel.h
+$(OUTPUT)/user/cmd/floor.o: $(OUTPUT)/floor.skel.h
+$(OUTPUT)/user/trace/tracer.o: $(OUTPUT)/zctrace_compat.skel.h
 $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
 # the CLI parses sizes as the workloads do (wl_parse_size()), their reports with report.c, and

@@ -2306,6 +2306,34 @@ def tools_module(name):
     return __import__(name)
 
 
+USER_LAYERS = ["os", "trace", "ledger", "report", "cmd"]
+
+
+def layers_include_downward():
+    """user/ holds a folder per layer (docs/ARCHITECTURE.md): each file includes headers of its
+    own folder or of a lower one, by the folder's name, never of a higher one; every folder is
+    a layer, and the workloads' library includes nothing of the CLI."""
+    user = os.path.join(ROOT, "user")
+    assert sorted(os.listdir(user)) == sorted(USER_LAYERS), os.listdir(user)
+    seen, up = 0, []
+    for rank, layer in enumerate(USER_LAYERS):
+        for name in sorted(os.listdir(os.path.join(user, layer))):
+            text = open(os.path.join(user, layer, name)).read()
+            for inc in re.findall(r'^#include "([^"]+)"', text, re.M):
+                top = inc.split("/")[0]
+                if os.path.isfile(os.path.join(user, layer, inc)):
+                    up.append(f"{layer}/{name}: \"{inc}\" (say {layer}/{inc})")
+                elif top in USER_LAYERS:
+                    seen += 1
+                    if USER_LAYERS.index(top) > rank:
+                        up.append(f"{layer}/{name} includes {inc}")
+    assert seen > 100 and not up, (seen, up)
+    lib = os.path.join(ROOT, "workloads", "lib")
+    for name in sorted(os.listdir(lib)):
+        incs = re.findall(r'^#include "([^"]+)"', open(os.path.join(lib, name)).read(), re.M)
+        assert not [i for i in incs if i.split("/")[0] in USER_LAYERS], (name, incs)
+
+
 def generated_docs_match_the_table():
     """The manual page's workload and option blocks and the workload tables of docs/ are what
     'zctrace list --format man|markdown' prints now: a change to the workload table or to the
@@ -5968,7 +5996,7 @@ def main():
               plot_writes_figures, plot_partial_file, findings_synthetic_crossovers, findings_from_a_real_sweep,
               sweep_micro_grid_rows, sweep_micro_bad_param, plot_micro_figures]
     tests += [man_page_covers_the_cli, generated_docs_match_the_table, make_install_runs_from_destdir, bash_completion_offers_workloads_and_options,
-              deb_build_depends_match_install_deps]
+              deb_build_depends_match_install_deps, layers_include_downward]
     tests += [make_netns_tcp_test(w, "64K", t) for w in EXPECT for t in (1, 2)]
     tests += [make_peer_process_test(w) for w in ("tcp-zerocopy", "tcp-sendfile", "uring-sendzc")]
     tests += [make_netns_zerocopy_path_test(w) for w in ("tcp-zerocopy", "uring-sendzc")]

@@ -12,13 +12,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "checks.h"
-#include "cli.h"
-#include "jsonpath.h"
-#include "ledger.h"
-#include "micro.h"
-#include "report_json.h"
-#include "report_text.h"
+#include "ledger/checks.h"
+#include "os/cli.h"
+#include "os/jsonpath.h"
+#include "ledger/ledger.h"
+#include "ledger/micro.h"
+#include "report/report_json.h"
+#include "report/report_text.h"
 
 static FILE *devnull;
 

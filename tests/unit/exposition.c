@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "exposition.h"
+#include "report/exposition.h"
 
 #define MAX_SERIES 4
 

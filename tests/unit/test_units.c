@@ -1,14 +1,14 @@
 /* Unit tests of zctrace's pure pieces: size parsing, histograms, lookups, the probe table. */
 #include <stdio.h>
 #include <string.h>
-#include "hist.h"
-#include "checks.h"
-#include "jsonpath.h"
-#include "ledger.h"
-#include "probes.h"
-#include "sysnames.h"
+#include "report/hist.h"
+#include "ledger/checks.h"
+#include "os/jsonpath.h"
+#include "ledger/ledger.h"
+#include "trace/probes.h"
+#include "os/sysnames.h"
 #include "wl.h"
-#include "workloads.h"
+#include "trace/workloads.h"
 
 static int passed, failed;
 

@@ -1,0 +1,157 @@
+/* The tracer's effect on the workload's timing figures (effect.h). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "ledger/effect.h"
+#include "report.h"
+
+static void add_row(struct effect *e, const char *name, const char *unit, double traced, double untraced,
+		    bool higher_better)
+{
+	struct effect_row *r;
+
+	if (e->nrows >= MAX_EFFECT_ROWS || !(traced > 0) || !(untraced > 0))
+		return;
+	r = &e->rows[e->nrows++];
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	snprintf(r->unit, sizeof(r->unit), "%s", unit);
+	r->traced = traced;
+	r->untraced = untraced;
+	r->higher_better = higher_better;
+}
+
+/* The payload a report moved per second, in MiB/s; 0 if it does not say. */
+static double throughput(const struct wl_report *rep)
+{
+	double el = rep->elapsed_s;
+	__u64 bytes = rep->bytes.v;
+
+	return el > 0 && bytes ? bytes / el / (1 << 20) : 0;
+}
+
+static void compare_latency(struct effect *e, const struct wl_report *traced, const struct wl_report *untraced)
+{
+	add_row(e, "latency p50", "ns", traced->p50.v, untraced->p50.v, false);
+	add_row(e, "latency p99", "ns", traced->p99.v, untraced->p99.v, false);
+}
+
+/* Each measurement's median, matched by name. A rate's unit ends in "/s": higher is better. */
+static void compare_results(struct effect *e, const struct wl_report *traced, const struct wl_report *untraced)
+{
+	for (size_t i = 0; i < traced->nresults; i++) {
+		const struct wl_result *r = &traced->results[i];
+		const char *unit = r->unit ?: "";
+		size_t len = strlen(unit);
+
+		for (size_t j = 0; r->name && j < untraced->nresults; j++) {
+			const struct wl_result *u = &untraced->results[j];
+
+			if (!u->name || strcmp(r->name, u->name))
+				continue;
+			add_row(e, r->name, unit, r->median, u->median, len > 2 && !strcmp(unit + len - 2, "/s"));
+			break;
+		}
+	}
+}
+
+void effect_compare(struct effect *e, const struct wl_report *traced, const struct wl_report *untraced)
+{
+	e->nrows = 0;
+	if (!traced || !untraced) {
+		snprintf(e->why, sizeof(e->why), "%s pass wrote no report", traced ? "the untraced" : "the traced");
+		return;
+	}
+	e->measured = true;
+	add_row(e, "throughput", "MiB/s", throughput(traced), throughput(untraced), true);
+	compare_latency(e, traced, untraced);
+	compare_results(e, traced, untraced);
+}
+
+/* "the tracer added 56%" (a time) or "the tracer took 30% of it" (a rate). */
+static void effect_words(const struct effect_row *r, char *buf, size_t n)
+{
+	double ratio = r->traced / r->untraced;
+
+	if (r->higher_better)
+		snprintf(buf, n, ratio <= 1 ? "the tracer took %.0f%% of it" : "%.0f%% more traced (noise)",
+			 fabs(1 - ratio) * 100);
+	else
+		snprintf(buf, n, ratio >= 1 ? "the tracer added %.0f%%" : "%.0f%% less traced (noise)",
+			 fabs(ratio - 1) * 100);
+}
+
+/* One line: each figure's ratio, traced to untraced (the first few). */
+static void effect_print_brief(FILE *f, const struct effect *e)
+{
+	enum { SHOWN = 4 };
+
+	fprintf(f, "tracer effect (traced / untraced, the same run with no BPF program):");
+	if (!e->nrows)
+		fprintf(f, " the workload reported no timing figure");
+	for (int i = 0; i < e->nrows && i < SHOWN; i++)
+		fprintf(f, "%s %.40s %.2f", i ? "," : "", e->rows[i].name, e->rows[i].traced / e->rows[i].untraced);
+	if (e->nrows > SHOWN)
+		fprintf(f, " and %d more", e->nrows - SHOWN);
+	fprintf(f, "\n");
+}
+
+void effect_print(FILE *f, const struct effect *e, bool full)
+{
+	char words[64];
+
+	if (e->wall_untraced > 0)
+		fprintf(f, "%stracer effect (--baseline: the command run once more, untraced)\n"
+			"  wall time: traced %.3f s, untraced %.3f s, ratio %.2f\n", full ? "\n" : "",
+			e->wall_traced, e->wall_untraced, e->wall_traced / e->wall_untraced);
+	if (!e->measured) {
+		if (e->why[0])
+			fprintf(f, "%stracer effect: not measured (%s)\n", full ? "\n" : "", e->why);
+		return;
+	}
+	if (!full) {
+		effect_print_brief(f, e);
+		return;
+	}
+	fprintf(f, "\ntracer effect (the same run once more after the traced one, with no BPF program loaded)\n");
+	if (!e->nrows) {
+		fprintf(f, "  the workload reported no timing figure\n");
+		return;
+	}
+	fprintf(f, "  %-40s %-6s %14s %14s %7s\n", "FIGURE", "UNIT", "TRACED", "UNTRACED", "RATIO");
+	for (int i = 0; i < e->nrows; i++) {
+		const struct effect_row *r = &e->rows[i];
+
+		effect_words(r, words, sizeof(words));
+		fprintf(f, "  %-40.40s %-6s %14.2f %14.2f %7.2f  %s\n", r->name, r->unit, r->traced, r->untraced,
+			r->traced / r->untraced, words);
+	}
+}
+
+json_object *effect_json(const struct effect *e, json_object *untraced)
+{
+	json_object *o, *rows;
+
+	if (!e->measured && !(e->wall_untraced > 0))
+		return NULL;
+	o = json_object_new_object();
+	rows = json_object_new_array();
+	for (int i = 0; i < e->nrows; i++) {
+		const struct effect_row *r = &e->rows[i];
+		json_object *row = json_object_new_object();
+
+		json_object_object_add(row, "figure", json_object_new_string(r->name));
+		json_object_object_add(row, "unit", json_object_new_string(r->unit));
+		json_object_object_add(row, "traced", json_object_new_double(r->traced));
+		json_object_object_add(row, "untraced", json_object_new_double(r->untraced));
+		json_object_object_add(row, "ratio", json_object_new_double(r->traced / r->untraced));
+		json_object_object_add(row, "higher_is_better", json_object_new_boolean(r->higher_better));
+		json_object_array_add(rows, row);
+	}
+	json_object_object_add(o, "figures", rows);
+	json_object_object_add(o, "untraced_report", untraced ? json_object_get(untraced) : NULL);
+	if (e->wall_untraced > 0) {
+		json_object_object_add(o, "wall_s_traced", json_object_new_double(e->wall_traced));
+		json_object_object_add(o, "wall_s_untraced", json_object_new_double(e->wall_untraced));
+	}
+	return o;
+}

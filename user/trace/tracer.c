@@ -1,0 +1,742 @@
+/*
+ * The tracer's lifecycle. libbpf loads an object whole, so a program the kernel refuses fails them
+ * all: the refused program is found (libbpf's log names it at load; attach goes program by program),
+ * every chosen candidate holding it is set aside with the kernel's reason, and the object is opened
+ * again, the way libbpf-tools falls back from fentry to kprobes, but decided by the kernel itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "trace/tracer.h"
+#include "trace/workloads.h"
+#include "zctrace.skel.h"
+#include "zctrace_compat.skel.h"
+
+#define MAX_GONE_PROGS 128
+#define MAX_DATA_SECS 4
+#define THREAD_STATES 16384	/* threads whose state a kernel without task storage keeps (its hashes' bound) */
+
+/*
+ * The object's global data as loaded, put back between the runs of one loaded tracer
+ * (tracer_reset()): a sweep loads once and runs every workload of its grid under it.
+ */
+static struct {
+	const struct zctrace_bpf *obj;
+	struct {
+		void *live;
+		void *copy;
+		size_t size;
+	} sec[MAX_DATA_SECS];
+	int n;
+} loaded;
+
+/* What the last load said about the program it refused. */
+static struct {
+	char prog[64];
+	char why[200];
+} refusal;
+static libbpf_print_fn_t next_print;
+
+/* The verifier's verdict: the last line of a load log that is not a statistic. */
+static void note_verdict(const char *log)
+{
+	const char *end = strstr(log, "-- END PROG LOAD LOG --"), *line, *p;
+
+	if (!end)
+		return;
+	for (p = end; p > log;) {
+		const char *stop = p - 1;	/* the newline ending the line before p */
+
+		for (line = stop; line > log && line[-1] != '\n'; line--)
+			;
+		if (stop > line && strncmp(line, "processed ", 10) && strncmp(line, "verification time", 17) &&
+		    strncmp(line, "stack depth", 11)) {
+			snprintf(refusal.why, sizeof(refusal.why), "verifier: %.*s", (int)(stop - line), line);
+			return;
+		}
+		p = line;
+	}
+}
+
+static int capture_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	char *buf = NULL;
+	const char *name;
+	va_list copy;
+
+	/* the whole message: a load log's verdict is its last line, however long the log */
+	va_copy(copy, args);
+	if (vasprintf(&buf, fmt, copy) < 0)
+		buf = NULL;
+	va_end(copy);
+	if (!buf)
+		goto forward;
+	/* "libbpf: prog 'NAME': ..." */
+	if ((name = strstr(buf, "prog '"))) {
+		const char *q = strchr(name + 6, '\'');
+
+		if (q && (strstr(q, "BEGIN PROG LOAD LOG") || strstr(q, "failed to load") ||
+			  strstr(q, "load failed"))) {
+			snprintf(refusal.prog, sizeof(refusal.prog), "%.*s", (int)(q - name - 6), name + 6);
+			note_verdict(buf);
+		}
+	}
+	free(buf);
+forward:
+	return next_print ? next_print(level, fmt, args) : 0;
+}
+
+/*
+ * Leaves the per-packet zerocopy path out: two events per packet of the whole machine, and the
+ * transmit path's pulls, for nothing.
+ */
+static void skip_zc_path(struct probe_choice *choice)
+{
+	static const int ids[] = { PROBE_ZC_PATH, SITE_TX_COPY };
+
+	for (unsigned i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		struct probe_choice *ch = &choice[ids[i]];
+
+		ch->skip = true;
+		snprintf(ch->why_not[0], sizeof(ch->why_not[0]), "not attached: this workload makes no zerocopy send");
+	}
+}
+
+/* Leaves out the probe sites the run does not want. */
+static void skip_probes(struct probe_choice *choice, unsigned long long skip, const char *why)
+{
+	for (int s = 0; s < NR_PROBES; s++) {
+		if (!(skip & 1ULL << s))
+			continue;
+		choice[s].skip = true;
+		snprintf(choice[s].why_not[0], sizeof(choice[s].why_not[0]), "not attached: %s", why);
+	}
+}
+
+/* Whether candidate @c needs the raw syscall tracepoints. */
+static bool needs_syscall_tps(const struct candidate *c)
+{
+	for (int k = 0; k < MAX_NEEDS && c->needs[k]; k++)
+		if (strstr(c->needs[k], ":sys_enter") || strstr(c->needs[k], ":sys_exit"))
+			return true;
+	return false;
+}
+
+/*
+ * Sets aside every candidate that needs the raw syscall tracepoints: attached, they put every
+ * task of the machine on the syscall slow path, whatever the programs do.
+ */
+static void refuse_syscall_tps(struct probe_choice *choice)
+{
+	for (int s = 0; s < NR_PROBES; s++)
+		for (int c = 0; c < MAX_CANDIDATES && probe_sites[s].cands[c].label; c++)
+			if (needs_syscall_tps(&probe_sites[s].cands[c])) {
+				choice[s].refused[c] = true;
+				snprintf(choice[s].why_not[c], sizeof(choice[s].why_not[c]), "%s",
+					 NEEDS_SYSCALL_TPS_WHY);
+			}
+}
+
+/*
+ * Sets aside the standalone candidates in a run: they count without following a call from its
+ * entry, for the census; a run's ledger holds its sites against the calls it follows.
+ */
+static void refuse_standalone(struct probe_choice *choice)
+{
+	for (int s = 0; s < NR_PROBES; s++)
+		for (int c = 0; c < MAX_CANDIDATES && probe_sites[s].cands[c].label; c++)
+			if (probe_sites[s].cands[c].standalone)
+				choice[s].refused[c] = true;	/* no reason: a run never offers it */
+}
+
+/*
+ * The census counts a TCP or Unix receive once, where the socket returns what it copied
+ * (sock_recv_length, 6.3+), not once per skb copied: where the kernel has that tracepoint, the
+ * receive sites' per-skb candidates are set aside.
+ */
+static void receives_per_call(struct probe_choice *choice)
+{
+	static const int sites[] = { SITE_RECV_COPY, SITE_UNIX_RECV_COPY };
+
+	if (!probe_point_ok("tp_btf:sock_recv_length"))
+		return;
+	for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
+		for (int c = 0; c < MAX_CANDIDATES && probe_sites[sites[i]].cands[c].label; c++)
+			if (!probe_sites[sites[i]].cands[c].standalone) {
+				choice[sites[i]].refused[c] = true;
+				snprintf(choice[sites[i]].why_not[c], sizeof(choice[sites[i]].why_not[c]),
+					 "the census counts each receive where the socket returns it (sock_recv_length)");
+			}
+}
+
+/*
+ * The census counts every process but zctrace: its per-process maps become LRU maps of a fixed
+ * size, so a machine with many short processes costs bounded kernel memory, and the oldest keys
+ * go first (the census counts them: misc.sites_made against the keys it finds).
+ */
+static int set_machine_wide(struct zctrace_bpf *obj, unsigned max_keys)
+{
+	int err;
+
+	obj->rodata->trace_all = 1;
+	obj->rodata->self_tgid = getpid();
+	/* LRU maps are preallocated: their bound is the memory the census may take */
+	if ((err = bpf_map__set_type(obj->maps.sites, BPF_MAP_TYPE_LRU_HASH)) ||
+	    (err = bpf_map__set_map_flags(obj->maps.sites, 0)) ||
+	    (err = bpf_map__set_max_entries(obj->maps.sites, max_keys)) ||
+	    (err = bpf_map__set_max_entries(obj->maps.idents, max_keys)) ||
+	    (err = bpf_map__set_type(obj->maps.account, BPF_MAP_TYPE_LRU_HASH)) ||
+	    (err = bpf_map__set_max_entries(obj->maps.account, max_keys)) ||
+	    (err = bpf_map__set_max_entries(obj->maps.census_exits, CENSUS_EXITS_BYTES)))
+		fprintf(stderr, "zctrace: cannot size the census maps: %s\n", strerror(-err));
+	return err;
+}
+
+/*
+ * Below Linux 5.11 tracing programs have no task storage: each thread's state goes in an LRU hash
+ * keyed by its id instead (common.bpf.h's TASK_STATE()), preallocated, so bounded: the oldest
+ * thread's goes first. The census's thread counters are the census's alone.
+ */
+static int task_state_in_hashes(struct zctrace_bpf *obj, bool machine_wide)
+{
+	struct bpf_map *map;
+	int err = 0;
+
+	bpf_object__for_each_map(map, obj->obj) {
+		unsigned n = map == obj->maps.census_thread_counts && !machine_wide ? 1 : THREAD_STATES;
+
+		if (bpf_map__type(map) != BPF_MAP_TYPE_TASK_STORAGE)
+			continue;
+		if ((err = bpf_map__set_type(map, BPF_MAP_TYPE_LRU_HASH)) || (err = bpf_map__set_map_flags(map, 0)) ||
+		    (err = bpf_map__set_max_entries(map, n))) {
+			fprintf(stderr, "zctrace: cannot make BPF map %s a hash: %s\n", bpf_map__name(map), strerror(-err));
+			break;
+		}
+	}
+	return err;
+}
+
+/*
+ * zctrace's object, opened: on a kernel without bpf_loop() (before 5.17) its compat build, whose
+ * verifier would refuse what the object holds even on branches it drops (Makefile: the two lay
+ * their global variables out alike, so zctrace.skel.h's skeleton opens either).
+ */
+static struct zctrace_bpf *open_object(const struct bpf_object_open_opts *opts, bool compat)
+{
+	struct zctrace_bpf *obj;
+	int err;
+
+	if (!compat)
+		return zctrace_bpf__open_opts(opts);
+	obj = calloc(1, sizeof(*obj));
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!(err = zctrace_bpf__create_skeleton(obj))) {
+		obj->skeleton->data = zctrace_compat_bpf__elf_bytes(&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, opts);
+	}
+	if (err) {
+		zctrace_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
+/* Sets aside every chosen candidate that holds program @prog; how many were. */
+static int refuse_holders(struct probe_choice *choice, const char *prog, const char *why)
+{
+	int n = 0;
+
+	for (int s = 0; s < NR_PROBES; s++) {
+		const struct candidate *cand;
+		int c = choice[s].chosen;
+
+		if (c < 0)
+			continue;
+		cand = &probe_sites[s].cands[c];
+		for (int p = 0; p < MAX_PROGS && cand->progs[p]; p++) {
+			if (strcmp(cand->progs[p], prog))
+				continue;
+			choice[s].refused[c] = true;
+			snprintf(choice[s].why_not[c], sizeof(choice[s].why_not[c]), "program %.40s: %.200s", prog, why);
+			n++;
+			break;
+		}
+	}
+	return n;
+}
+
+/*
+ * A kernel before 5.17 (the compat object's) has no bpf_get_func_ret(): a chosen program that
+ * reads its return value so is set aside before the load, as the verifier would refuse it, and
+ * the site's next flavour (a kretprobe) takes its place. How many candidates were.
+ */
+static int refuse_without_func_ret(struct zctrace_bpf *obj, struct probe_choice *choice)
+{
+	struct bpf_program *p;
+	int n = 0;
+
+	bpf_object__for_each_program(p, obj->obj) {
+		const struct bpf_insn *in = bpf_program__insns(p);
+		size_t cnt = bpf_program__insn_cnt(p);
+
+		if (!bpf_program__autoload(p))
+			continue;
+		for (size_t i = 0; i < cnt; i++) {
+			if (in[i].code == (BPF_JMP | BPF_CALL) && !in[i].src_reg && in[i].imm == BPF_FUNC_get_func_ret) {
+				n += refuse_holders(choice, bpf_program__name(p), "needs bpf_get_func_ret() (Linux 5.17)");
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+/*
+ * ZCTRACE_REFUSE=load:PROG: a tracing program (fentry/fexit/tp_btf) is pointed at a function or
+ * tracepoint with fewer arguments than it reads, which the verifier refuses: the real refusal path,
+ * on a kernel that would load it.
+ */
+static void refuse_loads_by_env(struct zctrace_bpf *obj)
+{
+	struct bpf_program *p;
+	char point[96];
+
+	if (!getenv("ZCTRACE_REFUSE"))
+		return;
+	bpf_object__for_each_program(p, obj->obj) {
+		enum bpf_attach_type t = bpf_program__expected_attach_type(p);
+
+		snprintf(point, sizeof(point), "load:%s", bpf_program__name(p));
+		if (!bpf_program__autoload(p) || !probes_refused_by_env(point))
+			continue;
+		if (t == BPF_TRACE_FENTRY || t == BPF_TRACE_FEXIT)
+			bpf_program__set_attach_target(p, 0, "schedule");	/* no arguments */
+		else if (t == BPF_TRACE_RAW_TP)
+			bpf_program__set_attach_target(p, 0, "sched_process_free");	/* one */
+	}
+}
+
+static void forget_loaded_data(void)
+{
+	while (loaded.n > 0)
+		free(loaded.sec[--loaded.n].copy);
+	loaded.obj = NULL;
+}
+
+/* Keeps a copy of each writable global data section (.bss, .data) as the load left it. */
+static void keep_loaded_data(struct zctrace_bpf *obj)
+{
+	struct bpf_map *map;
+
+	forget_loaded_data();
+	loaded.obj = obj;
+	bpf_object__for_each_map(map, obj->obj) {
+		const char *name = bpf_map__name(map);
+		size_t size = 0;
+		void *live;
+
+		if (!bpf_map__is_internal(map) || strstr(name, ".rodata") || strstr(name, ".kconfig"))
+			continue;
+		/* after load: the map's own memory, mapped writable for .bss and .data */
+		live = (void *)bpf_map__initial_value(map, &size);
+		if (!live || loaded.n == MAX_DATA_SECS)
+			continue;
+		loaded.sec[loaded.n].copy = malloc(size);
+		if (!loaded.sec[loaded.n].copy)
+			continue;
+		memcpy(loaded.sec[loaded.n].copy, live, size);
+		loaded.sec[loaded.n].live = live;
+		loaded.sec[loaded.n].size = size;
+		loaded.n++;
+	}
+}
+
+/* Attaches program by program; a refusal names its program in @prog and the kernel's answer in @why. */
+static int attach_all(struct zctrace_bpf *obj, char *prog, size_t prog_n, char *why, size_t n)
+{
+	struct bpf_object_skeleton *sk = obj->skeleton;
+	char point[96];
+
+	for (int i = 0; i < sk->prog_cnt; i++) {
+		struct bpf_program *p = *sk->progs[i].prog;
+		struct bpf_link **link = sk->progs[i].link;
+		int err;
+
+		/* USDT programs attach per binary, once the target exists */
+		if (!bpf_program__autoload(p) || !strcmp(bpf_program__section_name(p), "usdt"))
+			continue;
+		snprintf(point, sizeof(point), "attach:%s", bpf_program__name(p));
+		if (probes_refused_by_env(point)) {
+			err = -EINVAL;
+			snprintf(why, n, "attach refused: %s (simulated by ZCTRACE_REFUSE)", strerror(-err));
+		} else if ((*link = bpf_program__attach(p))) {
+			continue;
+		} else {
+			err = errno ? -errno : -EINVAL;
+			snprintf(why, n, "attach refused: %s", strerror(-err));
+		}
+		snprintf(prog, prog_n, "%s", bpf_program__name(p));
+		return err;
+	}
+	return 0;
+}
+
+void tracer_opts_for(struct tracer_opts *o, const struct workload_def *def, enum method cap, bool no_phase,
+		     bool complete)
+{
+	memset(o, 0, sizeof(*o));
+	o->cap = cap;
+	o->skip_zc_path = def && !def->zc_notices;
+	o->gate_on_phase = def && !no_phase;
+	/* a built-in workload's figures include every syscall by number; a command's ledger needs only its I/O */
+	o->io_fentry = !def && !complete && (cap == METHOD_NONE || cap == METHOD_FENTRY);
+}
+
+bool tracer_opts_same(const struct tracer_opts *a, const struct tracer_opts *b)
+{
+	return a->cap == b->cap && a->skip_zc_path == b->skip_zc_path && a->gate_on_phase == b->gate_on_phase &&
+	       a->skip == b->skip && a->machine_wide == b->machine_wide && a->max_keys == b->max_keys &&
+	       a->no_syscall_tps == b->no_syscall_tps && a->io_fentry == b->io_fentry;
+}
+
+int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const struct tracer_opts *o)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = probes_btf_path());
+	bool task_storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
+	bool compat = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) != 1;
+	struct zctrace_bpf *obj = NULL;
+	int err = -ENOTSUP;
+
+	if (o->skip_zc_path)
+		skip_zc_path(choice);
+	if (o->skip)
+		skip_probes(choice, o->skip, o->skip_why ? o->skip_why : "not wanted");
+	if (!o->machine_wide) {
+		skip_probes(choice, 1ULL << PROBE_CENSUS, "the census's own");
+		refuse_standalone(choice);
+	} else {
+		receives_per_call(choice);
+	}
+	if (o->no_syscall_tps)
+		refuse_syscall_tps(choice);
+	else if (o->io_fentry && choice[PROBE_SYSCALLS].io == IO_HOOKS_TPS && !choice[PROBE_SYSCALLS].io_why[0])
+		choice[PROBE_SYSCALLS].io = IO_HOOKS_WANT_FENTRY;
+	next_print = libbpf_set_print(capture_print);
+	/* each pass sets at least one candidate aside, so there are at most as many as candidates */
+	for (int tries = 0; tries < NR_PROBES * MAX_CANDIDATES; tries++) {
+		char prog[64] = "", why[256];
+		bool loading;
+
+		obj = open_object(&open_opts, compat);
+		if (!obj) {
+			err = -errno;
+			fprintf(stderr, "zctrace: cannot open the BPF object: %s\n", strerror(errno));
+			break;
+		}
+		if ((err = choose_probes(obj, choice, o->cap)))
+			break;
+		if (compat && refuse_without_func_ret(obj, choice)) {
+			zctrace_bpf__destroy(obj);
+			obj = NULL;
+			continue;
+		}
+		obj->rodata->gate_on_phase = o->gate_on_phase;
+		if (o->machine_wide && (err = set_machine_wide(obj, o->max_keys)))
+			break;
+		if (!o->machine_wide && (err = bpf_map__set_max_entries(obj->maps.idents, RUN_IDENTS))) {
+			fprintf(stderr, "zctrace: cannot size BPF map idents: %s\n", strerror(-err));
+			break;
+		}
+		if (!task_storage && (err = task_state_in_hashes(obj, o->machine_wide)))
+			break;
+		refuse_loads_by_env(obj);
+		refusal.prog[0] = refusal.why[0] = '\0';
+		err = zctrace_bpf__load(obj);
+		loading = err;
+		if (loading) {
+			snprintf(prog, sizeof(prog), "%s", refusal.prog);
+			snprintf(why, sizeof(why), "load refused: %s", refusal.why[0] ? refusal.why : strerror(-err));
+		} else if (keep_loaded_data(obj), !(err = attach_all(obj, prog, sizeof(prog), why, sizeof(why)))) {
+			break;
+		}
+		if (prog[0] && is_io_fentry_prog(prog) && choice[PROBE_SYSCALLS].io == IO_HOOKS_FENTRY) {
+			/* the raw syscall tracepoints then, as on a kernel without fentry */
+			choice[PROBE_SYSCALLS].io = IO_HOOKS_TPS;
+			snprintf(choice[PROBE_SYSCALLS].io_why, sizeof(choice[PROBE_SYSCALLS].io_why),
+				 "program %.40s: %.200s", prog, why);
+		} else if (!prog[0] || !refuse_holders(choice, prog, why)) {
+			fprintf(stderr, "zctrace: cannot %s the BPF programs: %s (try -v)\n",
+				loading ? "load" : "attach", strerror(-err));
+			break;
+		}
+		zctrace_bpf__destroy(obj);
+		obj = NULL;
+	}
+	libbpf_set_print(next_print);
+	if (err) {
+		zctrace_bpf__destroy(obj);
+		obj = NULL;
+	}
+	*objp = obj;
+	return err;
+}
+
+/* Every key of hash map @fd deleted (at most @max of them: the map's bound). */
+static int empty_hash(int fd, size_t key_size, unsigned max)
+{
+	char key[key_size];
+
+	for (unsigned i = 0; i <= max; i++) {
+		if (bpf_map_get_next_key(fd, NULL, key))
+			return errno == ENOENT ? 0 : -errno;
+		if (bpf_map_delete_elem(fd, key) && errno != ENOENT)
+			return -errno;
+	}
+	return -EAGAIN;
+}
+
+/* Every element of array @map zeroed, on every CPU for a per-CPU array: one batch, else one by one. */
+static int zero_array(const struct bpf_map *map)
+{
+	unsigned n = bpf_map__max_entries(map), count = n;
+	size_t vs = bpf_map__value_size(map);
+	int fd = bpf_map__fd(map), err = 0;
+	__u32 *keys;
+	void *zeros;
+
+	if (bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_ARRAY)
+		vs = ((vs + 7) & ~(size_t)7) * libbpf_num_possible_cpus();
+	keys = calloc(n, sizeof(*keys));
+	zeros = calloc(n, vs);
+	if (!keys || !zeros) {
+		free(keys);
+		free(zeros);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++)
+		keys[i] = i;
+	if (bpf_map_update_batch(fd, keys, zeros, &count, NULL)) {
+		for (unsigned i = 0; i < n && !err; i++)
+			if (bpf_map_update_elem(fd, &keys[i], zeros, BPF_ANY))
+				err = -errno;
+	}
+	free(keys);
+	free(zeros);
+	return err;
+}
+
+int tracer_reset(struct zctrace_bpf *obj)
+{
+	__u32 gen = obj->bss->targets_gen;
+	struct bpf_map *map;
+	int err;
+
+	if (loaded.obj != obj) {
+		fprintf(stderr, "zctrace: internal: the tracer to reset is not the one loaded here\n");
+		return -EINVAL;
+	}
+	/* no target first: from here until the next run's no program counts anything */
+	if ((err = empty_hash(bpf_map__fd(obj->maps.targets), sizeof(__u32), bpf_map__max_entries(obj->maps.targets)))) {
+		fprintf(stderr, "zctrace: cannot empty BPF map targets for the next run: %s\n", strerror(-err));
+		return err;
+	}
+	for (int i = 0; i < loaded.n; i++)
+		memcpy(loaded.sec[i].live, loaded.sec[i].copy, loaded.sec[i].size);
+	/* the generation only moves on: a verdict kept from the last run is stale */
+	obj->bss->targets_gen = gen + 1;
+	bpf_object__for_each_map(map, obj->obj) {
+		/* libbpf's own (__bpf_usdt_specs): the USDT probes attached stay as they are */
+		if (bpf_map__is_internal(map) || bpf_map__fd(map) < 0 || !strncmp(bpf_map__name(map), "__", 2))
+			continue;
+		switch (bpf_map__type(map)) {
+		case BPF_MAP_TYPE_ARRAY:
+		case BPF_MAP_TYPE_PERCPU_ARRAY:
+			err = zero_array(map);
+			break;
+		case BPF_MAP_TYPE_HASH:
+		case BPF_MAP_TYPE_LRU_HASH:
+		case BPF_MAP_TYPE_PERCPU_HASH:
+		case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+			err = empty_hash(bpf_map__fd(map), bpf_map__key_size(map), bpf_map__max_entries(map));
+			break;
+		default:	/* task storage: a slot lives and dies with its task, and each run's tasks are new */
+			err = 0;
+			break;
+		}
+		if (err) {
+			fprintf(stderr, "zctrace: cannot empty BPF map %s for the next run: %s\n",
+				bpf_map__name(map), strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void *destroy_link(void *link)
+{
+	bpf_link__destroy(link);
+	return NULL;
+}
+
+void tracer_destroy_links(struct bpf_link **links, int n)
+{
+	pthread_t th[n > 0 ? n : 1];
+	bool started[n > 0 ? n : 1];
+
+	for (int i = 0; i < n; i++)
+		started[i] = links[i] && !pthread_create(&th[i], NULL, destroy_link, links[i]);
+	for (int i = 0; i < n; i++) {
+		if (started[i])
+			pthread_join(th[i], NULL);
+		else
+			bpf_link__destroy(links[i]);	/* no thread: here, in turn */
+		links[i] = NULL;
+	}
+}
+
+/*
+ * Destroys @n links in turn: where another process holds them too, a close is only a reference
+ * dropped, and a thread each would cost more than it waits.
+ */
+static void destroy_links_in_turn(struct bpf_link **links, int n)
+{
+	for (int i = 0; i < n; i++) {
+		bpf_link__destroy(links[i]);
+		links[i] = NULL;
+	}
+}
+
+/*
+ * Detaches every program (@at_once: side by side, for the last references, since an fentry's
+ * detach waits for a grace period of its own).
+ */
+static void detach_all(struct zctrace_bpf *obj, bool at_once)
+{
+	struct bpf_object_skeleton *sk = obj ? obj->skeleton : NULL;
+	struct bpf_link *links[MAX_GONE_PROGS];
+	int n = 0;
+
+	for (int i = 0; sk && i < sk->prog_cnt; i++) {
+		struct bpf_link **link = sk->progs[i].link;
+
+		if (!*link)
+			continue;
+		if (n == MAX_GONE_PROGS)
+			break;	/* the rest go with the object */
+		links[n++] = *link;
+		*link = NULL;
+	}
+	if (at_once)
+		tracer_destroy_links(links, n);
+	else
+		destroy_links_in_turn(links, n);
+}
+
+/* Detaches (@at_once: see detach_all()) and destroys the tracer. */
+static void stop(struct zctrace_bpf *obj, bool at_once)
+{
+	if (obj && loaded.obj == obj)
+		forget_loaded_data();
+	detach_all(obj, at_once);
+	zctrace_bpf__destroy(obj);
+}
+
+void tracer_stop(struct zctrace_bpf *obj)
+{
+	stop(obj, true);
+}
+
+void tracer_stop_background(struct zctrace_bpf *obj, struct bpf_link **more, int n)
+{
+	int turn[2] = { -1, -1 };
+	bool any = obj != NULL;
+	pid_t pid = -1;
+	char c;
+
+	for (int i = 0; i < n; i++)
+		any |= more[i] != NULL;
+	/* the child ends with _exit(): what stdio holds unwritten here is written once, by this process */
+	if (any && !pipe(turn))
+		pid = fork();
+	if (pid == 0) {
+		/* nothing of the parent's output stays open here: a reader of it sees its end now */
+		int null = open("/dev/null", O_RDWR);
+
+		for (int fd = 0; fd < 3; fd++)
+			dup2(null, fd);
+		setsid();
+		prctl(PR_SET_NAME, "zctrace-detach");
+		/* the parent's references go first, so the last ones, and their wait, are here */
+		close(turn[1]);
+		while (read(turn[0], &c, 1) < 0 && errno == EINTR)
+			;
+		tracer_destroy_links(more, n);
+		tracer_stop(obj);
+		_exit(0);
+	}
+	/* with a child holding the last references, each close here only drops one */
+	if (pid > 0)
+		destroy_links_in_turn(more, n);
+	else
+		tracer_destroy_links(more, n);
+	stop(obj, pid <= 0);
+	if (turn[0] >= 0) {
+		close(turn[0]);
+		close(turn[1]);
+	}
+}
+
+/* Whether the program with id @id is still in the kernel. */
+static bool prog_alive(__u32 id)
+{
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 || errno != ENOENT;
+}
+
+/*
+ * Destroys the tracer, then waits (at most @max_ms) until the kernel has freed each of its
+ * programs: a tracing link lets its program go only after a grace period, and until then the
+ * program is still listed. Returns 0, or -ETIMEDOUT with some still there.
+ */
+int tracer_stop_wait(struct zctrace_bpf *obj, int max_ms)
+{
+	struct bpf_prog_info info;
+	__u32 ids[MAX_GONE_PROGS], len;
+	struct bpf_program *p;
+	int n = 0;
+
+	bpf_object__for_each_program(p, obj->obj) {
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (n < MAX_GONE_PROGS && bpf_program__fd(p) >= 0 &&
+		    !bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+			ids[n++] = info.id;
+	}
+	tracer_stop(obj);
+	for (int waited = 0; waited <= max_ms; waited += 10) {
+		int alive = 0;
+
+		for (int i = 0; i < n; i++)
+			alive += prog_alive(ids[i]);
+		if (!alive)
+			return 0;
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
