@@ -41,6 +41,11 @@ URING_CFLAGS := $(shell pkg-config --cflags liburing 2>/dev/null)
 URING_LIBS := $(shell pkg-config --libs liburing 2>/dev/null || echo -luring)
 WL_LIB_SRCS := $(filter-out $(URING_LIB_SRCS),$(wildcard workloads/lib/*.c))
 WL_LIB_OBJS := $(patsubst workloads/lib/%.c,$(OUTPUT)/wl/%.o,$(WL_LIB_SRCS))
+# what the workloads and the CLI share, one small library both link: the report's contract
+# (report.c), the workloads' options, their parsers and documentation (opts.c, mbdocs.c)
+SHARED_OBJS := $(OUTPUT)/wl/report.o $(OUTPUT)/wl/opts.o $(OUTPUT)/wl/mbdocs.o
+SHARED_LIB := $(OUTPUT)/libwlshared.a
+WL_OWN_OBJS := $(filter-out $(SHARED_OBJS),$(WL_LIB_OBJS))
 WORKLOADS := $(patsubst workloads/%.c,%,$(wildcard workloads/*.c))
 WL_BINS := $(patsubst %,$(OUTPUT)/workloads/%,$(WORKLOADS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -114,9 +119,13 @@ $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
-# the CLI parses sizes as the workloads do (wl_parse_size()), their reports with report.c, and
-# describes their options as they do (wl.c, mbdocs.c)
-$(ZCTRACE_BIN): $(USER_OBJS) $(OUTPUT)/wl/wl.o $(OUTPUT)/wl/report.o $(OUTPUT)/wl/mbdocs.o
+$(SHARED_LIB): $(SHARED_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+# the CLI parses sizes and workload options as the workloads do, their reports with report.c, and
+# describes their options as they do: the shared library
+$(ZCTRACE_BIN): $(USER_OBJS) $(SHARED_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
@@ -152,14 +161,14 @@ $(OUTPUT)/wl/%.o: workloads/lib/%.c | $(OUTPUT)/wl
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
-$(OUTPUT)/workloads/%: workloads/%.c $(WL_LIB_OBJS) | $(OUTPUT)/workloads
+$(OUTPUT)/workloads/%: workloads/%.c $(WL_OWN_OBJS) $(SHARED_LIB) | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/$*.d $< $(WL_LIB_OBJS) -ljson-c -lz -lpthread -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/$*.d $< $(WL_OWN_OBJS) $(SHARED_LIB) -ljson-c -lz -lpthread -lm -o $@
 
 $(URING_LIB_OBJS): CFLAGS += $(URING_CFLAGS)
-$(OUTPUT)/workloads/uring-%: workloads/uring-%.c $(WL_LIB_OBJS) $(URING_LIB_OBJS) | $(OUTPUT)/workloads
+$(OUTPUT)/workloads/uring-%: workloads/uring-%.c $(WL_OWN_OBJS) $(URING_LIB_OBJS) $(SHARED_LIB) | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(URING_CFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/uring-$*.d $< $(WL_LIB_OBJS) $(URING_LIB_OBJS) \
+	$(Q)$(CC) $(CFLAGS) $(URING_CFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/uring-$*.d $< $(WL_OWN_OBJS) $(URING_LIB_OBJS) $(SHARED_LIB) \
 		$(URING_LIBS) -ljson-c -lz -lpthread -lm -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_LINK_OBJS) | $(OUTPUT)/tests

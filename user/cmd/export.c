@@ -25,7 +25,7 @@
 #include "cmd/export.h"
 #include "report/exposition.h"
 #include "trace/progstats.h"
-#include "wl.h"
+#include "opts.h"
 #include "zctrace.skel.h"
 
 enum { EXPORT_OPT_COMPLETE = 0x100, EXPORT_OPT_BPF_STATS };

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "cmd/listing.h"
 #include "mbdocs.h"
-#include "wl.h"
+#include "opts.h"
 #include "trace/workloads.h"
 
 #define MICRO_TITLE "MICROBENCHMARKS"

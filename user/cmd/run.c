@@ -29,7 +29,7 @@
 #include "cmd/run.h"
 #include "trace/target.h"
 #include "trace/tracer.h"
-#include "wl.h"
+#include "opts.h"
 #include "trace/workloads.h"
 #include "zctrace.skel.h"
 

@@ -19,7 +19,7 @@
 #include "os/clock.h"
 #include "cmd/sweep_axes.h"
 #include "trace/target.h"
-#include "wl.h"
+#include "opts.h"
 
 #define CHECK_TIMEOUT_MS 5000	/* a workload's parser answers --help at once */
 

@@ -8,7 +8,7 @@
 #include "report/report_json.h"
 #include "report/report_perf.h"
 #include "os/sysnames.h"
-#include "wl.h"
+#include "opts.h"
 
 static json_object *hist_json(const __u64 *vals, int nslots)
 {

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "mbdocs.h"
-#include "wl.h"
+#include "opts.h"
 #include "trace/workloads.h"
 
 /*
