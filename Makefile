@@ -57,7 +57,8 @@ ZCTRACE_BIN := zctrace
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps docs samples test test-kernels demo bench install uninstall deb-check clean sanitize fuzz fuzz-targets
+.PHONY: all deps docs samples test test-kernels demo bench install uninstall deb-check clean sanitize fuzz fuzz-targets \
+	bpf-alone
 all: $(ZCTRACE_BIN) $(WL_BINS) $(UNIT_BINS) $(OUTPUT)/docs.stamp
 
 deps:
@@ -88,6 +89,37 @@ $(OUTPUT)/zctrace_compat.bpf.o: bpf/zctrace.bpf.c $(OUTPUT)/vmlinux.h $(OUTPUT)/
 			> $$o.layout || exit 1; done
 	$(Q)cmp -s $(OUTPUT)/zctrace.bpf.o.layout $@.layout || \
 		{ echo "$@: its global variables lie elsewhere than zctrace.bpf.o's" >&2; rm -f $@; exit 1; }
+
+# Each part of the BPF object (bpf/*.bpf.c) and each of its headers compiles alone, with the
+# object's flags and warnings as errors, as both objects: a part includes what it uses, so the order
+# zctrace.bpf.c includes them in is the object's layout only. Checked by the compiler's front end
+# (-fsyntax-only); a stamp in $(OUTPUT)/alone for each.
+BPF_ALONE_SRCS := $(filter-out bpf/zctrace.bpf.c,$(wildcard bpf/*.bpf.c)) $(wildcard bpf/*.bpf.h)
+BPF_ALONE_STAMPS := $(patsubst bpf/%,$(OUTPUT)/alone/%.ok,$(BPF_ALONE_SRCS)) \
+	$(patsubst bpf/%,$(OUTPUT)/alone/%.compat.ok,$(BPF_ALONE_SRCS))
+BPF_ALONE_CC = $(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -MMD -MP -MT $@ -MF $@.d \
+	-I$(OUTPUT) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -fsyntax-only
+bpf-alone: $(BPF_ALONE_STAMPS)
+
+$(OUTPUT)/alone:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/alone/%.bpf.c.ok: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)/alone
+	$(call msg,ALONE,$<)
+	$(Q)$(BPF_ALONE_CC) $< && touch $@
+
+$(OUTPUT)/alone/%.bpf.c.compat.ok: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)/alone
+	$(call msg,ALONE,$< (compat))
+	$(Q)$(BPF_ALONE_CC) -DZCT_COMPAT $< && touch $@
+
+# a header as a part that includes it sees it: its unused functions are no part's
+$(OUTPUT)/alone/%.bpf.h.ok: bpf/%.bpf.h $(OUTPUT)/vmlinux.h | $(OUTPUT)/alone
+	$(call msg,ALONE,$<)
+	$(Q)$(BPF_ALONE_CC) -include $< -x c /dev/null && touch $@
+
+$(OUTPUT)/alone/%.bpf.h.compat.ok: bpf/%.bpf.h $(OUTPUT)/vmlinux.h | $(OUTPUT)/alone
+	$(call msg,ALONE,$< (compat))
+	$(Q)$(BPF_ALONE_CC) -DZCT_COMPAT -include $< -x c /dev/null && touch $@
 
 # an empty program at each of zctrace's attach points, for zctrace floor
 $(OUTPUT)/floor.bpf.c: $(OUTPUT)/zctrace.bpf.o tools/gen-floor.py

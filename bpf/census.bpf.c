@@ -3,8 +3,10 @@
  * The census's task iterator: each live thread's counters (census.bpf.h), written whole for user
  * space to read at each census read. A thread that has exited is passed by: its last counters
  * went to the ring buffer.
- * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h).
+ * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone).
  */
+#include "common.bpf.h"
+#include "census.bpf.h"
 
 SEC("iter/task")
 int census_iter(struct bpf_iter__task *ctx)

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The census's counting (zctrace.h, struct census_thread): each thread's copies in the thread
- * itself, the copy sizes per CPU, and the thread's last counters sent as it exits. Included by
- * common.bpf.h before the counting it serves (count_copies()).
+ * itself, the copy sizes per CPU, and the thread's last counters sent as it exits. The counting
+ * it serves is slots.bpf.h's (count_copies()).
  */
 #ifndef ZCTRACE_CENSUS_BPF_H
 #define ZCTRACE_CENSUS_BPF_H
+#include "common.bpf.h"
+#include "settings.bpf.h"
+#include "filter.bpf.h"
 
 /* user space: the census counts in the threads (its task iterator attached), not in the sites hash */
 const volatile __u8 census_threads = 0;

@@ -6,8 +6,11 @@
  * follow. The same work as the tracepoints' programs (on_syscall(), on_sys_exit()), from the
  * same user registers: the wrapper's one argument is the task's pt_regs, orig_ax its number.
  * Syscalls by number are then the I/O syscalls' alone, so user space reports none.
- * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h).
+ * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone).
  */
+#include "common.bpf.h"
+#include "file.bpf.h"
+#include "syscalls.bpf.h"
 
 #if defined(__TARGET_ARCH_x86)
 #define SYS_FUNC(name) "__x64_sys_" #name

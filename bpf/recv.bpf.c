@@ -5,9 +5,14 @@
  * notices; fexit or kprobe skb_copy_datagram_iter). UDP copies a linear skb with
  * copy_linear_skb(), inlined, with no event: udp_recv_copy is counted at the receive call's return
  * (sock.bpf.c).
- * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
- * site keeps all its flavours here, for every kernel.
+ * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
+ * its flavours here, for every kernel.
  */
+#include "common.bpf.h"
+#include "settings.bpf.h"
+#include "filter.bpf.h"
+#include "slots.bpf.h"
+#include "zerocopy.bpf.h"
 
 /*
  * The receive site of an skb copied to user space, by its socket (a Unix skb's is its sender's), or

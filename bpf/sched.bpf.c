@@ -1,28 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Context switches and off-CPU time (tp_btf, raw_tp sched_switch), and the exec perf starts at.
- * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
- * site keeps all its flavours here, for every kernel.
+ * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
+ * its flavours here, for every kernel.
  */
-
-/* The census's switches and off-CPU time, by process. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_TARGETS);
-	__type(key, __u32);	/* tgid */
-	__type(value, struct sched_stats);
-} sched SEC(".maps");
-
-/*
- * A run's, summed over its targets (user space reads no more), per CPU: no lookup by process, and
- * plain adds, since sched_switch runs with interrupts off and nothing else writes them.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sched_stats);
-} sched_cpu SEC(".maps");
+#include "common.bpf.h"
+#include "settings.bpf.h"
+#include "maps.bpf.h"
+#include "filter.bpf.h"
+#include "sockcall.bpf.h"
+#include "sched.bpf.h"
 
 /* An add to a switch figure: plain on this CPU's sum, atomic on the census's shared one. */
 static __always_inline void sched_add(__u64 *v, __u64 n)
@@ -50,44 +37,6 @@ static __always_inline struct sched_stats *sched_of(__u32 tgid)
 	return st;
 }
 
-#ifndef ZCT_COMPAT
-struct cpu_sum {
-	__u64 switches;
-};
-
-static long add_cpu_switches(__u32 cpu, struct cpu_sum *sum)
-{
-	__u32 zero_key = 0;
-	struct sched_stats *st = bpf_map_lookup_percpu_elem(&sched_cpu, &zero_key, cpu);
-
-	if (st)
-		sum->switches += st->voluntary + st->involuntary;
-	return 0;
-}
-#endif
-
-/*
- * The switches counted so far for @tgid: for a run, those of all its targets, which before the
- * first target's exec are its own (the others are its children, made after it).
- */
-static __always_inline __u64 switches_so_far(__u32 tgid)
-{
-	struct sched_stats *st;
-
-	if (trace_all) {
-		st = bpf_map_lookup_elem(&sched, &tgid);
-		return st ? st->voluntary + st->involuntary : 0;
-	}
-#ifdef ZCT_COMPAT
-	return misc.switches_compat;
-#else
-	struct cpu_sum sum = {};
-
-	bpf_loop(nr_cpus, add_cpu_switches, &sum, 0);
-	return sum.switches;
-#endif
-}
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -99,7 +48,7 @@ struct {
 /*
  * ... the same for tp_btf, whose task pointers the verifier trusts: the time sits in the task
  * itself, with no hash update on the way out and no lookup and delete on the way back. Beside it,
- * the socket call the task was in as it left (common.bpf.h's sock_call_slots), for its CPU's slot
+ * the socket call the task was in as it left (maps.bpf.h's sock_call_slots), for its CPU's slot
  * when it comes back.
  */
 struct task_sched {

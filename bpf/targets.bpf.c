@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Target filter: the traced processes follow forks and exits (tp_btf, raw_tp).
- * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
- * site keeps all its flavours here, for every kernel.
+ * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
+ * its flavours here, for every kernel.
  */
+#include "common.bpf.h"
+#include "settings.bpf.h"
+#include "maps.bpf.h"
+#include "filter.bpf.h"
+#include "census.bpf.h"
 
 /* ---- target filter: follow forks ---------------------------------------------------------- */
 

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * USDT: the workloads' own copies (user_copy), their measured phase and microbenchmark steps.
- * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
- * site keeps all its flavours here, for every kernel.
+ * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
+ * its flavours here, for every kernel.
  */
+#include "common.bpf.h"
+#include "settings.bpf.h"
+#include "filter.bpf.h"
+#include "slots.bpf.h"
 
 /* ---- USDT: the workloads' own copies and their measured phase -------------------------------- */
 

@@ -2,14 +2,24 @@
 /*
  * zctrace's BPF object: copy sites, context switches, syscalls and page faults of the traced
  * processes, aggregated in maps. Each site's flavours (fentry/fexit, kprobe, tp_btf, raw_tp) live
- * in that site's file, sharing maps and the target filter through common.bpf.h; user space
- * autoloads one flavour per site. One compile unit, so the skeleton stays one object.
+ * in that site's file, sharing settings, maps, the target filter and the counting through the
+ * headers each file includes itself; user space autoloads one flavour per site. One compile
+ * unit, so the skeleton stays one object.
+ *
+ * Every part compiles alone (make bpf-alone), so the order below is not needed to compile: it is
+ * the order the object lays out its variables, maps and programs in (a header's definitions land
+ * where it is first included), kept as it was.
  */
 #include "common.bpf.h"
+#include "settings.bpf.h"
+#include "maps.bpf.h"
+#include "filter.bpf.h"
+#include "sockcall.bpf.h"
+#include "slots.bpf.h"
 
 #include "targets.bpf.c"
 #include "sched.bpf.c"
-#include "boundary.bpf.c"
+#include "boundary.bpf.h"
 #include "pipe.bpf.c"
 #include "sock.bpf.c"
 #include "file.bpf.c"

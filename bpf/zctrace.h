@@ -37,7 +37,7 @@
 /*
  * Logical copy sites of the ledger, in the order a byte meets them: file read, user, kernel, file
  * write, pipe, network. Reports print them in this order. Each one is a row of the probe table
- * (user/sites.c): docs/ARCHITECTURE.md, "Add a site".
+ * (user/trace/sites.c): docs/ARCHITECTURE.md, "Add a site".
  */
 enum site {
 	SITE_DIRECT_IO,		/* read()/write() on an O_DIRECT file: the device's DMA to or from user pages */
@@ -119,7 +119,7 @@ struct syscall_counts {
 };
 
 /*
- * The last TCP send's mark on a CPU (boundary.bpf.c), for its syscall's exit: what it returned,
+ * The last TCP send's mark on a CPU (boundary.bpf.h), for its syscall's exit: what it returned,
  * and whose it was.
  */
 struct send_mark {
@@ -139,7 +139,7 @@ struct send_mark {
  * - memo: the target filter's last verdict, tgid << 32 | generation << 1 | verdict, one word so
  *   that a program preempted on the same CPU never reads half of another's. Most events come from
  *   the task that ran the last one, and this costs less than the targets hash's lookup.
- * - mark: the last TCP send's (boundary.bpf.c).
+ * - mark: the last TCP send's (boundary.bpf.h).
  * - counts: the targets' syscalls on this CPU, added by sys_enter alone (it does not nest on a
  *   CPU), summed by user space.
  */

@@ -4,9 +4,18 @@
  * the error queue's, io_uring's notification CQEs), the copy on delivery (deferred_copy: fentry or
  * kprobe skb_copy_ubufs, or the zerocopy skbs that reach delivery), and the zerocopy skbs' path
  * (zc_path).
- * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h): each
- * site keeps all its flavours here, for every kernel.
+ * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
+ * its flavours here, for every kernel.
  */
+#include "common.bpf.h"
+#include "settings.bpf.h"
+#include "maps.bpf.h"
+#include "filter.bpf.h"
+#include "slots.bpf.h"
+#include "boundary.bpf.h"
+#include "file.bpf.h"
+#include "send.bpf.h"
+#include "zerocopy.bpf.h"
 
 /* Where the targets' zerocopy skbs went: device, namespace, stage. */
 struct {
@@ -17,65 +26,6 @@ struct {
 } zc_path SEC(".maps");
 
 /* ---- zerocopy completion notices and receive copies ---------------------------------------- */
-
-struct zc_walk {
-	__u64 sk;
-	__u32 lo;
-	__u32 tgid;
-	__u32 copied;
-	__u32 pad;
-	__u64 calls;
-	__u64 unmatched;
-	__u64 bytes;
-};
-
-/* The most send calls one notice completes that its walk looks up (the rest: unmatched). */
-#define ZCT_ZC_WALK_MAX ZCT_TURNS(MAX_ZC_CALLS)
-
-static long zc_walk_one(__u32 i, struct zc_walk *w)
-{
-	struct zc_key key = { .sk = w->sk, .id = w->lo + i };
-	__u64 *bytes = bpf_map_lookup_elem(&zc_calls, &key);
-
-	if (!bytes) {
-		w->unmatched++;
-		return 0;
-	}
-	w->calls++;
-	if (w->copied)
-		w->bytes += *bytes;
-	bpf_map_delete_elem(&zc_calls, &key);
-	return 0;
-}
-
-/* A zerocopy notice read from the error queue names the send calls lo..hi it completes. */
-static __always_inline void on_zc_notice(const struct sk_buff *skb, __u32 tgid)
-{
-	struct sock_exterr_skb *serr = (void *)skb + bpf_core_field_offset(struct sk_buff, cb);
-	struct zc_walk walk = { .tgid = tgid };
-	__u8 origin = BPF_CORE_READ(serr, ee.ee_origin);
-	__u32 hi, n;
-
-	if (origin != ZCT_EE_ORIGIN_ZEROCOPY)
-		return;
-	walk.sk = (__u64)BPF_CORE_READ(skb, sk);
-	walk.lo = BPF_CORE_READ(serr, ee.ee_info);
-	hi = BPF_CORE_READ(serr, ee.ee_data);
-	walk.copied = BPF_CORE_READ(serr, ee.ee_code) & ZCT_EE_CODE_ZEROCOPY_COPIED;
-	n = hi - walk.lo + 1;
-	ZCT_LOOP(n, ZCT_ZC_WALK_MAX, zc_walk_one, &walk);
-	if (n > ZCT_ZC_WALK_MAX)
-		walk.unmatched += n - ZCT_ZC_WALK_MAX;
-
-	if (!counting())
-		return;
-	__sync_fetch_and_add(&misc.zc_notices, 1);
-	if (walk.copied)
-		__sync_fetch_and_add(&misc.zc_notices_copied, 1);
-	__sync_fetch_and_add(&misc.zc_calls_completed, walk.calls);
-	__sync_fetch_and_add(&misc.zc_calls_unmatched, walk.unmatched);
-	__sync_fetch_and_add(&misc.zc_bytes_copied_notice, walk.bytes);
-}
 
 /*
  * io_uring's notification CQEs: one per SEND_ZC (SENDMSG_ZC) request, posted once the kernel has
@@ -134,7 +84,7 @@ static __always_inline void on_uring_notice(struct io_kiocb *req)
 /* Set before load: which of io_uring_complete's jobs the chosen probes gave it. */
 const volatile __u8 uring_notices = 0;	/* zc_notices: the SEND_ZC notifications */
 const volatile __u8 uring_account = 0;	/* the boundary account: the bytes of each request */
-/* ... and the file sites: uring_file_sites (file.bpf.c) */
+/* ... and the file sites: uring_file_sites (file.bpf.h) */
 const volatile __u8 uring_kind_of[MAX_URING_OPS] = {};	/* enum io_kind by opcode */
 
 /*

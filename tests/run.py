@@ -430,6 +430,19 @@ def probes_report():
         r"not in this kernel", p.stdout, re.M)), p.stdout
 
 
+def bpf_files_compile_alone():
+    """Each BPF part and header includes what it uses: make bpf-alone compiles every one alone."""
+    if not shutil.which("make") or not shutil.which("clang"):
+        raise Skip("no make or clang here")
+    p = subprocess.run(["make", "-s", "-j2", "bpf-alone"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
+    parts = [f for f in os.listdir(os.path.join(ROOT, "bpf")) if f.endswith((".bpf.c", ".bpf.h"))]
+    done = os.listdir(os.path.join(ROOT, ".output", "alone"))
+    missing = [f"{f}{c}.ok" for f in parts if f != "zctrace.bpf.c" for c in ("", ".compat")
+               if f"{f}{c}.ok" not in done]
+    assert not missing, f"not checked alone: {missing}"
+
+
 def best_method(site):
     p = zctrace("probes")
     m = re.search(rf"^{site}\s+(\w+)", p.stdout, re.M)
@@ -5977,7 +5990,7 @@ def main():
     if os.geteuid() != 0:
         print("tests need root (BPF, perf counters)", file=sys.stderr)
         return 2
-    tests = [unit_tests, probes_report, json_schema, prog_stats_reported, hw_counters_reported_honestly,
+    tests = [unit_tests, probes_report, bpf_files_compile_alone, json_schema, prog_stats_reported, hw_counters_reported_honestly,
              perf_roles_by_process, perf_counter_paths_simulated]
     for w in EXPECT:
         for size in SIZES:

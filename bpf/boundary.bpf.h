@@ -1,12 +1,18 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The boundary account: the bytes each I/O call of the targets moved between user memory and the
  * kernel, by call and file type, counted at the call's return, apart from every copy site. User
  * space holds it against the sites that explain such bytes; what none explains is "unattributed".
  * Here too the send marks a TCP send leaves for its syscall's exit, so that the exit need not read
- * the descriptor to know the call was TCP's.
- * One part of zctrace.bpf.c's object (it includes every part after common.bpf.h).
+ * the descriptor to know the call was TCP's. No program of its own: the syscall exits (file.bpf.h),
+ * the sends (send.bpf.c) and io_uring's completions (zerocopy.bpf.c) call it.
  */
+#ifndef ZCTRACE_BOUNDARY_BPF_H
+#define ZCTRACE_BOUNDARY_BPF_H
+#include "common.bpf.h"
+#include "settings.bpf.h"
+#include "maps.bpf.h"
+#include "slots.bpf.h"
 
 const volatile __u8 track_boundary = 0;	/* keep the account (user space: the boundary probe chose) */
 
@@ -260,3 +266,5 @@ static __always_inline void account_syscall(const struct io_call *call, long ret
 		break;
 	}
 }
+
+#endif /* ZCTRACE_BOUNDARY_BPF_H */
