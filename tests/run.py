@@ -4,7 +4,7 @@
 Every end-to-end test asserts kernel figures against independent ones (the workload's own byte
 counts, the traffic a helper process generated), exactly. Ends with 'N passed, N failed, N skipped'.
 """
-import atexit
+
 import csv
 import json
 import os
@@ -22,113 +22,18 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# the binaries under test; make sanitize points these at its ASan + UBSan build (zctrace itself
-# finds the workloads through ZCTRACE_WORKLOADS too)
-ZCTRACE = os.environ.get("ZCTRACE_BIN") or os.path.join(ROOT, "zctrace")
-WORKLOADS = os.environ.get("ZCTRACE_WORKLOADS") or os.path.join(ROOT, ".output", "workloads")
-UNIT_TESTS = os.environ.get("ZCTRACE_UNIT_TESTS") or os.path.join(ROOT, ".output", "tests")
-TIMEOUT = 120  # no single zctrace run may take longer
-
-results = {"passed": 0, "failed": 0, "skipped": 0}
-
-
-class Skip(Exception):
-    pass
-
-
-def test(fn):
-    """Runs one test and records its outcome."""
-    name = fn.__name__
-    start = time.monotonic()
-    try:
-        fn()
-    except Skip as e:
-        results["skipped"] += 1
-        print(f"SKIP {name}: {e}", flush=True)
-        return
-    except AssertionError as e:
-        results["failed"] += 1
-        print(f"FAIL {name}: {e}", flush=True)
-        return
-    except Exception as e:  # a crash in a test is a failure, not an abort of the suite
-        results["failed"] += 1
-        print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
-        return
-    results["passed"] += 1
-    print(f"PASS {name} ({time.monotonic() - start:.1f}s)", flush=True)
-
-
-def zctrace(*args, timeout=TIMEOUT, env=None):
-    return subprocess.run([ZCTRACE, *args], capture_output=True, text=True, timeout=timeout, env=env)
-
-
-def traced(workload, *wargs, extra=(), env=None):
-    """Runs a workload under zctrace with --json; returns (process, ledger dict), of the first run
-    in which the kernel skipped no run of zctrace's programs (unskipped())."""
-    return unskipped(lambda attempt: traced_once(workload, *wargs, extra=extra, env=env))
-
-
-def traced_once(workload, *wargs, extra=(), env=None):
-    with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        p = zctrace("run", "--no-hist", "--json", f.name, *extra, workload, *wargs, env=env)
-        try:
-            ledger = json.load(open(f.name))
-        except ValueError:
-            raise AssertionError(f"no JSON ledger; exit {p.returncode}; stderr: {p.stderr.strip()[-300:]}")
-    return p, ledger
-
-
-def ownerless_zc_skbs(led):
-    """The bytes of a run's zerocopy skbs that were copied on delivery for no known sender: where
-    every skb zc_path saw arrive was counted (receive row = deferred_copy) yet deferred_copy falls
-    short of the pins. The tracepoint path then missed noting those skbs' owner as they left; a rare
-    loss (about 1 run in 60 of a 2-thread veth ledger on 6.18), not understood yet, which the
-    ledger's own check reports. 0 otherwise."""
-    sites = led.get("sites") or {}
-    pin = (sites.get("zc_pin") or {}).get("bytes", 0)
-    dc = (sites.get("deferred_copy") or {}).get("bytes", 0)
-    rcv = sum(r["bytes"] for r in (led.get("zerocopy_path") or []) if r["stage"] == "receive")
-    return pin - dc if 0 < dc < pin and rcv == dc else 0
-
-
-def unskipped(run, attempts=3, short=None):
-    """run(attempt) -> (process, JSON ledger, ...), repeated while the kernel skipped runs of
-    zctrace's programs (it does not nest BPF programs on a CPU: an interrupt's softirq inside one
-    finds a kprobe program, or the same tp_btf program, busy). Such a run's figures may be short,
-    and it must say so: its "no program run skipped" check fails and it exits non-zero. A run with
-    zerocopy skbs of no known sender (ownerless_zc_skbs()) is made once more too, and so is one
-    whose figures @short(run) finds short on a kernel that does not count the kprobe runs it skips
-    (before 6.7: the ledger's program_runs_skipped says "uncounted"), up to the last attempt,
-    which is returned as it is. Returns the first run with none of these."""
-    for attempt in range(attempts):
-        res = run(attempt)
-        p, led = res[0], res[1]
-        skipped = led.get("program_runs_skipped") or {"total": 0}
-        if not skipped["total"]:
-            last = attempt == attempts - 1
-            if ownerless_zc_skbs(led) and not last:
-                print(f"  (zerocopy skbs whose sender was never noted: {ownerless_zc_skbs(led)} B; once more)", flush=True)
-                continue
-            why = short(res) if short and skipped.get("uncounted") and not last else None
-            if why:
-                print(f"  ({why}, where the kernel does not count the kprobe runs it skips; once more)", flush=True)
-                continue
-            return res
-        failed = [c["name"] for c in led.get("checks", []) if not c["ok"]]
-        assert "no program run skipped" in failed and p.returncode != 0, (skipped, failed, p.returncode)
-        print(f"  (the kernel skipped runs: {skipped['by_program']}; once more)", flush=True)
-    raise AssertionError(f"the kernel skipped runs of zctrace's programs in {attempts} attempts: {skipped}")
-
-
-def site_bytes(ledger, site):
-    s = ledger["sites"][site]
-    assert s is not None, f"{site} not measured"
-    return s["bytes"]
-
-
-def assert_eq(what, got, want):
-    assert got == want, f"{what}: kernel {got} != expected {want}"
+from harness import (
+    LIST_PROGS, PERF_DERIVED, ROOT, TIMEOUT, UNIT_TESTS, WORKLOADS, ZCTRACE, alive, asan_build, assert_eq,
+    assert_nothing_left, bpf_fds_of, descendants, detach_children, group_members, has_hw_pmu, proc_start,
+    read_csv, refused, results, scratch, site_bytes, Skip, sweep, test, traced, traced_cmd, traced_once,
+    unskipped, wait_bpf_released, watched_run, zctrace, zctrace_lines, zctrace_named, zctrace_programs,
+    zombie)
+from checks import (
+    COPY_SITES, EXPECT, FILE_SITES, FILE_SIZE, KERNEL, MESSAGES, NET_SITES, PIPE_EXPECT, PIPE_MESSAGES,
+    PIPE_SITES, SIZES, TOP_PROGRAM, best_method, check_file_ledger, check_pipe_ends, check_pipe_ledger,
+    check_remote_ends, check_remote_udp_ends, check_sides, check_tcp_ledger, check_veth, deferred_want,
+    kernel_at_least, netns_holders, our_net_objects, pipe_paths_exact, probes_by_method, remote_ends_run,
+    unskipped_pair)
 
 
 # ---- unit tests ----
@@ -140,96 +45,6 @@ def unit_tests():
 
 
 # ---- the four TCP workloads: exact ledgers ----
-
-SIZES = {"1K": 1024, "64K": 65536, "1M": 1 << 20}
-MESSAGES = {"1K": "3000", "64K": "400", "1M": "24"}
-
-EXPECT = {
-    "tcp-twocopy": {"user_copy": "sent", "send_copy": "sent", "zc_pin": 0, "splice_ref": 0,
-                    "deferred_copy": 0},
-    "tcp-onecopy": {"user_copy": 0, "send_copy": "sent", "zc_pin": 0, "splice_ref": 0,
-                    "deferred_copy": 0},
-    "tcp-zerocopy": {"user_copy": 0, "send_copy": 0, "zc_pin": "sent", "splice_ref": 0,
-                     "deferred_copy": "sent"},
-    "tcp-sendfile": {"user_copy": 0, "send_copy": 0, "zc_pin": 0, "splice_ref": "sent",
-                     "deferred_copy": 0},
-    # io_uring: the same sites as send() and MSG_ZEROCOPY, whoever issues the request
-    "uring-send": {"user_copy": 0, "send_copy": "sent", "zc_pin": 0, "splice_ref": 0,
-                   "deferred_copy": 0},
-    "uring-sendzc": {"user_copy": 0, "send_copy": 0, "zc_pin": "sent", "splice_ref": 0,
-                     "deferred_copy": "sent"},
-}
-
-
-def deferred_want(led, sent):
-    """The deferred copies a ledger must show for @sent zerocopy bytes. Every method counts per skb
-    (fentry or kprobe skb_copy_ubufs, tp_btf netif_receive_skb) and sees each delivery: a segment
-    TCP sent again is copied again, and the zerocopy path counted what reached delivery."""
-    if not sent:
-        return sent
-    delivered = sum(e["bytes"] for e in led["zerocopy_path"] or () if e["stage"] == "receive")
-    assert delivered >= sent, f"zerocopy bytes delivered {delivered} < sent {sent}"
-    return delivered
-
-
-def check_tcp_ledger(workload, size, threads, peer=(), runner=None):
-    p, led = (runner or traced)(workload, "--size", size, "--threads", str(threads), "--messages",
-                                MESSAGES[size], *peer)
-    assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-1500:]} {p.stderr[-300:]}"
-    wl = led["workload"]
-    n = int(MESSAGES[size]) * threads
-    assert_eq("messages", wl["messages"], n)
-    sent = wl["bytes"]
-    assert_eq("workload bytes sent", sent, n * SIZES[size])
-    assert_eq("workload bytes received", wl["bytes_received"], sent)
-    # the kernel's figures, against the workload's own count
-    assert_eq("recv_copy", site_bytes(led, "recv_copy"), wl["bytes_received"])
-    # the calls' own account, apart from the sites: every byte across the boundary, none unattributed
-    account = {(r["group"]): 0 for r in led["boundary"]["calls"]}
-    for r in led["boundary"]["calls"]:
-        account[r["group"]] += r["bytes"]
-    # sendfile() moves page references, not bytes from user memory: no send call carries them
-    assert_eq("TCP send calls' bytes", account.get("TCP/UDP send", 0), 0 if workload == "tcp-sendfile" else sent)
-    assert_eq("TCP receive calls' bytes", account.get("TCP receive"), wl["bytes_received"])
-    assert_eq("unattributed", led["unattributed"], 0)
-    for site in PIPE_SITES:  # a receiver process's result crosses no pipe either
-        assert_eq(site, site_bytes(led, site), 0)
-    for site, want in EXPECT[workload].items():
-        want = sent if want == "sent" else want
-        if site == "deferred_copy":
-            want = deferred_want(led, want)
-        assert_eq(site, site_bytes(led, site), want)
-    if workload.startswith("uring-"):
-        # the requests' bytes in the boundary account, as a syscall's would be, under their opcode
-        op = "io_uring SEND_ZC" if workload == "uring-sendzc" else "io_uring SEND"
-        rows = [r for r in led["boundary"]["calls"] if r["call"] == op and r["file"] == "TCP socket"]
-        assert rows and sum(r["bytes"] for r in rows) == sent, led["boundary"]["calls"]
-        assert_eq(f"{op} requests", sum(r["calls"] for r in rows), 8 * n)  # one per field
-    if EXPECT[workload].get("send_copy") == "sent" and not workload.startswith("uring-"):
-        # a copying send is one copy, whatever it moved and on every flavour (the loop's chunks are
-        # not); an io_uring request sent short is sent again by the kernel, a call of its own
-        sends = sum(r["calls"] for r in led["boundary"]["calls"]
-                    if r["group"] == "TCP/UDP send" and r["file"] == "TCP socket")
-        assert_eq("send_copy copies == TCP send calls", led["sites"]["send_copy"]["count"], sends)
-    if workload == "tcp-twocopy":
-        # one USDT per message, 8 field memcpys each
-        assert_eq("user_copy count", led["sites"]["user_copy"]["count"], 8 * n)
-    if "zerocopy" in wl:
-        # MSG_ZEROCOPY's error-queue notices, or io_uring's notification CQEs (one per SEND_ZC)
-        zc, notices = wl["zerocopy"], led["zerocopy_notices"]
-        said = zc.get("usage_reports", True)  # io_uring's notifications say "copied" only if asked
-        assert_eq("COPIED notices", notices["notices_copied"], zc["notices_copied"] if said else 0)
-        assert_eq("notices", notices["notices"], zc["notices"])
-        assert_eq("completed calls", notices["calls_completed"], zc["completed"])
-        assert_eq("notices with no send seen", notices["calls_unmatched"], 0)
-        # every call completed once; the ranges may arrive out of order (an skb retransmitted on a
-        # loaded machine is freed late), which the workload counts as gaps: reported, not a fault
-        assert_eq("completed calls == sends", zc["completed"], zc["sends"])
-        # on loopback and veth every byte is copied on delivery, and the notices say so
-        assert_eq("bytes of COPIED notices", notices["bytes_copied_notice"], sent if said else 0)
-    assert all(c["ok"] for c in led["checks"]), [c for c in led["checks"] if not c["ok"]]
-    return led
-
 
 def make_tcp_test(workload, size, threads):
     def t():
@@ -286,14 +101,6 @@ def prog_stats_reported():
 
 HW_COUNTERS = ("cycles", "instructions", "cache-misses", "branch-misses", "L1-dcache-load-misses", "LLC-loads",
                "LLC-load-misses")
-PERF_DERIVED = ["cycles_per_byte", "ipc", "l1d_misses_per_kib", "llc_misses_per_kib", "llc_miss_rate",
-                "cache_misses_per_kib", "branch_misses_per_kib", "task_clock_ns_per_byte"]
-
-
-def has_hw_pmu():
-    """A CPU PMU: the legacy 'cpu' one, or a hybrid CPU's cpu_core/cpu_atom."""
-    devs = os.listdir("/sys/bus/event_source/devices")
-    return "cpu" in devs or any(d.startswith("cpu_") for d in devs)
 
 
 def perf_table(out):
@@ -430,13 +237,6 @@ def probes_report():
         r"not in this kernel", p.stdout, re.M)), p.stdout
 
 
-def best_method(site):
-    p = zctrace("probes")
-    m = re.search(rf"^{site}\s+(\w+)", p.stdout, re.M)
-    reason = re.search(rf"refused fentry: (.*)", p.stdout)
-    return m.group(1) if m else None, reason.group(1) if reason else ""
-
-
 def fentry_path():
     method, why = best_method("recv_copy")
     if method != "fentry":
@@ -458,27 +258,11 @@ def kprobe_path():
 
 # ---- every method, site by site: what the kernel offers runs exactly, what it lacks says why ----
 
-FILE_SITES = ("file_read_copy", "file_write_copy", "kernel_copy")
-KERNEL = os.environ.get("ZCTRACE_KERNEL_UNDER_TEST")  # set inside make test-kernels' guests
-
-
-def kernel_at_least(major, minor):
-    """Whether the running kernel is Linux @major.@minor or later."""
-    return tuple(map(int, re.match(r"(\d+)\.(\d+)", os.uname().release).groups())) >= (major, minor)
-
-
 # io_uring's zerocopy send (IORING_OP_SEND_ZC) came with 6.0
 SEND_ZC = kernel_at_least(6, 0)
-COPY_SITES = ("send_copy", "zc_pin", "splice_ref", "deferred_copy", "recv_copy")
+
 # the attach points whose absence makes a site "not supported", by the method that needs them
 LACKS = re.compile(r"not in this kernel|not in kernel BTF|not in /proc/kallsyms")
-
-
-def probes_by_method(method):
-    p = zctrace("probes", f"--method={method}")
-    assert p.returncode == 0, p.stderr
-    chosen = dict(re.findall(r"^(\w+)\s+(fentry|kprobe|tp_btf|raw_tp|usdt|none)\s", p.stdout, re.M))
-    return chosen, p.stdout
 
 
 def make_method_matrix_test(method):
@@ -603,10 +387,6 @@ def unrelated_traffic_not_counted():
     finally:
         busy.send_signal(signal.SIGTERM)
         busy.wait(timeout=30)
-
-
-def traced_cmd(cmd, extra=()):
-    return unskipped(lambda attempt: traced_once("--", *cmd, extra=extra))
 
 
 # A helper program in Python: forked children, one after another, each send their N bytes over
@@ -901,79 +681,6 @@ def failing_command_fails_run():
 
 # ---- file workloads: exact ledgers, cache state and syscalls per chunk ----
 
-FILE_SIZE = 5_000_000  # not a multiple of a page or of a chunk: the tails are counted too
-FILE_EXPECT = {
-    # site -> "file" (the file's size), "sent", "received" or 0
-    "file-readwrite": {"file_read_copy": "file", "file_write_copy": "file", "kernel_copy": 0},
-    "file-sendfile": {"file_read_copy": 0, "file_write_copy": 0, "kernel_copy": "file"},
-    "file-splice": {"file_read_copy": 0, "file_write_copy": 0, "kernel_copy": "file", "pipe_ref": "file"},
-    "file-copyrange": {"file_read_copy": 0, "file_write_copy": 0, "kernel_copy": "file"},
-    "serve-readsend": {"file_read_copy": "sent", "send_copy": "sent", "splice_ref": 0,
-                       "recv_copy": "received", "file_write_copy": 0, "kernel_copy": 0},
-    "serve-sendfile": {"file_read_copy": 0, "send_copy": 0, "splice_ref": "sent",
-                       "recv_copy": "received", "file_write_copy": 0, "kernel_copy": 0},
-}
-NET_SITES = ("send_copy", "zc_pin", "splice_ref", "deferred_copy", "recv_copy")
-
-
-def check_file_ledger(workload, cache, size=None, threads=1, extra=(), unmeasured=()):
-    """@unmeasured: sites this kernel cannot measure with the method asked (extra): the ledger
-    must show them as not measured, and fail for that reason alone."""
-    args = ["--file-size", str(FILE_SIZE), "--cache", cache]
-    if size:
-        args += ["--size", size]
-    if workload.startswith("serve-"):
-        args += ["--threads", str(threads)]
-    p, led = traced(workload, *args, extra=extra)
-    assert p.returncode == (1 if unmeasured else 0), f"exit {p.returncode}: {p.stdout[-1500:]} {p.stderr[-300:]}"
-    wl = led["workload"]
-    assert wl["verified"] is True, "the workload's own check of the data failed"
-    assert_eq("file size", wl["file_size"], FILE_SIZE)
-    want = {"file": FILE_SIZE, "sent": wl["bytes"], "received": wl.get("bytes_received"), 0: 0}
-    expect = dict(FILE_EXPECT[workload])
-    if workload.startswith("file-"):
-        assert_eq("bytes copied", wl["bytes"], FILE_SIZE)
-        expect.update({s: 0 for s in NET_SITES})
-    else:
-        assert_eq("bytes served", wl["bytes"], FILE_SIZE * threads)
-        assert_eq("bytes received", wl["bytes_received"], FILE_SIZE * threads)
-    expect["user_copy"] = 0
-    for site in ("pipe_write_copy", "pipe_ref", "pipe_read_copy"):
-        expect.setdefault(site, 0)
-    for site, w in expect.items():
-        if site in unmeasured:
-            assert led["sites"][site] is None, f"{site}: unmeasured site shown as figures"
-            continue
-        assert_eq(site, site_bytes(led, site), want[w])
-    # the cache state the workload claims, confirmed by the kernel's page-cache insertions
-    pages = wl["source"]["pages"]
-    assert_eq("source pages", pages, -(-FILE_SIZE // wl["page_size"]))
-    added = led["page_cache"]["source_pages_added"]
-    if cache == "cold":
-        assert_eq("cold: resident before", wl["source"]["resident_before"], 0)
-        assert added * 100 >= pages * 99, f"cold run brought {added} of {pages} pages in"
-    else:
-        assert_eq("warm: resident before", wl["source"]["resident_before"], pages)
-        assert added * 100 <= pages, f"warm run brought {added} of {pages} pages in"
-    # every call the workload made entered the kernel once, in the measured phase
-    for name, n in wl["calls"].items():
-        assert_eq(f"{name} calls", led["phase_syscalls"].get(name, 0), n)
-        if wl["chunks"] is not None:
-            chunks = wl["chunks"]
-            assert chunks == threads * -(-FILE_SIZE // wl["size"]), (chunks, wl["size"])
-            assert_eq(f"{name} calls per chunk", n, chunks * wl["per_chunk"][name])
-    assert led["phase_syscalls_per_mib"] > 0
-    failed = [c for c in led["checks"] if not c["ok"]]
-    # what an unmeasured site would have counted stays in the ledger, unattributed
-    unattributed = [c for c in failed if c["name"] == "no unattributed bytes"]
-    if unmeasured and unattributed:
-        assert "a site not measured" in unattributed[0]["detail"] and led["unattributed"] > 0, unattributed
-        failed.remove(unattributed[0])
-    assert all(c["name"].split(" ")[0] in unmeasured and "not measured" in c["detail"] for c in failed), failed
-    assert {c["name"].split(" ")[0] for c in failed} == set(unmeasured), (failed, unmeasured)
-    return led
-
-
 def make_file_test(workload, cache, size=None, threads=1):
     def t():
         check_file_ledger(workload, cache, size, threads)
@@ -1039,12 +746,6 @@ def file_workload_bad_options():
     assert "[FAIL] workload succeeded" in p.stdout, p.stdout[-300:]
 
 
-def asan_build(workload):
-    """The workload binary carries AddressSanitizer (make sanitize): its shadow memory faults too."""
-    with open(os.path.join(WORKLOADS, workload), "rb") as f:
-        return b"__asan_init" in f.read()
-
-
 def check_can_fail():
     """The checks are real: tcp-onecopy's expectation (user_copy == 0) applied to the twocopy
     binary, which does copy in user space, must fail. ZCTRACE_WORKLOADS swaps the binary in."""
@@ -1081,8 +782,6 @@ FIGURE_PX = (1600, 1000)
 PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] (\S+) size=(\w+) threads=(\d+) rep=(\d+): (ok|check_failed|error|timeout|"
                       r"interrupted)( [\d.]+ Gbit/s)?.* \(elapsed \d+s, ETA \d+s\)$")
 
-scratch = tempfile.mkdtemp(prefix="zctrace-tests.")
-atexit.register(shutil.rmtree, scratch, ignore_errors=True)
 sweep_cache = {}
 
 
@@ -1632,17 +1331,6 @@ MICRO_TESTS += [micro_fileread_pages_exact, micro_fileread_warm_and_direct_add_n
 
 def micro_tests():
     return [make_micro_test(w) for w in MICRO_RUNS] + MICRO_TESTS
-
-
-def sweep(*args, env=None, timeout=600):
-    return subprocess.run([ZCTRACE, "sweep", *args], capture_output=True, text=True, timeout=timeout, env=env)
-
-
-def read_csv(path):
-    with open(path, newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader)
-        return header, [dict(zip(header, r)) for r in reader if r]
 
 
 def sweep_columns():
@@ -2444,62 +2132,6 @@ def bash_completion_offers_workloads_and_options():
 
 # ---- two hosts: network namespaces joined by veth ----
 
-NS_PREFIX, DEV_PREFIX = "zctrace-", "zct-"
-
-
-def our_net_objects():
-    """Namespaces and links with zctrace's prefixes: what a run may make, and must remove."""
-    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n")
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.split("\n")
-    named = os.listdir("/run/netns") if os.path.isdir("/run/netns") else []
-    return (sorted(l for l in ns if l.startswith(NS_PREFIX)),
-            sorted(l.split(":")[1].strip() for l in links if f" {DEV_PREFIX}" in l),
-            sorted(n for n in named if n.startswith(NS_PREFIX)))
-
-
-def netns_holders(ino):
-    """Processes still in, or holding, the network namespace with this inode."""
-    want, found = f"net:[{ino}]", []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if os.readlink(f"/proc/{pid}/ns/net") == want:
-                found.append(pid)
-                continue
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                if os.readlink(f"/proc/{pid}/fd/{fd}") == want:
-                    found.append(pid)
-                    break
-        except OSError:
-            pass
-    return found
-
-
-def check_sides(led, requests=0):
-    """The sender's and the receiver's own ledgers, by pid, reconcile exactly."""
-    wl = led["workload"]
-    procs = {p["role"]: p for p in led["by_process"]}
-    assert "sender" in procs and "receiver" in procs, [p["role"] for p in led["by_process"]]
-    snd, rcv = procs["sender"], procs["receiver"]
-    assert_eq("sender pid", snd["pid"], wl["sender_pid"])
-    assert_eq("receiver pid", rcv["pid"], wl["receiver_pid"])
-    out = lambda p: sum(p["sites"][s]["bytes"] for s in ("send_copy", "zc_pin", "splice_ref"))
-    assert_eq("sender's send sites", out(snd), wl["bytes"])
-    assert_eq("receiver's recv_copy", rcv["sites"]["recv_copy"]["bytes"], wl["bytes_received"])
-    assert_eq("receiver's send sites (requests)", out(rcv), requests)
-    assert_eq("sender's recv_copy (requests)", snd["sites"]["recv_copy"]["bytes"], requests)
-    return snd, rcv
-
-
-def check_veth(led):
-    net = led["network"]
-    assert net and net["path"] == "veth" and net["peer"] == "netns", net
-    assert net["namespaces"]["sender"].startswith(NS_PREFIX), net
-    assert net["sender_addr"] == "198.18.0.1" and net["receiver_addr"] == "198.18.0.2", net
-    snd, rcv = check_sides(led, led["workload"].get("request_bytes", 0))
-    assert snd["netns"] == net["namespaces"]["sender"] and rcv["netns"] == net["namespaces"]["receiver"], \
-        (snd["netns"], rcv["netns"], net)
-
-
 def make_netns_tcp_test(workload, size, threads):
     def t():
         before = our_net_objects()
@@ -2901,57 +2533,6 @@ def make_remote_fileread_test(pattern, peer, cache="warm"):
 
 # ---- pipes: exact ledgers ----
 
-PIPE_SITES = ("pipe_write_copy", "pipe_ref", "pipe_read_copy")
-# site -> "sent", "received" or 0; every site not named must show 0
-PIPE_EXPECT = {
-    "pipe-copy": {"pipe_write_copy": "sent", "pipe_read_copy": "received"},
-    "pipe-vmsplice": {"pipe_ref": "sent", "splice_ref": "sent", "recv_copy": "received"},
-}
-# sites a workload makes no claim on (zctrace list): not measured there fails nothing
-PIPE_UNCLAIMED = {"pipe-copy": (), "pipe-vmsplice": FILE_SITES}
-PIPE_MESSAGES = 300
-
-
-def check_pipe_ledger(workload, size="64K", threads=1, args=(), extra=(), unmeasured=(), env=None):
-    """@workload's ledger, every site exact against the workload's own counts; @unmeasured: sites
-    this kernel cannot measure with the method asked (@extra): shown as not measured, and failing
-    the run for that reason alone."""
-    p, led = traced(workload, "--size", size, "--threads", str(threads), "--messages", str(PIPE_MESSAGES),
-                    *args, extra=extra, env=env)
-    wl = led["workload"]
-    n = PIPE_MESSAGES * threads
-    assert_eq("messages", wl["messages"], n)
-    assert_eq("workload bytes sent", wl["bytes"], n * SIZES[size])
-    assert_eq("workload bytes received", wl["bytes_received"], wl["bytes"])
-    want = {"sent": wl["bytes"], "received": wl["bytes_received"], 0: 0}
-    for site in led["sites"]:
-        if site in unmeasured or (site == "tx_copy" and led["sites"][site] is None):
-            # tx_copy: no copy on transmit to count without fentry or kprobes, or without a zerocopy send
-            assert led["sites"][site] is None, f"{site}: unmeasured site shown as figures"
-            continue
-        assert_eq(site, site_bytes(led, site), want[PIPE_EXPECT[workload].get(site, 0)])
-    failed = [c for c in led["checks"] if not c["ok"]]
-    must_fail = set(unmeasured) - set(PIPE_UNCLAIMED[workload])
-    assert p.returncode == (1 if must_fail else 0), f"exit {p.returncode}: {failed} {p.stderr[-300:]}"
-    assert {c["name"].split(" ")[0] for c in failed} == must_fail, failed
-    assert all("not measured" in c["detail"] for c in failed), failed
-    return led
-
-
-def check_pipe_ends(led):
-    """pipe-copy with the readers in a child process: each end's pipe site under its own pid."""
-    wl = led["workload"]
-    procs = {p["role"]: p for p in led["by_process"]}
-    wr, rd = procs["sender"], procs["receiver"]
-    assert_eq("writer pid", wr["pid"], wl["sender_pid"])
-    assert_eq("reader pid", rd["pid"], wl["receiver_pid"])
-    assert wr["pid"] != rd["pid"], (wr["pid"], rd["pid"])
-    assert_eq("writer's pipe_write_copy", wr["sites"]["pipe_write_copy"]["bytes"], wl["bytes"])
-    assert_eq("reader's pipe_read_copy", rd["sites"]["pipe_read_copy"]["bytes"], wl["bytes_received"])
-    assert_eq("writer's pipe_read_copy", wr["sites"]["pipe_read_copy"]["bytes"], 0)
-    assert_eq("reader's pipe_write_copy", rd["sites"]["pipe_write_copy"]["bytes"], 0)
-
-
 def pipe_copy_thread():
     """Writer and reader threads of one process, two pipes: user->pipe and pipe->user, exactly."""
     led = check_pipe_ledger("pipe-copy", "64K", 2)
@@ -3026,71 +2607,6 @@ def pipe_workloads_listed_and_swept():
         for site in PIPE_SITES + ("splice_ref",):
             assert_eq(f"{r['workload']} {r['size']} {site}", int(r[f"{site}_bytes"]),
                       payload if site in copies[r["workload"]] else 0)
-
-
-# A helper program: every other way bytes go into and out of pipes, each checked and counted; the
-# counts go to the file in argv[1] (stdout may be a pipe, whose bytes the ledger would hold too).
-PIPE_PATHS = r"""
-import ctypes, json, os, sys, tempfile
-libc = ctypes.CDLL(None, use_errno=True)
-class iovec(ctypes.Structure):
-    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
-def moved(n, want, what):
-    if n != want:
-        sys.exit(f"{what}: {n} of {want} ({os.strerror(ctypes.get_errno())})")
-    return n
-def read_n(fd, n):
-    got = b""
-    for _ in range(100):
-        got += os.read(fd, n - len(got))
-        if len(got) == n:
-            return n
-    sys.exit("short reads")
-w_copy = r_copy = ref = 0
-d = tempfile.mkdtemp()
-fifo = os.path.join(d, "fifo")
-os.mkfifo(fifo)
-frd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-fwr = os.open(fifo, os.O_WRONLY)
-w_copy += moved(os.write(fwr, b"f" * 1000), 1000, "write to a FIFO")
-r_copy += read_n(frd, 1000)
-r, w = os.pipe()
-w_copy += moved(os.writev(w, [b"a" * 1000, b"b" * 1500, b"c" * 500]), 3000, "writev")
-r_copy += moved(os.readv(r, [bytearray(1024), bytearray(4096)]), 3000, "readv")
-with tempfile.TemporaryFile() as f:
-    f.write(b"s" * 5000)
-    f.flush()
-    ref += moved(os.sendfile(w, f.fileno(), 0, 5000), 5000, "sendfile into a pipe")
-r_copy += read_n(r, 5000)
-r2, w2 = os.pipe()
-r3, w3 = os.pipe()
-w_copy += moved(os.write(w, b"x" * 2000), 2000, "write")
-ref += moved(os.splice(r, w2, 2000), 2000, "splice pipe to pipe")
-ref += moved(libc.tee(r2, w3, 2000, 0), 2000, "tee")
-r_copy += read_n(r2, 2000) + read_n(r3, 2000)
-src, dst = ctypes.create_string_buffer(b"v" * 8192, 8192), ctypes.create_string_buffer(8192)
-ref += moved(libc.vmsplice(w, ctypes.byref(iovec(ctypes.addressof(src), 8192)), 1, 0), 8192, "vmsplice in")
-r_copy += moved(libc.vmsplice(r, ctypes.byref(iovec(ctypes.addressof(dst), 8192)), 1, 0), 8192, "vmsplice out")
-if dst.raw != src.raw:
-    sys.exit("vmsplice out: not what went in")
-os.unlink(fifo)
-os.rmdir(d)
-with open(sys.argv[1], "w") as out:
-    json.dump({"pipe_write_copy": w_copy, "pipe_ref": ref, "pipe_read_copy": r_copy}, out)
-"""
-
-
-def pipe_paths_exact(extra=()):
-    """A FIFO, writev/readv, sendfile into a pipe, splice pipe->pipe, tee, vmsplice in and out of a
-    pipe: the three pipe sites equal the program's own counts exactly (a command's whole run)."""
-    with tempfile.NamedTemporaryFile(suffix=".json") as own:
-        p, led = traced_cmd([sys.executable, "-c", PIPE_PATHS, own.name], extra)
-        assert p.returncode == 0, p.stdout[-800:] + p.stderr[-800:]
-        counts = json.load(open(own.name))
-    assert_eq("the program's own counts", counts, {"pipe_write_copy": 6000, "pipe_ref": 17192, "pipe_read_copy": 21192})
-    for site, n in counts.items():
-        assert_eq(site, site_bytes(led, site), n)
-    return led
 
 
 def pipe_report_without_phase():
@@ -3409,76 +2925,6 @@ def netns_usage_errors():
     assert_eq("namespaces and links left", our_net_objects(), before)
 
 
-def remote_ends_run(workload, rx_prefix, rx_addr, port, wargs, method=None):
-    """The receiving end of @workload (--listen @rx_addr:@port, under @rx_prefix: ip netns exec NS)
-    and its sending end (--connect), each traced by its own zctrace run: ((process, ledger) of the
-    sender, (process, ledger) of the receiver)."""
-    extra = ("--method", method) if method else ()
-    with tempfile.TemporaryDirectory() as d:
-        rx_json, tx_json = os.path.join(d, "rx.json"), os.path.join(d, "tx.json")
-        rx = subprocess.Popen([*rx_prefix, ZCTRACE, "run", "--no-hist", "--json", rx_json, *extra, workload,
-                               "--listen", f"{rx_addr}:{port}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True)
-        try:
-            tx = zctrace("run", "--no-hist", "--json", tx_json, *extra, workload, "--connect", f"{rx_addr}:{port}",
-                         *wargs)
-            out, err = rx.communicate(timeout=TIMEOUT)
-        finally:
-            if rx.poll() is None:
-                rx.kill()
-                rx.communicate()
-        rxp = subprocess.CompletedProcess(rx.args, rx.returncode, out, err)
-        for p, path in ((tx, tx_json), (rxp, rx_json)):
-            assert os.path.exists(path), (p.returncode, p.stdout[-1500:], p.stderr[-800:])
-        return (tx, json.load(open(tx_json))), (rxp, json.load(open(rx_json)))
-
-
-def check_remote_ends(tx, rx, kind):
-    """Each end's ledger holds its own side exactly, and the two name the same run."""
-    (tp, tl), (rp, rl) = tx, rx
-    tw, rw = tl["workload"], rl["workload"]
-    for p, led in ((tp, tl), (rp, rl)):
-        failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
-        assert p.returncode == 0 and not failed, (p.returncode, failed, p.stderr[-800:])
-        assert "one end of a run on two hosts" in p.stdout, p.stdout[-1500:]
-    assert tw["remote"]["role"] == "sender" and rw["remote"]["role"] == "receiver", (tw["remote"], rw["remote"])
-    assert tw["remote"]["run"] == rw["remote"]["run"], (tw["remote"], rw["remote"])
-    assert tw["remote"]["dev_kind"] == rw["remote"]["dev_kind"] == kind, (tw["remote"], rw["remote"])
-    sent = tw["bytes"]
-    assert sent > 0 and tw["bytes_received"] == 0 and rw["bytes"] == 0, (tw, rw)
-    assert_eq("bytes received (receiving end's count)", rw["bytes_received"], sent)
-    assert_eq("bytes received (its answer to the sending end)", tw["remote"]["peer_received"], sent)
-    assert_eq("receiving end's recv_copy", site_bytes(rl, "recv_copy"), sent)
-    assert_eq("sending end's recv_copy", site_bytes(tl, "recv_copy"), 0)
-    for site in ("send_copy", "zc_pin", "splice_ref", "deferred_copy"):
-        assert_eq(f"receiving end's {site}", site_bytes(rl, site), 0)
-    return sent
-
-
-def check_remote_udp_ends(tx, rx, kind):
-    """Each end of a UDP workload exact to its own count; the receiving end's count is what the
-    sending end learned, and each datagram not received is counted lost."""
-    (tp, tl), (rp, rl) = tx, rx
-    tw, rw = tl["workload"], rl["workload"]
-    for p, led in ((tp, tl), (rp, rl)):
-        failed = {c["name"]: c["detail"] for c in led["checks"] if not c["ok"]}
-        assert p.returncode == 0 and not failed, (p.returncode, failed, p.stderr[-800:])
-    assert tw["remote"]["run"] == rw["remote"]["run"], (tw["remote"], rw["remote"])
-    assert tw["remote"]["dev_kind"] == rw["remote"]["dev_kind"] == kind, (tw["remote"], rw["remote"])
-    sent, got = tw["bytes"], rw["bytes_received"]
-    assert sent > 0 and tw["bytes_received"] == 0 and rw["bytes"] == 0, (tw, rw)
-    assert_eq("what the receiving end answered", tw["remote"]["peer_received"], got)
-    assert_eq("what the sending end told", rw["remote"]["peer_sent"], sent)
-    assert_eq("datagrams: sent", rw["datagrams"]["sent"], tw["datagrams"]["sent"])
-    assert_eq("datagrams: received", tw["datagrams"]["received"], rw["datagrams"]["received"])
-    assert_eq("datagrams: lost", tw["datagrams"]["lost"], tw["datagrams"]["sent"] - rw["datagrams"]["received"])
-    assert_eq("receiving end's udp_recv_copy", site_bytes(rl, "udp_recv_copy"), got)
-    for site in ("udp_send_copy", "zc_pin", "deferred_copy", "recv_copy"):
-        assert_eq(f"receiving end's {site}", site_bytes(rl, site), 0)
-    assert_eq("sending end's udp_recv_copy", site_bytes(tl, "udp_recv_copy"), 0)
-    return sent
-
-
 def remote_ends_across_namespaces():
     """--listen and --connect: one end each, each traced by its own zctrace, as on two hosts. Over
     loopback (tcp-onecopy) and across a veth pair between the host and a namespace the test makes
@@ -3541,18 +2987,6 @@ def remote_ends_across_namespaces():
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
-def unskipped_pair(run, attempts=3):
-    """remote_ends_run() made again while either end's kernel skipped runs of its programs or had
-    zerocopy skbs of no known sender (unskipped())."""
-    for attempt in range(attempts):
-        tx, rx = run(attempt)
-        if attempt < attempts - 1 and any((led.get("program_runs_skipped") or {"total": 0})["total"] or
-                                          ownerless_zc_skbs(led) for _, led in (tx, rx)):
-            print("  (skipped runs or ownerless zerocopy skbs; once more)", flush=True)
-            continue
-        return tx, rx
-
-
 def netns_link_shaping():
     """--rate shapes the sender's veth end (tbf); --delay needs netem, refused clearly without it."""
     led = check_tcp_ledger("tcp-onecopy", "64K", 1, ("--netns", "--rate", "500mbit"))
@@ -3570,145 +3004,6 @@ def netns_link_shaping():
 
 
 # ---- robustness: signals, crashes, concurrent runs, bad input, capabilities, lost figures ----
-
-def bpf_fds_of(pid):
-    """The BPF programs, links and maps process @pid holds, by ID, from its descriptors' fdinfo:
-    only this process's, whatever else runs on the machine."""
-    held = {"prog": set(), "link": set(), "map": set()}
-    kinds = {"anon_inode:bpf-prog": ("prog", "prog_id"), "anon_inode:bpf_link": ("link", "link_id"),
-             "anon_inode:bpf-map": ("map", "map_id")}
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return held
-    for fd in fds:
-        try:
-            kind = kinds.get(os.readlink(f"/proc/{pid}/fd/{fd}"))
-            if not kind:
-                continue
-            m = re.search(rf"^{kind[1]}:\s*(\d+)", open(f"/proc/{pid}/fdinfo/{fd}").read(), re.M)
-        except OSError:
-            continue
-        if m:
-            held[kind[0]].add(int(m.group(1)))
-    return held
-
-
-def bpf_ids_loaded(kind):
-    """IDs of every loaded BPF object of @kind. An object freed while bpftool walks the list comes
-    out as an error entry: walk again, up to a few times, for a whole list."""
-    for _ in range(5):
-        p = subprocess.run(["bpftool", "-j", kind, "show"], capture_output=True, text=True, timeout=60)
-        try:
-            objs = json.loads(p.stdout or "[]")
-        except ValueError:
-            continue
-        if p.returncode == 0 and all("id" in o for o in objs):
-            return {o["id"] for o in objs}
-        time.sleep(0.1)
-    raise AssertionError(f"bpftool {kind} show: no whole list: {p.stdout[-300:]} {p.stderr[-300:]}")
-
-
-def wait_bpf_released(held, seconds=15):
-    """The kernel frees programs after an RCU grace period, not at close: poll for @held's IDs."""
-    deadline = time.monotonic() + seconds
-    while True:
-        left = {k: sorted(ids & bpf_ids_loaded(k)) for k, ids in held.items() if ids}
-        if not any(left.values()) or time.monotonic() > deadline:
-            return {k: v for k, v in left.items() if v}
-        time.sleep(0.3)
-
-
-def proc_stat(pid):
-    """The fields of /proc/PID/stat after the command name (state first), or None when it is gone."""
-    try:
-        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-
-
-def proc_start(pid):
-    """Start time of @pid (field 22 of its stat), or None when it is gone: tells a reused pid apart."""
-    f = proc_stat(pid)
-    return f[19] if f else None
-
-
-def descendants(pid):
-    """Every process below @pid, with its start time."""
-    out, todo = {}, [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            tids = os.listdir(f"/proc/{p}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                kids = [int(k) for k in open(f"/proc/{p}/task/{tid}/children").read().split()]
-            except OSError:
-                kids = []
-            for k in kids:
-                start = proc_start(k)
-                if start and k not in out:
-                    out[k] = start
-                    todo.append(k)
-    return out
-
-
-def still_running(procs):
-    return [pid for pid, start in procs.items() if proc_start(pid) == start]
-
-
-def zctrace_lines(err):
-    return [l for l in err.splitlines() if l.startswith("zctrace")]
-
-
-def watched_run(args, act=None, after=2.0, env=None):
-    """Starts 'zctrace run ARGS', notes its BPF objects and its workload's processes while it runs,
-    calls act(zctrace, processes) @after seconds in, and waits for the end. Returns (exit status,
-    stdout, stderr, BPF objects held, processes seen)."""
-    z = subprocess.Popen([ZCTRACE, "run", "--no-hist", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=env)
-    held, procs = {"prog": set(), "link": set(), "map": set()}, {}
-    t0 = time.monotonic()
-    try:
-        while z.poll() is None and time.monotonic() - t0 < after:
-            for k, ids in bpf_fds_of(z.pid).items():
-                held[k] |= ids
-            procs.update(descendants(z.pid))
-            time.sleep(0.1)
-        assert z.poll() is None, f"zctrace ended early: exit {z.returncode}"
-        assert held["prog"] and held["link"], f"no BPF program or link seen in zctrace's descriptors: {held}"
-        assert procs, "no workload process seen under zctrace"
-        if act:
-            act(z, procs)
-        out, err = z.communicate(timeout=90)
-    finally:
-        if z.poll() is None:
-            z.kill()
-            z.communicate()
-    return z.returncode, out, err, held, procs
-
-
-def assert_nothing_left(held, procs):
-    deadline = time.monotonic() + 5
-    while still_running(procs) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert still_running(procs) == [], f"processes left running: {still_running(procs)}"
-    left = wait_bpf_released(held)
-    assert left == {}, f"BPF objects of the run still loaded: {left}"
-
-
-def alive(procs):
-    """Of @procs (pid -> start time), those still running: a zombie is dead, only not reaped yet."""
-    return [pid for pid, start in procs.items() if (f := proc_stat(pid)) and f[19] == start and f[0] != "Z"]
-
-
-def group_members(pgids):
-    """The living processes whose process group is one of @pgids, found in /proc."""
-    return [int(d) for d in os.listdir("/proc")
-            if d.isdigit() and (f := proc_stat(d)) and f[0] != "Z" and int(f[2]) in pgids]
-
 
 def make_robust_sigkill_test(args, least, name):
     """SIGKILL of zctrace, which then cleans up nothing itself: within 2 s no process of its target
@@ -3951,10 +3246,6 @@ def robust_missing_capabilities():
                         "run", "--no-hist", "tcp-onecopy", "--size", "4K", "--messages", "200"],
                        capture_output=True, text=True, timeout=TIMEOUT)
     assert p.returncode == 0, (p.returncode, p.stderr, p.stdout[-500:])
-
-
-def refused(points):
-    return dict(os.environ, ZCTRACE_REFUSE=",".join(points))
 
 
 def robust_refused_tracepoint():
@@ -4422,28 +3713,6 @@ def preempt_rt_passes_fentry_over():
         assert p.returncode == 0 and not failed, (p.returncode, failed)
 
 
-def zctrace_programs():
-    """The ids of the BPF programs named like zctrace's USDT and syscall-exit programs (the raw
-    tracepoint's, or read()'s at its function where a command's run follows the I/O syscalls there)."""
-    out = subprocess.run(["bpftool", "-j", "prog", "list"], capture_output=True, text=True, timeout=30).stdout
-    return {p["id"] for p in json.loads(out or "[]")
-            if p.get("name") in ("phase_begin_usd", "phase_end_usdt", "sys_exit_btf", "sys_exit_raw", "io_read_exit")}
-
-
-def zombie(pid):
-    """Whether process @pid has exited and waits to be reaped (an init that reaps no orphans)."""
-    try:
-        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
-
-
-def detach_children():
-    """The pids of the live (not zombie) 'zctrace-detach' children of earlier runs."""
-    return [c for c in subprocess.run(["pgrep", "-x", "zctrace-detach"], capture_output=True,
-                                      text=True).stdout.split() if not zombie(c)]
-
-
 def detach_after_the_report_leaves_nothing():
     """zctrace returns once its report is out; a child of its own ('zctrace-detach') holds the last
     references of the links, whose detach waits for the kernel's grace periods, and exits once the
@@ -4461,14 +3730,6 @@ def detach_after_the_report_leaves_nothing():
             return
         time.sleep(0.1)
     raise AssertionError(f"after 10 s: programs {sorted(left)}, detach children {children}")
-
-
-LIST_PROGS = "bpftool -j prog list"
-
-
-def zctrace_named(progs, names, old=frozenset()):
-    """The programs of @progs named like zctrace's (@names), but for those of ids in @old."""
-    return {p["name"]: p for p in progs if p.get("name") in names and p["id"] not in old}
 
 
 def floor_attaches_empty_programs():
@@ -5559,41 +4820,6 @@ EXPORT_TESTS = [export_exposition_format, export_usage_errors, export_prometheus
                 export_says_what_it_measures, export_soak_short_processes]
 
 
-# A process named argv[1] moving N messages of SIZE bytes through a Unix socket pair and a pipe,
-# each read back whole; with argv[4], it first moves itself into that cgroup (its cgroup.procs).
-TOP_PROGRAM = r"""
-import ctypes, os, socket, sys
-n, size = int(sys.argv[2]), int(sys.argv[3])
-if len(sys.argv) > 4:
-    open(sys.argv[4], "w").write(str(os.getpid()))
-ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0)
-a, b = socket.socketpair()
-r, w = os.pipe()
-l = socket.create_server(("127.0.0.1", 0))
-c = socket.create_connection(l.getsockname())
-s = l.accept()[0]
-buf = b"x" * size
-for _ in range(n):
-    a.sendall(buf)
-    got = 0
-    while got < size:
-        got += len(b.recv(size - got))
-    c.sendall(buf)
-    got = 0
-    while got < size:
-        got += len(s.recv(size - got))
-    os.write(w, buf)
-    got = 0
-    while got < size:
-        got += len(os.read(r, size - got))
-# TCP with MSG_TRUNC discards what it returns: no copy
-c.sendall(buf)
-got = 0
-while got < size:
-    got += len(s.recv(size - got, socket.MSG_TRUNC))
-"""
-
-
 def top_start(*args, env=None):
     """Starts `zctrace top --json` and waits for its first table: from then on it counts. Its
     tables are read as they come (a thread of their own), so that it never waits on a full pipe."""
@@ -5653,9 +4879,6 @@ def top_sum(tables, match):
                 # null: not measured (the unattributed bytes without the boundary account)
                 figs[k] = None if r[k] is None else figs.get(k, 0) + r[k]
     return sites, figs, rows
-
-
-PIPE_SITES = ("pipe_write_copy", "pipe_read_copy")
 
 
 def pipes_measured(table):
