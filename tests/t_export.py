@@ -1,0 +1,526 @@
+"""zctrace export: the census as Prometheus metrics, scraped by a real Prometheus.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from harness import (
+    ROOT, UNIT_TESTS, ZCTRACE, assert_eq, bpf_fds_of, scratch, Skip, wait_bpf_released, zctrace,
+    zctrace_lines)
+from checks import TOP_PROGRAM
+
+
+# ---- zctrace export: the census as Prometheus metrics, scraped by a real Prometheus ----
+
+EXPORT_SITES = ("unix_send_copy", "unix_recv_copy")
+SCRAPE_S = 1  # Prometheus's scrape interval in these tests
+OM_ACCEPT = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(url, accept=None, timeout=10):
+    """(status, content type, body) of a GET; an HTTP error's status too."""
+    req = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.headers.get("Content-Type"), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type"), e.read().decode()
+
+
+def wait_for(what, fn, seconds):
+    """Polls fn() until it returns something true, for at most @seconds; returns it."""
+    deadline = time.monotonic() + seconds
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = fn()
+        except OSError as e:  # not listening yet
+            last = e
+        if last and not isinstance(last, Exception):
+            return last
+        time.sleep(0.2)
+    raise AssertionError(f"{what}: not within {seconds} s (last: {str(last)[:300]})")
+
+
+def promtool_check(text):
+    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(), \
+        f"promtool check metrics: exit {p.returncode}: {(p.stdout + p.stderr)[:1500]}"
+
+
+def openmetrics_families(text):
+    """The exposition as an independent OpenMetrics parser reads it (it refuses what breaks the spec)."""
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+    return {f.name: f for f in text_string_to_metric_families(text)}
+
+
+def sample_value(text, name, **labels):
+    """The sum of the samples of @name with @labels among theirs, from a text exposition; None
+    when there is none."""
+    values = []
+    for line in text.splitlines():
+        if not line.startswith(name + "{") and line.split(" ")[0] != name:
+            continue
+        if all(f'{k}="{v}"' in line for k, v in labels.items()):
+            values.append(float(line.rsplit(" ", 1)[1]))
+    return sum(values) if values else None
+
+
+def export_exposition_format():
+    """The exposition over hand-built census reads (tests/unit/exposition.c): promtool accepts the
+    text format 0.0.4, an OpenMetrics parser accepts the OpenMetrics one; the label pairs past the
+    bound are folded into other, an exited process's bytes stay in its label's series, the
+    histogram's buckets are cumulative up to +Inf == _count, label values escaped; without the
+    boundary account there is no unattributed series."""
+    run = lambda fmt: subprocess.run([os.path.join(UNIT_TESTS, "exposition"), fmt], capture_output=True,
+                                     text=True, timeout=60)
+    om, txt = run("openmetrics"), run("text")
+    assert om.returncode == 0 and txt.returncode == 0, om.stderr + txt.stderr
+    promtool_check(txt.stdout)
+    assert om.stdout.endswith("\n# EOF\n") and "# EOF" not in txt.stdout, om.stdout[-200:]
+    fams = openmetrics_families(om.stdout)
+    for name, typ in (("zctrace_copies", "counter"), ("zctrace_copy_bytes", "counter"),
+                      ("zctrace_copy_size_bytes", "histogram"), ("zctrace_site", "info"),
+                      ("zctrace_series_folded", "counter"), ("zctrace_census_keys", "gauge")):
+        assert name in fams and fams[name].type == typ, (name, fams.get(name))
+    assert fams["zctrace_copy_bytes"].unit == "bytes", fams["zctrace_copy_bytes"].unit
+    got = {(s.labels["site"], s.labels["comm"], s.labels["cgroup"]): s.value
+           for s in fams["zctrace_copy_bytes"].samples}
+    assert_eq("nginx, its exited process kept", got[("unix_send_copy", "nginx", "/system.slice/nginx.service")], 1107)
+    assert_eq("big, admitted first", got[("send_copy", "big", "/b")], 3 * 65536)
+    assert_eq("other: small and mid", got[("send_copy", "other", "other")], 10 + 20 + 4096)
+    assert ("pipe_write_copy", 'we"ird\\na\ufffd', "/user.slice") in got or \
+        ("pipe_write_copy", 'we"ird\\na?', "/user.slice") in got, got.keys()
+    assert_eq("series_folded", fams["zctrace_series_folded"].samples[0].value, 3)
+    buckets = [s for s in fams["zctrace_copy_size_bytes"].samples if s.labels.get("site") == "send_copy"]
+    bucket_samples = [s for s in buckets if s.name.endswith("_bucket")]
+    counts = [s.value for s in bucket_samples]
+    assert counts == sorted(counts) and bucket_samples[-1].labels["le"] == "+Inf", bucket_samples[-3:]
+    count = next(s.value for s in buckets if s.name.endswith("_count"))
+    assert_eq("send_copy +Inf bucket", counts[-1], count)
+    assert_eq("send_copy copies", count, 6)
+    le = {s.labels["le"]: s.value for s in buckets if s.name.endswith("_bucket")}
+    assert_eq("send_copy copies of 64 KiB at le=131071", le["131071"] - le["65535"], 3)
+    assert "user_copy" not in {s.labels.get("site") for s in buckets}  # not counted: no histogram
+    methods = {s.labels["site"]: s.labels["method"] for s in fams["zctrace_site"].samples}
+    assert methods["user_copy"] == "none" and methods["send_copy"] == "tp_btf", methods
+    assert "zctrace_unattributed_bytes" in fams, sorted(fams)
+    # without the boundary account the unattributed bytes are not measured: no series, never 0
+    bare = subprocess.run([os.path.join(UNIT_TESTS, "exposition"), "openmetrics", "no-account"],
+                          capture_output=True, text=True, timeout=60)
+    assert bare.returncode == 0, bare.stderr
+    fams = openmetrics_families(bare.stdout)
+    assert "zctrace_unattributed_bytes" not in fams and "zctrace_copy_bytes" in fams, sorted(fams)
+
+
+def export_usage_errors():
+    """A bad --listen is a usage error in one line (exit 2); a port in use is one line naming it
+    (exit 1), before anything is loaded."""
+    for bad in ("nope", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "::1:9435", "[::1:9435",
+                "127.0.0.1:http", "999.1.1.1:9435"):
+        p = zctrace("export", "--listen", bad, timeout=30)
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and f"invalid --listen '{bad}'" in lines[0], (bad, p.returncode, p.stderr)
+    for args in (("--max-series", "0"), ("--interval", "0"), ("--method", "raw"), ("surplus",)):
+        p = zctrace("export", *args, timeout=30)
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, (args, p.returncode, p.stderr)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        p = zctrace("export", "--listen", f"127.0.0.1:{port}", timeout=30)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 1 and lines == [f"zctrace: cannot listen on 127.0.0.1:{port}: Address already in use"], \
+        (p.returncode, p.stderr)
+
+
+def cgroup2_root():
+    for line in open("/proc/mounts"):
+        f = line.split()
+        if f[2] == "cgroup2":
+            return f[1]
+    raise Skip("no cgroup v2 hierarchy mounted")
+
+
+class Exporter:
+    """'zctrace export' on a free loopback port, until stop(): then it must exit 0 and leave no
+    BPF object behind."""
+
+    def __init__(self, *args):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/metrics"
+        self.z = subprocess.Popen([ZCTRACE, "export", "--listen", f"127.0.0.1:{self.port}", *args],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for("the exporter serving", lambda: self.z.poll() is not None or http_get(self.url)[0] == 200, 60)
+            assert self.z.poll() is None, f"zctrace export ended: exit {self.z.returncode}: {self.z.stderr.read()}"
+            self.held = bpf_fds_of(self.z.pid)
+            assert self.held["prog"] and self.held["map"], f"no BPF program or map held: {self.held}"
+        except BaseException:
+            self.kill()
+            raise
+
+    def text(self, accept=None):
+        status, ctype, body = http_get(self.url, accept)
+        assert status == 200, (status, body[:300])
+        return ctype, body
+
+    def rss_kib(self):
+        return int(re.search(r"^VmRSS:\s+(\d+) kB", open(f"/proc/{self.z.pid}/status").read(), re.M).group(1))
+
+    def kill(self):
+        if self.z.poll() is None:
+            self.z.kill()
+            self.z.communicate()
+
+    def stop(self):
+        self.z.send_signal(signal.SIGTERM)
+        try:
+            out, err = self.z.communicate(timeout=30)
+        finally:
+            self.kill()
+        assert self.z.returncode == 0, f"exit {self.z.returncode}: {err[-500:]}"
+        assert zctrace_lines(err)[-1] == "zctrace: stopped by signal 15 (SIGTERM)", err[-500:]
+        left = wait_bpf_released(self.held)
+        assert left == {}, f"BPF objects of the exporter still loaded: {left}"
+
+
+class Prometheus:
+    """Debian's Prometheus server scraping @target every SCRAPE_S seconds, in a scratch directory."""
+
+    def __init__(self, target):
+        if not shutil.which("prometheus"):
+            raise AssertionError("no prometheus (tools/install-deps.sh installs it)")
+        self.dir = tempfile.mkdtemp(prefix="zctrace-prom-")
+        self.port = free_port()
+        self.api = f"http://127.0.0.1:{self.port}/api/v1"
+        with open(os.path.join(self.dir, "prometheus.yml"), "w") as f:
+            f.write(f"global:\n  scrape_interval: {SCRAPE_S}s\n  evaluation_interval: {SCRAPE_S}s\n"
+                    f"scrape_configs:\n  - job_name: zctrace\n    static_configs:\n"
+                    f"      - targets: ['127.0.0.1:{target}']\n")
+        self.log = open(os.path.join(self.dir, "log"), "w+")
+        self.p = subprocess.Popen(["prometheus", f"--config.file={self.dir}/prometheus.yml",
+                                   f"--storage.tsdb.path={self.dir}/data", f"--web.listen-address=127.0.0.1:{self.port}"],
+                                  stdout=self.log, stderr=subprocess.STDOUT)
+        try:
+            wait_for("prometheus ready", lambda: self.p.poll() is not None or
+                     http_get(f"http://127.0.0.1:{self.port}/-/ready")[0] == 200, 60)
+            assert self.p.poll() is None, f"prometheus ended: {self.logtail()}"
+            wait_for("the exporter scraped", lambda: self.query('up{job="zctrace"} == 1'), 30)
+        except BaseException:
+            self.stop()
+            raise
+
+    def logtail(self):
+        self.log.seek(0)
+        return self.log.read()[-1500:]
+
+    def query(self, expr, at=None):
+        """An instant query's result vector; asserts the API said success."""
+        args = {"query": expr, **({"time": f"{at:.3f}"} if at else {})}
+        status, _, body = http_get(f"{self.api}/query?{urllib.parse.urlencode(args)}")
+        r = json.loads(body)
+        assert status == 200 and r["status"] == "success", (expr, status, body[:500])
+        return r["data"]["result"]
+
+    def value(self, expr, at=None):
+        res = self.query(expr, at)
+        assert len(res) <= 1, (expr, res)
+        return float(res[0]["value"][1]) if res else None
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.terminate()
+            try:
+                self.p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# Moves exactly the bytes it is told over a Unix socket pair: a prelude, then (on a line from the
+# test) the payload, in chunks; each byte sent once and received once.
+UNIX_MOVER = r"""
+import socket, sys
+prelude, n, chunk = map(int, sys.argv[1:4])
+a, b = socket.socketpair()
+def move(k):
+    while k:
+        m = min(chunk, k)
+        a.sendall(b"x" * m)
+        got = 0
+        while got < m:
+            got += len(b.recv(m - got))
+        k -= m
+move(prelude)
+print("PRELUDE", flush=True)
+sys.stdin.readline()
+move(n)
+print("DONE", flush=True)
+sys.stdin.readline()
+"""
+
+
+class NamedCgroup:
+    """A program under a name of its own (its comm: a link to the interpreter) in a cgroup of its own."""
+
+    def __init__(self, prefix):
+        self.name = f"{prefix}{os.getpid() % 100000}"
+        self.link = os.path.join(scratch, self.name)
+        if not os.path.exists(self.link):
+            os.symlink(sys.executable, self.link)
+        self.cgroup = "/" + self.name
+        self.cgdir = cgroup2_root() + self.cgroup
+        os.makedirs(self.cgdir, exist_ok=True)
+
+    def popen(self, program, *args):
+        def enter():
+            with open(os.path.join(self.cgdir, "cgroup.procs"), "w") as f:
+                f.write("0")
+        return subprocess.Popen([self.link, "-c", program, *map(str, args)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True, preexec_fn=enter)
+
+    def remove(self):
+        for _ in range(50):
+            try:
+                os.rmdir(self.cgdir)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.1)
+
+
+def export_prometheus_round_trip():
+    """The exporter scraped by a real Prometheus every second: a program in a cgroup of its own
+    moves a prelude, then N bytes over a Unix socket pair. Prometheus's stored counters for its
+    (comm, cgroup) equal the bytes at both Unix sites exactly; increase() over the burst is N
+    within one scrape interval's worth at each end of its window (Prometheus extrapolates). The
+    live exposition passes promtool (text) and the OpenMetrics parser; SIGTERM: exit 0, nothing left."""
+    prelude, n, chunk = 100_000, 8 << 20, 65536
+    job = NamedCgroup("zcx-rt-")
+    exp = Exporter("--interval", "0.5", "--max-series", "2000")
+    prom = wl = None
+    try:
+        ctype, text = exp.text()
+        assert ctype == "text/plain; version=0.0.4; charset=utf-8", ctype
+        promtool_check(text)
+        ctype, om = exp.text(OM_ACCEPT)
+        assert ctype == "application/openmetrics-text; version=1.0.0; charset=utf-8", ctype
+        fams = openmetrics_families(om)
+        # the census's own cost only on request (--bpf-stats): absent, not 0
+        assert fams["zctrace_site"].samples and "zctrace_bpf_run_seconds" not in fams, sorted(fams)
+        info = fams["zctrace_census"].samples[0].labels
+        assert info["unattributed"] == "none" and "add --complete" in info["why_not"], info
+        prom = Prometheus(exp.port)
+        wl = job.popen(UNIX_MOVER, prelude, n, chunk)
+        assert wl.stdout.readline().strip() == "PRELUDE"
+        # by comm, over its cgroup label: a process is named again at every read (see below)
+        series = lambda site: f'zctrace_copy_bytes_total{{site="{site}",comm="{job.name}"}}'
+        sel = lambda site: f'sum by (comm) ({series(site)})'
+        for site in EXPORT_SITES:
+            wait_for(f"{site} prelude in Prometheus", lambda: prom.value(sel(site)) == prelude, 30)
+        time.sleep(3 * SCRAPE_S)  # the prelude's value held for a few scrapes
+        t0 = time.time()
+        wl.stdin.write("go\n")
+        wl.stdin.flush()
+        assert wl.stdout.readline().strip() == "DONE"
+        for site in EXPORT_SITES:
+            wait_for(f"{site} in Prometheus", lambda: prom.value(sel(site)) == prelude + n, 30)
+        time.sleep(3 * SCRAPE_S)
+        t1 = time.time()
+        window = int(t1 - t0) + 3
+        for site in EXPORT_SITES:
+            # what Prometheus stored over the window, exactly: its last value less its first
+            held = prom.value(f"max_over_time({sel(site)}[{window}s:]) - min_over_time({sel(site)}[{window}s:])", at=t1)
+            assert_eq(f"{site} stored over {window}s", held, n)
+            # increase() extrapolates the samples' span to the window's: one scrape interval's worth
+            inc = prom.value(f"sum by (comm) (increase({series(site)}[{window}s]))", at=t1)
+            slack = n * 1.2 * SCRAPE_S / (window - 1.2 * SCRAPE_S)
+            assert inc is not None and abs(inc - n) <= slack, \
+                f"{site}: increase over {window}s {inc} vs {n} moved (slack {slack:.0f})"
+            print(f"  {site}: Prometheus has {prelude + n} B, {n} B over {window}s (exact); increase() "
+                  f"{inc:.0f} ({100 * (inc - n) / n:+.1f}%)", flush=True)
+        check_dashboard(prom)
+        wl.stdin.close()
+        assert wl.wait(timeout=30) == 0
+        # its cgroup's own series, at the latest once the census has named it as it exited
+        wait_for(f"a series with cgroup {job.cgroup}", lambda: prom.query(
+            f'zctrace_payload_bytes_total{{comm="{job.name}",cgroup="{job.cgroup}"}}'), 30)
+    finally:
+        if wl and wl.poll() is None:
+            wl.kill()
+            wl.wait(timeout=30)
+        if prom:
+            prom.stop()
+        try:
+            exp.stop()
+        finally:
+            job.remove()
+
+
+DASHBOARD = os.path.join(ROOT, "tools", "grafana", "zctrace.json")
+
+
+def dashboard_exprs():
+    dash = json.load(open(DASHBOARD))
+    exprs = []
+    def walk(panels):
+        for p in panels:
+            exprs.extend((p["title"], t["expr"]) for t in p.get("targets", ()))
+            walk(p.get("panels", ()))
+    walk(dash["panels"])
+    return dash, exprs
+
+
+def check_dashboard(prom):
+    """Every PromQL expression of the Grafana dashboard runs against a Prometheus that scrapes
+    the exporter ($__rate_interval as Grafana would set it for a 1 s scrape interval)."""
+    dash, exprs = dashboard_exprs()
+    titles = " ".join(p["title"] for p in dash["panels"])
+    for word in ("copies per byte", "pinned", "unattributed"):
+        assert word in titles.lower(), (word, titles)
+    assert len(exprs) >= 5, exprs
+    for title, expr in exprs:
+        prom.query(expr.replace("$__rate_interval", "1m"))
+    print(f"  {len(exprs)} dashboard expressions ran", flush=True)
+
+
+# Forks @n children in batches; each moves @size bytes over a socket pair of its own and exits.
+# Prints the bytes moved so far after each batch, then waits for a line.
+FORK_MOVERS = r"""
+import os, socket, sys, time
+n, batch, size, pause = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+done = 0
+while done < n:
+    for _ in range(min(batch, n - done)):
+        pid = os.fork()
+        if pid == 0:
+            a, b = socket.socketpair()
+            a.sendall(b"y" * size)
+            got = 0
+            while got < size:
+                got += len(b.recv(size - got))
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        assert status == 0
+        done += 1
+    print(done * size, flush=True)
+    time.sleep(pause)
+print("END", flush=True)
+sys.stdin.readline()
+"""
+
+
+def export_soak_short_processes():
+    """About a minute of short processes, 4000 of them, each moving 100 B over a socket pair of
+    its own and exiting: the exporter's totals for their label only grow and end equal to the
+    bytes moved, at both Unix sites; its RSS grows by less than 2 MiB over the second half."""
+    n, batch, size, pause = 4000, 100, 100, 1.2
+    job = NamedCgroup("zcx-soak-")
+    exp = Exporter("--interval", "0.5", "--max-series", "2000")
+    wl = None
+    last = {s: 0 for s in EXPORT_SITES}
+    rss = []
+    try:
+        wl = job.popen(FORK_MOVERS, n, batch, size, pause)
+        moved = 0
+        deadline = time.monotonic() + 150
+        while time.monotonic() < deadline:
+            line = wl.stdout.readline().strip()
+            if line == "END" or not line:
+                break
+            moved = int(line)
+            text = exp.text()[1]
+            for site in EXPORT_SITES:
+                v = sample_value(text, "zctrace_copy_bytes_total", site=site, comm=job.name) or 0
+                assert v >= last[site] and v <= moved, f"{site}: {v} after {last[site]}, {moved} moved"
+                last[site] = v
+            rss.append(exp.rss_kib())
+        assert line == "END", f"the movers did not finish: {line!r}"
+        assert_eq("bytes moved", moved, n * size)
+        # every process has exited: one more read or two and the totals are final
+        deadline = time.monotonic() + 15
+        while True:
+            text = exp.text()[1]
+            got = {site: sample_value(text, "zctrace_copy_bytes_total", site=site, comm=job.name)
+                   for site in EXPORT_SITES}
+            if set(got.values()) == {moved} or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        # warm: the second quarter, past the census's and malloc's high-water marks (a read that saw
+        # many processes at once keeps its room). The RSS swings by about 2 MiB from one read to the
+        # next, so peaks are compared: the second quarter's against the second half's. A leak of 1 KiB
+        # a process would still add 2 MiB to the later peak
+        warm, end = max(rss[len(rss) // 4:len(rss) // 2]), max(rss[len(rss) // 2:])
+        print(f"  {n} processes, {moved} B moved; the exporter's totals {got}; exporter RSS {rss[0]} -> "
+              f"{warm} (warm) -> {end} KiB; census evicted {sample_value(text, 'zctrace_census_evicted_total')}, "
+              f"dropped {sample_value(text, 'zctrace_census_dropped_total')}", flush=True)
+        assert end - warm < 2048, f"RSS grew {end - warm} KiB after warm-up: {rss}"
+        for site in EXPORT_SITES:
+            assert_eq(f"{site} of {n} processes", got[site], moved)
+    finally:
+        if wl:
+            wl.stdin.close()
+            wl.wait(timeout=30)
+        try:
+            exp.stop()
+        finally:
+            job.remove()
+
+
+def export_says_what_it_measures():
+    """The exporter's info metrics say how each site is counted, or why it is not, and whether the
+    unattributed bytes are measured; --complete adds the boundary account (zctrace_unattributed_bytes,
+    the pipe sites); --bpf-stats adds the census's own BPF cost, per program, which a program that
+    moves bytes makes grow. Both expositions pass promtool."""
+    for extra in ((), ("--complete", "--bpf-stats")):
+        exp = Exporter("--interval", "0.2", *extra)
+        try:
+            prog = subprocess.run(["/usr/bin/python3", "-c", TOP_PROGRAM, "zct-exp-info", "200", "1000"], timeout=60)
+            assert prog.returncode == 0, prog.returncode
+            time.sleep(0.5)
+            text = exp.text()[1]
+            promtool_check(text)
+            fams = openmetrics_families(exp.text(OM_ACCEPT)[1])
+        finally:
+            exp.stop()
+        sites = {s.labels["site"]: s.labels for s in fams["zctrace_site"].samples}
+        info = fams["zctrace_census"].samples[0].labels
+        assert sites["unix_send_copy"]["method"] != "none" and sites["unix_send_copy"]["why_not"] == "", sites
+        assert sites["user_copy"]["method"] == "none" and sites["user_copy"]["why_not"], sites["user_copy"]
+        if extra:
+            assert info == {"unattributed": "measured", "why_not": ""}, info
+            assert "zctrace_unattributed_bytes" in fams and sites["pipe_write_copy"]["method"] != "none", sites
+            events = sum(s.value for s in fams["zctrace_bpf_events"].samples)
+            assert events > 0 and any(s.labels["program"] == "census_iter" for s in fams["zctrace_bpf_events"].samples), \
+                fams["zctrace_bpf_events"].samples
+        else:
+            assert info["unattributed"] == "none" and "zctrace_unattributed_bytes" not in fams, info
+            assert "zctrace_bpf_events" not in fams, sorted(fams)
+            if sites["pipe_write_copy"]["method"] == "none":
+                assert sites["pipe_write_copy"]["why_not"] == "not measured: needs the syscall tracepoints (add --complete)", \
+                    sites["pipe_write_copy"]
+
+
+EXPORT_TESTS = [export_exposition_format, export_usage_errors, export_prometheus_round_trip,
+                export_says_what_it_measures, export_soak_short_processes]

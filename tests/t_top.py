@@ -1,0 +1,365 @@
+"""zctrace top, the census: processes and threads counted exactly, by cgroup and command, evictions,
+files, the programs it attaches, usage errors.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+from harness import LIST_PROGS, ROOT, ZCTRACE, assert_eq, bpf_fds_of, Skip, zctrace, zctrace_named
+from checks import PIPE_SITES, TOP_PROGRAM
+
+
+# ---- zctrace top: the census ----
+
+def top_start(*args, env=None):
+    """Starts `zctrace top --json` and waits for its first table: from then on it counts. Its
+    tables are read as they come (a thread of their own), so that it never waits on a full pipe."""
+    p = subprocess.Popen([ZCTRACE, "top", "--json", "-i", "0.5", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    first = p.stdout.readline()
+    if not first:
+        p.kill()
+        raise AssertionError(f"zctrace top printed nothing: {p.stderr.read()[-500:]}")
+    p.tables = []
+    p.reader = threading.Thread(target=lambda: p.tables.extend(iter(p.stdout.readline, "")), daemon=True)
+    p.reader.start()
+    return p
+
+
+def top_tables_after(p, pids):
+    """Waits (60 s at most) until @p's tables have shown each of @pids exited, or said they had nothing
+    of theirs; the census reads them at its next interval, under emulation too."""
+    deadline, start = time.monotonic() + 60, len(p.tables)
+    while time.monotonic() < deadline:
+        rows = [r for l in list(p.tables) for r in json.loads(l)["rows"]]
+        shown = {r.get("pid") for r in rows}
+        # a process with figures shows exited at the latest a read after its exit; three reads
+        # after this call, one with none has none
+        if all(any(r.get("pid") == pid and r["exited"] for r in rows) or
+               (pid not in shown and len(p.tables) >= start + 3) for pid in pids):
+            return
+        time.sleep(0.2)
+
+
+def top_stop(p, after=1.5):
+    """Lets @p see @after more seconds, stops it with SIGINT; its tables after the first."""
+    time.sleep(after)
+    p.send_signal(signal.SIGINT)
+    try:
+        p.wait(timeout=30)
+    finally:
+        p.reader.join(timeout=30)
+    err = p.stderr.read()
+    assert p.returncode == 0, (p.returncode, err[-500:])
+    assert err == "", err
+    return [json.loads(l) for l in p.tables]
+
+
+def top_sum(tables, match):
+    """The rows @match picks out of every table, summed: bytes by site and the other figures."""
+    sites, figs, rows = {}, {}, []
+    for t in tables:
+        for r in t["rows"]:
+            if not match(r):
+                continue
+            rows.append(r)
+            for site, v in r["sites"].items():
+                sites[site] = sites.get(site, 0) + v["bytes"]
+            for k in ("moved_bytes", "cpu_copy_bytes", "unattributed_bytes", "pinned_bytes",
+                      "copied_later_bytes"):
+                # null: not measured (the unattributed bytes without the boundary account)
+                figs[k] = None if r[k] is None else figs.get(k, 0) + r[k]
+    return sites, figs, rows
+
+
+def pipes_measured(table):
+    """Whether the census measures pipes here: with --complete, or where a cheap hook exists. Where
+    it does not, the table says why, and the unattributed bytes are not measured either."""
+    if table["methods"]["pipe_write_copy"]:
+        return True
+    for site in (*PIPE_SITES, "unattributed"):
+        assert "needs the syscall tracepoints (add --complete)" in table["not_measured"][site], table["not_measured"]
+    return False
+
+
+def top_counts_a_process_exactly():
+    """`zctrace top` counts a process it did not start, among the machine's: its Unix socket and
+    TCP sites (on loopback; a TCP receive with MSG_TRUNC discards without a copy), and its pipe
+    sites where the census measures them (else they are absent with the reason), hold exactly the
+    bytes it moved, summed over the intervals it spanned; its moved bytes are at least the payload; its last rows (at most two) say it exited; and zctrace's own
+    process is never in a table. With the best methods, with kprobes at most and with --complete."""
+    n, size = 2000, 4000
+    for extra in ((), ("--method", "kprobe"), ("--complete",)):
+        top = top_start(*extra)
+        try:
+            prog = subprocess.Popen(["/usr/bin/python3", "-c", TOP_PROGRAM, "zct-top-probe", str(n), str(size)])
+            assert prog.wait(timeout=60) == 0, prog.returncode
+            top_tables_after(top, [prog.pid])
+        finally:
+            tables = top_stop(top)
+        sites, figs, rows = top_sum(tables, lambda r: r["pid"] == prog.pid)
+        assert rows, f"{extra}: no row for the program in {len(tables)} tables"
+        assert rows[-1]["comm"] == "zct-top-probe", rows[-1]["comm"]
+        pipes = pipes_measured(tables[-1])
+        assert pipes or extra != ("--complete",), tables[-1]["not_measured"]
+        for site in ("unix_send_copy", "unix_recv_copy", "recv_copy") + (PIPE_SITES if pipes else ()):
+            assert_eq(f"{site} {extra}", sites.get(site, 0), n * size)
+        # one more message sent, and discarded by the receiver (MSG_TRUNC): copied once only
+        assert_eq(f"send_copy {extra}", sites.get("send_copy", 0), (n + 1) * size)
+        for site in ("zc_pin", "splice_ref", "deferred_copy", "udp_send_copy") + (() if pipes else PIPE_SITES):
+            assert_eq(f"{site} {extra}", sites.get(site, 0), 0)
+        assert rows[-1]["exited"], rows[-1]
+        first_exited = min(i for i, r in enumerate(rows) if r["exited"])
+        assert all(r["exited"] for r in rows[first_exited:]) and len(rows) - first_exited <= 2, \
+            [r["exited"] for r in rows]
+        assert all(r["pid"] != top.pid for t in tables for r in t["rows"]), "zctrace counted itself"
+        assert all(t["evicted"] == 0 and t["dropped"] == 0 for t in tables), tables[-1]
+        assert tables[-1]["methods"]["unix_send_copy"], tables[-1]["methods"]
+        assert all("bpf" not in t for t in tables), "the BPF cost without --bpf-stats"
+        assert figs["moved_bytes"] >= (2 if pipes else 1) * n * size, figs
+
+
+# argv[1] threads, each moving N messages of SIZE bytes through a Unix socket pair of its own and
+# N UDP datagrams on loopback, then ending; the threads end one by one, the last with the process.
+THREADS_PROGRAM = r"""
+import socket, sys, threading, time
+nthreads, n, size = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+def work(i):
+    a, b = socket.socketpair()
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("127.0.0.1", 0))
+    v = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    buf = b"t" * size
+    for _ in range(n):
+        a.sendall(buf)
+        got = 0
+        while got < size:
+            got += len(b.recv(size - got))
+        v.sendto(buf, u.getsockname())
+        assert len(u.recv(size)) == size
+    time.sleep(0.2 * i)
+ts = [threading.Thread(target=work, args=(i,)) for i in range(nthreads)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+"""
+
+
+def top_counts_threads_exactly():
+    """The census counts in each thread: a process of 6 threads, each moving its own bytes over a
+    Unix socket pair and UDP on loopback and ending at its own time, and 12 such processes at
+    once, all against --max-keys 64: every process's four socket sites hold exactly its bytes,
+    through its threads' exits and its own; nothing is evicted or dropped. Where the kernel skipped
+    runs of the census's programs, the census says so, and no site holds more than the bytes."""
+    nthreads, n, size, procs = 6, 100, 3000, 12
+    top = top_start("--max-keys", "64")
+    try:
+        progs = [subprocess.Popen(["/usr/bin/python3", "-c", THREADS_PROGRAM, str(nthreads), str(n), str(size)])
+                 for _ in range(procs)]
+        assert all(p.wait(timeout=120) == 0 for p in progs), [p.returncode for p in progs]
+        top_tables_after(top, [p.pid for p in progs])
+    finally:
+        tables = top_stop(top)
+    if not tables[-1]["methods"]["udp_send_copy"]:
+        raise Skip(f"the census does not measure UDP here: {tables[-1]['not_measured'].get('udp_send_copy')}")
+    # runs of its programs the kernel skipped (on PREEMPT_RT, a census site with fentry alone, its
+    # programs preempted inside themselves) are said, and their counts may be short by them
+    skipped = tables[-1]["program_runs_skipped"]
+    if skipped:
+        print(f"  (the census says the kernel skipped {skipped} runs: {tables[-1]['program_runs_skipped_by']})")
+    for p in progs:
+        sites, _, rows = top_sum(tables, lambda r: r["pid"] == p.pid)
+        for site in ("unix_send_copy", "unix_recv_copy", "udp_send_copy", "udp_recv_copy"):
+            if skipped:
+                assert sites.get(site, 0) <= nthreads * n * size, (site, p.pid, sites)
+            else:
+                assert_eq(f"{site} of {p.pid}", sites.get(site, 0), nthreads * n * size)
+    assert all(t["evicted"] == 0 and t["dropped"] == 0 and t["keys"] <= 64 for t in tables), tables[-1]
+
+
+def top_by_cgroup_and_comm():
+    """--by cgroup and --by comm, side by side: a program that moved itself into a cgroup made
+    here is one row under that cgroup's path and one under its name, each with exactly its bytes;
+    the text table shows the same cgroup."""
+    roots = [l.split()[1] for l in open("/proc/self/mounts") if l.split()[2] == "cgroup2"]
+    if not roots:
+        raise Skip("no cgroup v2 hierarchy mounted")
+    n, size = 1000, 4000
+    name = f"zct-top-{os.getpid()}"
+    cg = f"{roots[0]}/{name}"
+    os.mkdir(cg)
+    try:
+        by_cg, by_comm = top_start("--by", "cgroup"), top_start("--by", "comm")
+        text = subprocess.Popen([ZCTRACE, "top", "-i", "4", "-n", "1", "-C", "--by", "cgroup"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(1.5)  # the text top attached
+            prog = subprocess.run(["/usr/bin/python3", "-c", TOP_PROGRAM, name, str(n), str(size),
+                                   cg + "/cgroup.procs"], capture_output=True, text=True, timeout=60)
+            assert prog.returncode == 0, prog.stderr
+        finally:
+            tc, tn = top_stop(by_cg), top_stop(by_comm, 0)
+            out, err = text.communicate(timeout=30)
+        for tables, match in ((tc, lambda r: r.get("cgroup") == "/" + name),
+                              (tn, lambda r: r.get("comm") == name)):
+            sites, _, rows = top_sum(tables, match)
+            assert rows, (tables[-1]["by"], name, [(r.get("comm"), r.get("cgroup"), r["sites"].get("unix_send_copy")) for t in tables for r in t["rows"]])
+            assert all(r["processes"] == 1 for r in rows), rows
+            for site in ("unix_send_copy", "unix_recv_copy") + (PIPE_SITES if pipes_measured(tables[-1]) else ()):
+                assert_eq(f"{site} by {tables[-1]['by']}", sites.get(site, 0), n * size)
+        assert text.returncode == 0, err
+        assert re.search(rf"^/{name}\s+1\s", out, re.M), out
+        assert "CGROUP" in out and "COPIES/B" in out, out
+    finally:
+        os.rmdir(cg)
+
+
+# 120 children, each writes one byte into a pipe and waits, alive, until the parent lets them go
+MANY_KEYS_PROGRAM = r"""
+import os, sys, time
+n = int(sys.argv[1])
+go_r, go_w = os.pipe()
+kids = []
+for _ in range(n):
+    pid = os.fork()
+    if pid == 0:
+        os.close(go_w)
+        r, w = os.pipe()
+        os.write(w, b"k")
+        os.read(go_r, 1)
+        os._exit(0)
+    kids.append(pid)
+time.sleep(float(sys.argv[2]))
+os.close(go_w)
+for k in kids:
+    os.waitpid(k, 0)
+"""
+
+
+def top_evictions_counted():
+    """Where the census counts in the (process, site) map (the kernel refused its task iterator,
+    here simulated), the kernel keeps at most --max-keys keys: 120 live processes that each made
+    one, against 64 keys, leave at most 64 and at least 56 counted as evicted; nothing is dropped."""
+    top = top_start("--max-keys", "64", "--complete", env=dict(os.environ, ZCTRACE_REFUSE="attach:census_iter"))
+    try:
+        prog = subprocess.run(["/usr/bin/python3", "-c", MANY_KEYS_PROGRAM, "120", "1.5"],
+                              capture_output=True, text=True, timeout=60)
+        assert prog.returncode == 0, prog.stderr
+    finally:
+        tables = top_stop(top, 1)
+    assert all(t["keys"] <= 64 and t["max_keys"] == 64 for t in tables), [t["keys"] for t in tables]
+    assert tables[-1]["evicted"] >= 120 - 64, [t["evicted"] for t in tables]
+    assert all(b["evicted"] >= a["evicted"] for a, b in zip(tables, tables[1:])), "evictions went back"
+    assert tables[-1]["methods"]["pipe_write_copy"], tables[-1]["methods"]
+
+
+def top_counts_files_where_measured():
+    """dd writes a file and another dd reads it back (on /var/tmp, ext4 in the kernel suite's guests;
+    busybox's, linked statically: no loader reads a library beside the file):
+    where the census measures the file sites (fentry: filemap_read and generic_perform_write by the
+    iterator's memory; --complete: the syscalls' returns) they hold exactly the bytes of each, and no
+    kernel copy; where it does not, they are absent and the table says why."""
+    n, bs = 8 << 20, 64 << 10
+    env = dict(os.environ, LC_ALL="C")
+    for extra in ((), ("--complete",)):
+        top = top_start(*extra)
+        fd, path = tempfile.mkstemp(dir="/var/tmp", prefix="zct-top-file.")
+        os.close(fd)
+        try:
+            writer = subprocess.Popen(["busybox", "dd", "if=/dev/zero", f"of={path}", f"bs={bs}", f"count={n // bs}"],
+                                      stderr=subprocess.DEVNULL, env=env)
+            assert writer.wait(timeout=120) == 0, writer.returncode
+            reader = subprocess.Popen(["busybox", "dd", f"if={path}", "of=/dev/null", f"bs={bs}"], stderr=subprocess.DEVNULL,
+                                      env=env)
+            assert reader.wait(timeout=120) == 0, reader.returncode
+            top_tables_after(top, [writer.pid, reader.pid])
+        finally:
+            tables = top_stop(top)
+            os.unlink(path)
+        methods = tables[-1]["methods"]
+        for proc, site in ((writer, "file_write_copy"), (reader, "file_read_copy")):
+            sites, _, rows = top_sum(tables, lambda r: r["pid"] == proc.pid)
+            if methods[site]:
+                assert_eq(f"{site} {extra}", sites.get(site, 0), n)
+            else:
+                assert extra == () and "add --complete" in tables[-1]["not_measured"][site], tables[-1]["not_measured"]
+                assert_eq(f"{site} {extra}", sites.get(site, 0), 0)
+            assert_eq(f"kernel_copy {extra}", sites.get("kernel_copy", 0), 0)
+
+
+def census_programs(pid):
+    """The names of the BPF programs process @pid holds."""
+    ids = bpf_fds_of(pid)["prog"]
+    out = subprocess.run(["bpftool", "-j", "prog", "list"], capture_output=True, text=True, timeout=30).stdout
+    return {p["name"] for p in json.loads(out or "[]") if p["id"] in ids}
+
+
+SYSCALL_PROGRAMS = {"sys_enter_btf", "sys_exit_btf", "sys_enter_raw", "sys_exit_raw"}
+
+
+def census_attach_points():
+    """The census attaches no raw syscall tracepoint unless asked (--complete), and its floor
+    (`zctrace floor --census`) has an empty program at each of the census's points: the same
+    names as `zctrace top` holds, with and without --complete; `zctrace probes --census` says
+    what is not measured and why, and that it follows no zerocopy notices and, where the kernel has
+    sock_recv_length, counts each receive there, with no per-skb program; `--bpf-stats` puts the
+    census's own cost in each table."""
+    floor_c = open(os.path.join(ROOT, ".output", "floor.bpf.c")).read()
+    names = set(re.findall(r"^int (\w+)\(", floor_c, re.M))
+    helds = []
+    for extra in ((), ("--complete",)):
+        top = top_start(*extra)
+        try:
+            held = census_programs(top.pid)
+        finally:
+            top_stop(top, 0.5)
+        helds.append(held)
+        assert "census_iter" in held, sorted(held)
+        if extra:
+            assert held & SYSCALL_PROGRAMS, sorted(held)
+        else:
+            assert not held & SYSCALL_PROGRAMS, sorted(held)
+        old = {p["id"] for p in json.loads(subprocess.run(LIST_PROGS.split(), capture_output=True, text=True,
+                                                          timeout=30).stdout)}
+        p = zctrace("floor", "--census", *extra, "--", "sh", "-c", LIST_PROGS)
+        assert p.returncode == 0, (p.returncode, p.stderr)
+        floor = zctrace_named(json.loads(p.stdout), names, old)
+        assert set(floor) == held & names, (extra, sorted(floor), sorted(held))
+        assert all(p["bytes_xlated"] == 16 for n, p in floor.items() if n != "census_iter"), floor
+    p = zctrace("probes", "--census")
+    assert p.returncode == 0, p.stderr
+    assert re.search(r"^census\s+iter\s", p.stdout, re.M), p.stdout
+    # no zerocopy notices; a receive counted once where the socket returns it, where the kernel
+    # has that tracepoint (6.3+): no per-skb program then
+    assert re.search(r"^zc_notices\s+none\s+not attached: the machine-wide census does not use it", p.stdout, re.M), p.stdout
+    if re.search(r"^recv_copy\s+tp_btf\s+tp_btf sock_recv_length ", p.stdout, re.M):
+        assert re.search(r"^unix_recv_copy\s+tp_btf\s+tp_btf sock_recv_length ", p.stdout, re.M), p.stdout
+        per_skb = {"skb_copy_datagram_iovec_btf", "skb_copy_datagram_iter_fexit", "skb_copy_datagram_iter_kprobe"}
+        assert all("sock_recv_length_btf" in h and not h & per_skb for h in helds), helds
+    if not re.search(r"^pipe_write_copy\s+(fentry|kprobe)", p.stdout, re.M):
+        assert re.search(r"^pipe_write_copy\s+none\s+not measured: needs the syscall tracepoints \(add --complete\)",
+                         p.stdout, re.M), p.stdout
+    top = top_start("--bpf-stats")
+    try:
+        prog = subprocess.run(["/usr/bin/python3", "-c", TOP_PROGRAM, "zct-top-cost", "200", "1000"], timeout=60)
+        assert prog.returncode == 0, prog.returncode
+    finally:
+        tables = top_stop(top, 0.6)
+    assert tables and all("bpf" in t for t in tables) and sum(t["bpf"]["events"] for t in tables) > 0 and \
+        sum(t["bpf"]["run_ns"] for t in tables) > 0, tables
+    p = zctrace("floor", "--census", "tcp-onecopy")
+    assert p.returncode == 2 and "--census runs a command" in p.stderr, (p.returncode, p.stderr)
+
+
+def top_usage_errors():
+    """Bad options of `zctrace top`: one line naming the problem, exit 2, nothing attached."""
+    for args, word in ((["--by", "pid"], "--by"), (["-i", "0"], "--interval"), (["-n", "x"], "--count"),
+                       (["--max-keys", "5"], "--max-keys"), (["extra"], "extra"), (["-m", "ebpf"], "ebpf")):
+        p = zctrace("top", *args, timeout=30)
+        lines = [l for l in p.stderr.splitlines() if l.strip() and not l.startswith("Try")]
+        assert p.returncode == 2 and len(lines) == 1 and word in lines[0], (args, p.returncode, p.stderr)
