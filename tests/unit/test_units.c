@@ -1,5 +1,7 @@
 /* Unit tests of zctrace's pure pieces: size parsing, histograms, lookups, the probe table. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "report/hist.h"
 #include "ledger/checks.h"
@@ -180,6 +182,50 @@ static void test_report_parse(void)
 	}
 }
 
+/* A report's lists read into the struct: a microbenchmark's, a file workload's calls, and a list
+ * longer than zctrace reads, whose reported length is kept. */
+static void test_report_lists(void)
+{
+	json_object *o = json_tokener_parse(
+		"{\"kind\":\"micro\",\"cpu\":1,\"steps\":[{\"step\":1,\"name\":\"a\"},{\"step\":2}],"
+		"\"assumptions\":[{\"claim\":\"c\",\"step\":2,\"measure\":\"syscalls\",\"expected\":4,"
+		"\"min\":3,\"max\":5},{\"step\":\"x\"}],\"notes\":[\"n\",7,null],"
+		"\"results\":[{\"name\":\"r\",\"unit\":\"ns\",\"samples\":9,\"median\":2.5,"
+		"\"hist\":[{\"lo\":1,\"hi\":2,\"count\":4}]},{\"unit\":3}],"
+		"\"calls\":{\"read\":10,\"write\":11},\"per_chunk\":{\"read\":1}}");
+	struct wl_report *r = calloc(1, sizeof(*r));
+	json_object *as = json_object_new_array();
+
+	if (!o || !r || !as)
+		abort();
+	wl_report_parse(o, r);
+	EXPECT(r->cpu == 1 && r->nsteps == 2 && r->nsteps_listed == 2 && r->steps[0].id == 1 &&
+	       !strcmp(r->steps[0].name, "a") && r->steps[1].id == 2 && !r->steps[1].name, "steps");
+	EXPECT(r->has_assumptions && r->nassumptions == 2 && r->assumptions[0].step == 2 &&
+	       !strcmp(r->assumptions[0].claim, "c") && !strcmp(r->assumptions[0].measure, "syscalls") &&
+	       r->assumptions[0].expected == 4 && r->assumptions[0].min == 3 && r->assumptions[0].max == 5 &&
+	       !r->assumptions[1].claim, "assumptions");
+	EXPECT(r->nnotes == 3 && !strcmp(r->notes[0], "n") && !r->notes[1] && !r->notes[2], "notes: strings only");
+	EXPECT(r->nresults == 2 && !strcmp(r->results[0].name, "r") && r->results[0].samples == 9 &&
+	       r->results[0].median == 2.5 && isnan(r->results[0].min) && r->results[0].nhist == 1 &&
+	       r->results[0].hist[0].count == 4 && r->results[0].hist[0].hi == 2, "a result and its histogram");
+	EXPECT(!r->results[1].name && !r->results[1].unit && r->results[1].nhist == -1, "a result without its figures");
+	EXPECT(r->has_calls && r->ncalls == 2 && !strcmp(r->calls[0].name, "read") && r->calls[0].calls == 10 &&
+	       r->calls[0].per_chunk == 1 && r->calls[1].calls == 11 && r->calls[1].per_chunk == 0, "calls");
+	json_object_put(o);
+	o = json_object_new_object();
+	for (int i = 0; i < WL_MAX_ASSUMPTIONS + 44; i++)
+		json_object_array_add(as, json_object_new_object());
+	json_object_object_add(o, "assumptions", as);
+	json_object_object_add(o, "calls", json_object_new_object());
+	wl_report_parse(o, r);
+	EXPECT(r->nassumptions == WL_MAX_ASSUMPTIONS && r->nassumptions_listed == WL_MAX_ASSUMPTIONS + 44,
+	       "a long list: %zu read of %zu", r->nassumptions, r->nassumptions_listed);
+	EXPECT(!r->has_calls && r->cpu == -1 && !r->nsteps && !r->nresults, "calls without per_chunk, no lists");
+	json_object_put(o);
+	free(r);
+}
+
 /* The check of the runs the kernel skipped, on the figures kfigures_read_skips() leaves. */
 static void test_skips_check(void)
 {
@@ -223,6 +269,7 @@ int main(void)
 	test_lookups();
 	test_probe_table();
 	test_report_parse();
+	test_report_lists();
 	test_skips_check();
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
