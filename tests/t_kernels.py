@@ -23,6 +23,10 @@ SEND_ZC = kernel_at_least(6, 0)
 LACKS = re.compile(r"not in this kernel|not in kernel BTF|not in /proc/kallsyms")
 
 
+# the method matrix asks what each method counts: the untraced pass, timing alone, is left out
+TRACED_ONLY = ("--passes", "traced")
+
+
 def make_method_matrix_test(method):
     want_method = {"fentry": "fentry", "kprobe": "kprobe", "tracepoint": "tp_btf"}[method]
 
@@ -43,7 +47,7 @@ def make_method_matrix_test(method):
         for w in EXPECT:
             if w == "uring-sendzc" and not SEND_ZC:
                 continue
-            p, led = traced(w, "--size", "64K", "--messages", "100", extra=("--method", method))
+            p, led = traced(w, "--size", "64K", "--messages", "100", extra=("--method", method, *TRACED_ONLY))
             sent = led["workload"]["bytes"]
             assert_eq(f"{w} bytes sent", sent, 100 * 65536)
             checks = {c["name"]: c for c in led["checks"]}
@@ -76,7 +80,7 @@ def make_method_matrix_test(method):
                 f"{site}: {chosen[site]} under --method {method}:\n{out}"
         for w, cache in (("file-readwrite", "cold"), ("file-sendfile", "warm"), ("file-splice", "warm"),
                          ("file-copyrange", "warm"), ("serve-readsend", "warm")):
-            led = check_file_ledger(w, cache, "64K", extra=("--method", method),
+            led = check_file_ledger(w, cache, "64K", extra=("--method", method, *TRACED_ONLY),
                                     unmeasured=[s for s in COPY_SITES + FILE_SITES if chosen[s] == "none"])
             assert all(led["probes"][s] == want_method for s in by_method), led["probes"]
         method_matrix_pipes(method, want_method, chosen, out)
@@ -95,11 +99,11 @@ def method_matrix_pipes(method, want_method, chosen, out):
             assert chosen[site] == "tp_btf" and LACKS.search(block), f"{site}: {chosen[site]} under --method {method}:\n{block}"
     extra, unmeasured = ("--method", method), [s for s in COPY_SITES + FILE_SITES if chosen[s] == "none"]
     for threads, args in ((1, ()), (2, ("--peer", "process"))):
-        led = check_pipe_ledger("pipe-copy", "64K", threads, args, extra=extra, unmeasured=unmeasured)
+        led = check_pipe_ledger("pipe-copy", "64K", threads, args, extra=extra + TRACED_ONLY, unmeasured=unmeasured)
         assert all(led["probes"][s] == chosen[s] for s in PIPE_SITES), led["probes"]
         if args:
             check_pipe_ends(led)
-    led = check_pipe_ledger("pipe-vmsplice", "64K", 1, extra=extra, unmeasured=unmeasured)
+    led = check_pipe_ledger("pipe-vmsplice", "64K", 1, extra=extra + TRACED_ONLY, unmeasured=unmeasured)
     assert all(led["probes"][s] == chosen[s] for s in PIPE_SITES), led["probes"]
     led = pipe_paths_exact(extra)
     assert all(led["probes"][s] == chosen[s] for s in PIPE_SITES), led["probes"]
