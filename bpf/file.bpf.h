@@ -19,7 +19,7 @@
 
 /*
  * Pages the targets brought into the page cache, by file: file.bpf.c's alone, defined here ahead of
- * fd_verdicts, where the object has always had it.
+ * fd_verdicts, the place the object lays it out in.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

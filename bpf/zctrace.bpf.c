@@ -8,7 +8,7 @@
  *
  * Every part compiles alone (make bpf-alone), so the order below is not needed to compile: it is
  * the order the object lays out its variables, maps and programs in (a header's definitions land
- * where it is first included), kept as it was.
+ * where it is first included).
  */
 #include "common.bpf.h"
 #include "settings.bpf.h"
