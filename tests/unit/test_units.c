@@ -211,7 +211,8 @@ static void test_report_lists(void)
 	       r->results[0].hist[0].count == 4 && r->results[0].hist[0].hi == 2, "a result and its histogram");
 	EXPECT(!r->results[1].name && !r->results[1].unit && r->results[1].nhist == -1, "a result without its figures");
 	EXPECT(r->has_calls && r->ncalls == 2 && !strcmp(r->calls[0].name, "read") && r->calls[0].calls == 10 &&
-	       r->calls[0].per_chunk == 1 && r->calls[1].calls == 11 && r->calls[1].per_chunk == 0, "calls");
+	       r->calls[0].per_chunk == 1 && r->calls[1].calls == 11 && r->calls[1].per_chunk == 0 &&
+	       r->ncalls_listed == 2, "calls");
 	json_object_put(o);
 	o = json_object_new_object();
 	for (int i = 0; i < WL_MAX_ASSUMPTIONS + 44; i++)

@@ -257,6 +257,9 @@ static void check_calls(struct ledger *l)
 			  " resumed short transfers)", (uint64_t)kernel, (uint64_t)chunks,
 			  (uint64_t)c->per_chunk, (uint64_t)slack);
 	}
+	if (l->rep.ncalls_listed > l->rep.ncalls)
+		add_check(l, false, "calls checked", "%zu of %zu the workload counted (more than zctrace checks)",
+			  l->rep.ncalls, l->rep.ncalls_listed);
 }
 
 static void check_file(struct ledger *l)

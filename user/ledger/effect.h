@@ -30,8 +30,8 @@ struct effect {
 
 /*
  * The timing figures two reports of one workload share (@traced, @untraced: the reports the
- * workload wrote, read; NULL: none): throughput and latency of a stream or file workload, each measurement's median
- * of a microbenchmark. Rows only where both passes reported the figure.
+ * workload wrote, read; NULL: none): throughput and latency of a stream or file workload, each
+ * measurement's median of a microbenchmark. Rows only where both passes reported the figure.
  */
 void effect_compare(struct effect *e, const struct wl_report *traced, const struct wl_report *untraced);
 /*

@@ -144,6 +144,7 @@ static void read_calls(json_object *calls, json_object *per_chunk, struct wl_rep
 	r->has_calls = calls && per_chunk;
 	if (!r->has_calls)
 		return;
+	r->ncalls_listed = json_object_object_length(calls);
 	json_object_object_foreach(calls, name, val) {
 		if (r->ncalls == WL_MAX_CALLS)
 			break;

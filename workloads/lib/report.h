@@ -168,7 +168,7 @@ struct wl_report {
 	/* a file workload's calls; has_calls: it reported both "calls" and "per_chunk" */
 	bool has_calls;
 	struct wl_call calls[WL_MAX_CALLS];
-	size_t ncalls;
+	size_t ncalls, ncalls_listed;
 	/* a microbenchmark's */
 	int cpu;				/* the CPU it ran pinned to, -1 if none */
 	struct wl_result results[WL_MAX_RESULTS];
