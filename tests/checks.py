@@ -280,14 +280,15 @@ PIPE_UNCLAIMED = {"pipe-copy": (), "pipe-vmsplice": FILE_SITES}
 PIPE_MESSAGES = 300
 
 
-def check_pipe_ledger(workload, size="64K", threads=1, args=(), extra=(), unmeasured=(), env=None):
+def check_pipe_ledger(workload, size="64K", threads=1, args=(), extra=(), unmeasured=(), env=None,
+                      messages=PIPE_MESSAGES):
     """@workload's ledger, every site exact against the workload's own counts; @unmeasured: sites
     this kernel cannot measure with the method asked (@extra): shown as not measured, and failing
     the run for that reason alone."""
-    p, led = traced(workload, "--size", size, "--threads", str(threads), "--messages", str(PIPE_MESSAGES),
+    p, led = traced(workload, "--size", size, "--threads", str(threads), "--messages", str(messages),
                     *args, extra=extra, env=env)
     wl = led["workload"]
-    n = PIPE_MESSAGES * threads
+    n = messages * threads
     assert_eq("messages", wl["messages"], n)
     assert_eq("workload bytes sent", wl["bytes"], n * SIZES[size])
     assert_eq("workload bytes received", wl["bytes_received"], wl["bytes"])
