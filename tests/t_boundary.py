@@ -128,7 +128,7 @@ def boundary_fd_reused_by_another_type():
     UDP one on the same descriptor: neither UDP call is taken for TCP's (the mark a TCP send leaves
     for its exit, which neither the write's nor the zerocopy send's exit takes). With the best
     methods and with kprobes at most."""
-    n = 200
+    n = 80
     for extra in ((), ("--method", "kprobe")):
         p, led = traced_cmd(["/usr/bin/python3", "-B", "-c", FD_REUSE_PROGRAM, str(n)], extra)
         assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-500:]
@@ -198,7 +198,7 @@ def boundary_receive_sleeps_before_its_exit():
     and the exit reads the descriptor instead of counting the call a second time. Each round also
     discards 100 bytes with a TCP recv(MSG_TRUNC): counted as calls of no known size, not as bytes.
     With the best methods and with kprobes at most."""
-    n = 200
+    n = 80
     for extra in ((), ("--method", "kprobe")):
         p, led = traced_cmd(["/usr/bin/python3", "-B", "-c", SLOW_ADDR_PROGRAM, str(n)], extra)
         assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-500:]
@@ -292,7 +292,7 @@ def io_syscalls_at_their_functions():
     number are "not measured" there; --complete takes the tracepoints and counts them. Where
     fentry is refused (this machine), the tracepoints, and why. On the kernels make test-kernels
     boots, the fentry path must be the one taken."""
-    n, size = 400, 1400
+    n, size = 160, 1400
     with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
         for extra in ((), ("--complete",)):
             p, led = traced_cmd(["/usr/bin/python3", "-c", FILE_AND_MIXED_PROGRAM, os.path.join(d, "f"),

@@ -124,7 +124,7 @@ def nic_zerocopy_held_on_sg_device():
     peer = os.environ.get("ZCTRACE_NIC_PAIR_SG")
     if not peer:
         raise Skip("needs two e1000e NICs joined back to back (make test-kernels boots them: tests/device-suite.sh)")
-    n, size = 300, 65536
+    n, size = 100, 65536
     prog = os.path.join(ROOT, "tests", "nic_peer.py")
     route = subprocess.run(["ip", "-o", "route", "get", peer], capture_output=True, text=True, timeout=30).stdout
     dev = re.search(r" dev (\S+)", route).group(1)
@@ -174,7 +174,7 @@ def nic_sendfile_copied_on_transmit():
     (virtio-net here) has the kernel copy them on transmit, counted for the sender in tx_copy (the
     bytes sent and retransmitted, TCP_INFO), while e1000e takes them as they are (tx_copy 0). With
     fentry and with kprobes; nothing copied from user memory (user_copy, send_copy 0)."""
-    n, size = 200, 65536
+    n, size = 100, 65536
     with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
         src = os.path.join(d, "src")
         runs = list(nic_pairs_runs(5801, lambda prog, peer, port, method, ns: nic_peer_run(

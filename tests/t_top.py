@@ -156,7 +156,7 @@ def top_counts_threads_exactly():
     once, all against --max-keys 64: every process's four socket sites hold exactly its bytes,
     through its threads' exits and its own; nothing is evicted or dropped. Where the kernel skipped
     runs of the census's programs, the census says so, and no site holds more than the bytes."""
-    nthreads, n, size, procs = 6, 100, 3000, 12
+    nthreads, n, size, procs = 6, 40, 3000, 12
     top = top_start("--max-keys", "64")
     try:
         progs = [subprocess.Popen(["/usr/bin/python3", "-c", THREADS_PROGRAM, str(nthreads), str(n), str(size)])
