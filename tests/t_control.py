@@ -260,7 +260,6 @@ def live_view_on_a_terminal():
                 out += data
     try:
         drain(1.0)
-        t0 = time.monotonic()
         drain(2.6)
         draws_in_window = out.count(b"zctrace live:")
         z.send_signal(signal.SIGINT)

@@ -10,7 +10,7 @@ import tempfile
 
 from harness import TIMEOUT, UNIT_TESTS, ZCTRACE, assert_eq, refused, site_bytes, Skip, traced, traced_once, zctrace
 from checks import (
-    COPY_SITES, EXPECT, FILE_SITES, KERNEL, MESSAGES, PIPE_SITES, check_file_ledger, check_pipe_ends,
+    COPY_SITES, EXPECT, FILE_SITES, KERNEL, MESSAGES, PIPE_ALL_SITES, check_file_ledger, check_pipe_ends,
     check_pipe_ledger, check_tcp_ledger, deferred_want, kernel_at_least, pipe_paths_exact, probes_by_method)
 
 
@@ -92,7 +92,7 @@ def method_matrix_pipes(method, want_method, chosen, out):
     """The pipe sites under --method: the copies through this method's probes (a kernel without
     their functions says so, and falls back to the syscall's return), pipe_ref by the syscall's
     return on every kernel; pipe-copy (both peers) and pipe-vmsplice exact."""
-    for site in PIPE_SITES:
+    for site in PIPE_ALL_SITES:
         want = "tp_btf" if site == "pipe_ref" else want_method
         if chosen[site] != want:
             block = re.search(rf"^{site}\s+\w+.*?(?=^\w)", out, re.M | re.S).group(0)
@@ -100,13 +100,13 @@ def method_matrix_pipes(method, want_method, chosen, out):
     extra, unmeasured = ("--method", method), [s for s in COPY_SITES + FILE_SITES if chosen[s] == "none"]
     for threads, args in ((1, ()), (2, ("--peer", "process"))):
         led = check_pipe_ledger("pipe-copy", "64K", threads, args, extra=extra + TRACED_ONLY, unmeasured=unmeasured)
-        assert all(led["probes"][s] == chosen[s] for s in PIPE_SITES), led["probes"]
+        assert all(led["probes"][s] == chosen[s] for s in PIPE_ALL_SITES), led["probes"]
         if args:
             check_pipe_ends(led)
     led = check_pipe_ledger("pipe-vmsplice", "64K", 1, extra=extra + TRACED_ONLY, unmeasured=unmeasured)
-    assert all(led["probes"][s] == chosen[s] for s in PIPE_SITES), led["probes"]
+    assert all(led["probes"][s] == chosen[s] for s in PIPE_ALL_SITES), led["probes"]
     led = pipe_paths_exact(extra)
-    assert all(led["probes"][s] == chosen[s] for s in PIPE_SITES), led["probes"]
+    assert all(led["probes"][s] == chosen[s] for s in PIPE_ALL_SITES), led["probes"]
 
 
 def kprobe_flavours_pass_verifier():

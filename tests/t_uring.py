@@ -11,7 +11,7 @@ import time
 
 from harness import TIMEOUT, WORKLOADS, ZCTRACE, assert_eq, descendants, refused, site_bytes, Skip, traced, zctrace
 from checks import (
-    COPY_SITES, KERNEL, NET_SITES, PIPE_SITES, SIZES, check_sides, check_tcp_ledger, check_veth,
+    COPY_SITES, KERNEL, NET_SITES, PIPE_ALL_SITES, SIZES, check_sides, check_tcp_ledger, check_veth,
     deferred_want, our_net_objects, probes_by_method)
 
 
@@ -351,7 +351,7 @@ def check_remote_fileread(pattern, peer, cache="warm", size="64K"):
     assert_eq("send_copy", site_bytes(led, "send_copy"), wl["bytes"] + wl["request_bytes"])
     assert_eq("recv_copy", site_bytes(led, "recv_copy"), wl["bytes_received"] + wl["request_bytes"])
     assert_eq("pread64 calls", led["phase_syscalls"]["pread64"], wl["calls"]["pread64"])
-    for site in PIPE_SITES:  # the client's start (an end of file) and its result cross no pipe
+    for site in PIPE_ALL_SITES:  # the client's start (an end of file) and its result cross no pipe
         assert_eq(site, site_bytes(led, site), 0)
     assert wl["ms_per_mib"] > 0, wl
     if peer:
