@@ -11,8 +11,7 @@ import time
 
 from harness import (
     LIST_PROGS, PERF_DERIVED, ROOT, TIMEOUT, UNIT_TESTS, ZCTRACE, assert_eq, detach_children, has_hw_pmu,
-    read_csv, scratch, site_bytes, Skip, traced, traced_cmd, zctrace, zctrace_named, zctrace_programs)
-from checks import best_method, check_tcp_ledger
+    read_csv, scratch, site_bytes, traced, traced_cmd, zctrace, zctrace_named, zctrace_programs)
 
 
 # ---- unit tests ----
@@ -205,25 +204,6 @@ def probes_report():
     assert p.returncode == 0 and (re.search(r"^send_copy\s+tp_btf", p.stdout, re.M) or re.search(
         r"^send_copy\s+none.*\n(.*\n)*?.*refused tp_btf: tp_btf:tcp_sendmsg_locked: tracepoint tcp_sendmsg_locked "
         r"not in this kernel", p.stdout, re.M)), p.stdout
-
-
-def fentry_path():
-    method, why = best_method("recv_copy")
-    if method != "fentry":
-        raise Skip(f"fentry refused on this kernel: {why}")
-    for w in ("tcp-twocopy", "tcp-zerocopy", "tcp-sendfile"):
-        check_tcp_ledger(w, "64K", 1)
-
-
-def kprobe_path():
-    p = zctrace("probes", "--method=kprobe")
-    m = re.search(r"^recv_copy\s+(\w+)", p.stdout, re.M)
-    if not m or m.group(1) != "kprobe":
-        why = re.search(r"refused kprobe: (.*)", p.stdout)
-        raise Skip(f"kprobes unavailable: {why.group(1) if why else p.stdout[-200:]}")
-    for w in ("tcp-twocopy", "tcp-onecopy"):
-        p, led = traced(w, "--size", "64K", "--messages", "200", extra=("--method", "kprobe"))
-        assert p.returncode == 0, p.stdout[-800:]
 
 
 # ---- the report: two passes, one screen, named processes, the floor ----
