@@ -192,6 +192,7 @@ guest_report() {
 # thread, and keeps it about half busy (a PREEMPT_RT guest's part alone: 4.9 min of CPU in 9.4).
 cmd_test() {
 	local ver rc=0 stock=() more=() guests=() g running=0 max=${ZCTRACE_KERNEL_JOBS:-$((2 * $(nproc)))}
+	[[ $max =~ ^[1-9][0-9]*$ ]] || die "ZCTRACE_KERNEL_JOBS must be a number of guests, not '$max'"
 	cmd_fetch
 	mkdir -p "$KDIR/results"
 	rm -f "$KDIR/results/"*.log "$KDIR/results/"*.time
