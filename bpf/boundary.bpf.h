@@ -4,8 +4,8 @@
  * kernel, by call and file type, counted at the call's return, apart from every copy site. User
  * space holds it against the sites that explain such bytes; what none explains is "unattributed".
  * Here too the send marks a TCP send leaves for its syscall's exit, so that the exit need not read
- * the descriptor to know the call was TCP's. No program of its own: the syscall exits (file.bpf.h),
- * the sends (send.bpf.c) and io_uring's completions (zerocopy.bpf.c) call it.
+ * the descriptor to know the call was TCP's. No program of its own: the syscall exits
+ * (iocall.bpf.h), the sends (send.bpf.c) and io_uring's completions (zerocopy.bpf.c) call it.
  */
 #ifndef ZCTRACE_BOUNDARY_BPF_H
 #define ZCTRACE_BOUNDARY_BPF_H

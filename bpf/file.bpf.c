@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * File sites: file syscalls classified at entry, closed at exit (file.bpf.h, which closes pipe
+ * File sites: file syscalls classified at entry, closed at exit (iocall.bpf.h, which closes pipe
  * syscalls too, through pipe.bpf.h, and socket calls, through sock.bpf.h); file_read_copy,
  * file_write_copy, kernel_copy by fexit, kretprobe or ext4 tracepoints; page-cache insertions.
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
@@ -15,6 +15,7 @@
 #include "boundary.bpf.h"
 #include "sock.bpf.h"
 #include "file.bpf.h"
+#include "iocall.bpf.h"
 
 /* ---- syscalls and page faults -------------------------------------------------------------- */
 

@@ -9,7 +9,7 @@
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone).
  */
 #include "common.bpf.h"
-#include "file.bpf.h"
+#include "iocall.bpf.h"
 #include "syscalls.bpf.h"
 
 #if defined(__TARGET_ARCH_x86)

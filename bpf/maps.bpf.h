@@ -121,7 +121,7 @@ struct {
 } zc_owners SEC(".maps");
 
 /*
- * One I/O syscall in flight per thread (file.bpf.h follows it from entry to exit): what its
+ * One I/O syscall in flight per thread (iocall.bpf.h follows it from entry to exit): what its
  * descriptors are and what the sites saw during it.
  */
 struct io_call {
@@ -153,7 +153,7 @@ struct {
 
 /*
  * Where the socket returns a socket call's length (socket_lengths), the socket's type is noted
- * there (file.bpf.h's type_at_length()) for the call's exit, which then reads no descriptor, file
+ * there (iocall.bpf.h's type_at_length()) for the call's exit, which then reads no descriptor, file
  * or socket. A call that may end so, a read or write (and their vector forms: on any descriptor,
  * which a file's first event or the exit classifies, file.bpf.c's rw_call()), a sendto or sendmsg
  * (not a zerocopy one), a recvfrom or recvmsg, opens this CPU's slot at its entry, and its exit

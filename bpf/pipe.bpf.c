@@ -2,7 +2,7 @@
 /*
  * Pipe sites: pipe_write_copy (user->pipe buffer), pipe_ref (page references moved into a pipe by
  * vmsplice, splice, tee, sendfile) and pipe_read_copy (pipe buffer->user), by fexit or kretprobe
- * pipe_write/pipe_read, or by the syscall's return through file.bpf.h's syscall tracking, which
+ * pipe_write/pipe_read, or by the syscall's return through iocall.bpf.h's syscall tracking, which
  * calls pipe_syscall_exit() (pipe.bpf.h).
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
  * its flavours here, for every kernel.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What pipe.bpf.c shares: the pipe sites counted at a pipe syscall's return, which file.bpf.h's
+ * What pipe.bpf.c shares: the pipe sites counted at a pipe syscall's return, which iocall.bpf.h's
  * syscall tracking closes through pipe_syscall_exit().
  */
 #ifndef ZCTRACE_PIPE_BPF_H
@@ -16,8 +16,8 @@ static __always_inline bool by_return(__u32 site)
 }
 
 /*
- * A pipe syscall's return, classified at its entry by file.bpf.h's enter_io(): @in and @out are the
- * FD_* classes of its source and destination. write() and read() on a pipe copy what they return
+ * A pipe syscall's return, classified at its entry by iocall.bpf.h's enter_io(): @in and @out are
+ * the FD_* classes of its source and destination. write() and read() on a pipe copy what they return
  * (the tracepoint flavours of the copy sites); whatever enters a pipe by vmsplice, splice, tee or
  * sendfile enters as page references, the only flavour pipe_ref has. vmsplice() out of a pipe
  * copies to user memory without pipe_read(), so its return is pipe_read_copy's on every method.

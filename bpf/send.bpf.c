@@ -13,7 +13,7 @@
 #include "slots.bpf.h"
 #include "boundary.bpf.h"
 #include "sock.bpf.h"
-#include "file.bpf.h"
+#include "iocall.bpf.h"
 #include "send.bpf.h"
 
 /* ---- send side through tracepoints ---------------------------------------------------------- */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * UDP and Unix socket sites counted at the I/O call's return, udp_send_copy, udp_recv_copy and
- * unix_send_copy, through file.bpf.h's syscall tracking, which calls sock_syscall_exit()
+ * unix_send_copy, through iocall.bpf.h's syscall tracking, which calls sock_syscall_exit()
  * (sock.bpf.h), or where the socket returns the call's length. unix_recv_copy is in recv.bpf.c; a
  * UDP MSG_ZEROCOPY send's pins are zc_pin's, in send.bpf.c and zerocopy.bpf.c.
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all

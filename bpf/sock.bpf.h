@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What sock.bpf.c shares: the UDP and Unix socket sites counted at an I/O call's return (file.bpf.h's
- * syscall tracking closes a socket call through sock_syscall_exit()) or where a socket returns a
- * call's length (count_at_length(), sock_send_length and sock_recv_length).
+ * What sock.bpf.c shares: the UDP and Unix socket sites counted at an I/O call's return
+ * (iocall.bpf.h's syscall tracking closes a socket call through sock_syscall_exit()) or where a
+ * socket returns a call's length (count_at_length(), sock_send_length and sock_recv_length).
  */
 #ifndef ZCTRACE_SOCK_BPF_H
 #define ZCTRACE_SOCK_BPF_H

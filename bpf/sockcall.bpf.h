@@ -26,7 +26,7 @@ static __always_inline void open_sock_call(__u32 tid, __u32 nr, __u8 kind)
 
 /*
  * Socket call @nr returns: the type of the socket that returned its length (enum fd_type + 1),
- * file.bpf.h's RW_FILE_MARK where a file event kept a read's or write's call, or 0 where neither
+ * iocall.bpf.h's RW_FILE_MARK where a file event kept a read's or write's call, or 0 where neither
  * happened while its thread stayed on the CPU. The slot is cleared.
  */
 static __always_inline __u8 sock_call_type(__u32 nr)

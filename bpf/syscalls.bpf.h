@@ -13,6 +13,7 @@
 #include "boundary.bpf.h"
 #include "sched.bpf.h"
 #include "file.bpf.h"
+#include "iocall.bpf.h"
 
 /*
  * Syscalls of each microbenchmark step: key = segment * MAX_SYSCALLS + number. Shared, not per
