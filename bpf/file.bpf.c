@@ -15,6 +15,7 @@
 #include "boundary.bpf.h"
 #include "sock.bpf.h"
 #include "file.bpf.h"
+#include "fdclass.bpf.h"
 #include "iocall.bpf.h"
 
 /* ---- syscalls and page faults -------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The I/O syscalls followed from entry (enter_io(), syscalls.bpf.h's on_syscall()) to exit
- * (on_sys_exit()), with their descriptors classified (file.bpf.h) and closed at their return
+ * (on_sys_exit()), with their descriptors classified (fdclass.bpf.h) and closed at their return
  * through the file sites, the pipe and socket sites (pipe.bpf.h, sock.bpf.h) and the boundary
  * account; the socket call's type noted where its socket returns its length (type_at_length()).
  */
@@ -16,7 +16,7 @@
 #include "boundary.bpf.h"
 #include "pipe.bpf.h"
 #include "sock.bpf.h"
-#include "file.bpf.h"
+#include "fdclass.bpf.h"
 
 /* Remembers an I/O syscall's descriptors until its exit, for the file and pipe sites and the account. */
 static __always_inline void enter_io(bool btf, struct pt_regs *regs, struct task_struct *task, __u32 tid, __u32 nr,

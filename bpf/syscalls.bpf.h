@@ -12,7 +12,7 @@
 #include "sockcall.bpf.h"
 #include "boundary.bpf.h"
 #include "sched.bpf.h"
-#include "file.bpf.h"
+#include "fdclass.bpf.h"
 #include "iocall.bpf.h"
 
 /*
