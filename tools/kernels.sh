@@ -91,8 +91,16 @@ cmd_fetch() {
 	fetch_vng
 }
 
+# The host's TSC rate in kHz, from its kernel's log (empty if not there): what a guest's TSC runs
+# at under TCG, which reads the host's. A guest that measures it itself, booting on a busy host,
+# can be off by a factor (its clock, and every timeout in it, then runs that much fast).
+host_tsc_khz() {
+	{ dmesg 2>/dev/null || journalctl -k -b -q 2>/dev/null || true; } |
+		sed -n -E 's/.*tsc: (Detected|Refined TSC clocksource calibration:?) ([0-9]+)\.([0-9]{3}) MHz.*/\2\3/p' | tail -n 1
+}
+
 cmd_run() {
-	local ver=$1 rc
+	local ver=$1 rc khz
 	shift
 	[ -e "$KDIR/$ver/boot/vmlinuz-$ver" ] || die "kernel $ver not fetched (run: tools/kernels.sh fetch)"
 	out=$(mktemp -d "${TMPDIR:-/tmp}/zctrace-vm.XXXXXX")
@@ -120,12 +128,14 @@ cmd_run() {
 	# a guest that hangs (a stalled CPU under emulation) is stopped, and its console shown
 	# ZCTRACE_VM_NET=loop: two NIC pairs, each on a QEMU hub of its own (tools/nic-pair.sh sets
 	# them up inside): virtio-net (virtme-ng's loop, hub 0) and Intel e1000e (hub 1)
+	# the guest's TSC rate is the host's (tsc_early_khz), not measured in the guest (host_tsc_khz)
 	local qopts="-accel tcg,thread=single"
 	[ "${ZCTRACE_VM_NET:-}" = loop ] && qopts="$qopts -netdev hubport,id=sg0,hubid=1 -device e1000e,netdev=sg0 \
 -netdev hubport,id=sg1,hubid=1 -device e1000e,netdev=sg1"
+	khz=$(host_tsc_khz)
 	PATH="$KDIR/venv/bin:$PATH" timeout --kill-after=30 "${ZCTRACE_VM_TIMEOUT:-2400}" vng --disable-kvm -v -r "$KDIR/$ver/boot/vmlinuz-$ver" --memory 4G --cpus 2 \
 		${ZCTRACE_VM_NET:+--network "$ZCTRACE_VM_NET" --no-dhcp} \
-		--qemu-opts="$qopts" --append "tsc=reliable" --rwdir "$out" --exec "$out/guest.sh" >"$out/console" 2>&1 || true
+		--qemu-opts="$qopts" --append "tsc=reliable${khz:+ tsc_early_khz=$khz}" --rwdir "$out" --exec "$out/guest.sh" >"$out/console" 2>&1 || true
 	# the guest's console: keep what the command printed, drop the kernel's boot messages
 	sed -n -e 's/\r$//' -e '/virtme-ng-init: starting script/,$p' "$out/console" | sed -e 1d -e '/^\[ *[0-9]*\.[0-9]*\] /d'
 	if [ ! -s "$out/status" ]; then
