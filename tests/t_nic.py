@@ -201,10 +201,22 @@ def nic_udp_zerocopy():
     copies each datagram at the send instead (__ip_append_data() drops zerocopy for such a
     device): udp_send_copy is the bytes sent, zc_pin 0, and every notice says COPIED, as the
     program's own count has it; the run never says the zero-copy send held. Nothing is copied on
-    transmit or delivery (tx_copy, deferred_copy 0), and the receiver got every byte."""
+    transmit or delivery (tx_copy, deferred_copy 0), and the receiver got every byte: a run in
+    which datagrams were lost between the two emulated NICs (UDP on a guest that fell behind: 46
+    of 200 over virtio-net once) says so and is made again, up to NIC_ATTEMPTS runs."""
     n, size = 200, 1400
-    for ns, copies, method, (p, led, out, err) in nic_pairs_runs(5901, lambda prog, peer, port, method, ns: nic_peer_run(
-            prog, peer, port, n, size, method, None, ns=ns, mode=("udp-send",)), tcp=False):
+
+    def delivered(prog, peer, port, method, ns):
+        for attempt in range(NIC_ATTEMPTS):
+            res = nic_peer_run(prog, peer, port + attempt, n, size, method, None, ns=ns, mode=("udp-send",))
+            sent = re.search(r"^SEND (\d+) ", res[0].stdout, re.M)
+            got = re.search(r"^RECV (\d+)$", res[2], re.M)
+            if not (sent and got) or int(got.group(1)) >= int(sent.group(1)) or attempt == NIC_ATTEMPTS - 1:
+                return res
+            print(f"  ({ns} {method}: the receiver got {got.group(1)} B of {sent.group(1)} B sent: datagrams "
+                  "lost between the NICs; once more)", flush=True)
+
+    for ns, copies, method, (p, led, out, err) in nic_pairs_runs(5901, delivered, tcp=False):
         m = re.search(r"^SEND (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$", p.stdout, re.M)
         assert m and re.search(r"^RECV (\d+)$", out, re.M), (ns, method, p.stdout[-1500:], p.stderr[-500:], out, err)
         sent, calls, notices, copied_notices, copied_calls, copied_bytes, _ = map(int, m.groups())
