@@ -126,6 +126,14 @@ def kernel_at_least(major, minor):
 COPY_SITES = ("send_copy", "zc_pin", "splice_ref", "deferred_copy", "recv_copy")
 
 
+def preempt_rt():
+    """Whether this kernel is a PREEMPT_RT build."""
+    try:
+        return open("/sys/kernel/realtime").read().strip() == "1"
+    except OSError:
+        return "PREEMPT_RT" in os.uname().version
+
+
 def probes_by_method(method):
     p = zctrace("probes", f"--method={method}")
     assert p.returncode == 0, p.stderr

@@ -11,7 +11,8 @@ import tempfile
 from harness import TIMEOUT, UNIT_TESTS, ZCTRACE, assert_eq, refused, site_bytes, Skip, traced, traced_once, zctrace
 from checks import (
     COPY_SITES, EXPECT, FILE_SITES, KERNEL, MESSAGES, PIPE_ALL_SITES, check_file_ledger, check_pipe_ends,
-    check_pipe_ledger, check_tcp_ledger, deferred_want, kernel_at_least, pipe_paths_exact, probes_by_method)
+    check_pipe_ledger, check_tcp_ledger, deferred_want, kernel_at_least, pipe_paths_exact, preempt_rt,
+    probes_by_method)
 
 
 # ---- every method, site by site: what the kernel offers runs exactly, what it lacks says why ----
@@ -184,14 +185,6 @@ def robust_refused_tracepoint():
     lines = [l for l in p.stderr.splitlines() if l.strip()]
     assert p.returncode == 1 and p.stdout == "", (p.returncode, p.stdout[:300])
     assert len(lines) == 1 and "no way to attach 'targets'" in lines[0] and "ZCTRACE_REFUSE" in lines[0], p.stderr
-
-
-def preempt_rt():
-    """Whether this kernel is a PREEMPT_RT build."""
-    try:
-        return open("/sys/kernel/realtime").read().strip() == "1"
-    except OSError:
-        return "PREEMPT_RT" in os.uname().version
 
 
 def preempt_rt_passes_fentry_over():

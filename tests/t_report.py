@@ -12,6 +12,7 @@ import time
 from harness import (
     LIST_PROGS, PERF_DERIVED, ROOT, TIMEOUT, UNIT_TESTS, ZCTRACE, assert_eq, detach_children, has_hw_pmu,
     read_csv, scratch, site_bytes, traced, traced_cmd, zctrace, zctrace_named, zctrace_programs)
+from checks import preempt_rt, probes_by_method
 
 
 # ---- unit tests ----
@@ -199,6 +200,13 @@ def probes_report():
     for block in re.split(r"^(?=\S)", out, flags=re.M):
         refusals = re.findall(r"^\s+refused .*$", block, re.M)
         assert len(refusals) == len(set(refusals)), block
+    # fentry is the best method: asking for nothing better than it chooses what the default does
+    # (but on PREEMPT_RT, where the default passes fentry over), so a kernel's default-method tests
+    # run the probes of its fentry method matrix (tests/kernel-suite.sh leaves that matrix to them
+    # on the stock kernels)
+    if not preempt_rt():
+        default = dict(re.findall(r"^(\w+)\s+(fentry|kprobe|tp_btf|raw_tp|usdt|none)\s", out, re.M))
+        assert probes_by_method("fentry")[0] == default, (default, probes_by_method("fentry")[0])
     p = zctrace("probes", "--method=tracepoint")
     # the send sites' tracepoint is from 2025: a kernel without it says so
     assert p.returncode == 0 and (re.search(r"^send_copy\s+tp_btf", p.stdout, re.M) or re.search(
