@@ -167,14 +167,11 @@ run_guest() {
 		log=$KDIR/results/$ver-nic
 		echo "kernels: $(date +%T) booting $ver with two NIC pairs (virtio-net, e1000e) for the device path (QEMU TCG)"
 		ZCTRACE_VM_NET=loop cmd_run "$ver" tests/device-suite.sh >"$log.log" 2>&1 || rc=$?
-	elif [ "$part" = suite ]; then
-		log=$KDIR/results/$ver
-		echo "kernels: $(date +%T) booting $ver to run the suite (QEMU TCG)"
-		cmd_run "$ver" tests/kernel-suite.sh >"$log.log" 2>&1 || rc=$?
 	else
 		log=$KDIR/results/$ver
-		echo "kernels: $(date +%T) booting $ver to run the suite (its $part part) (QEMU TCG)"
-		cmd_run "$ver" tests/kernel-suite.sh "$part" >"$log.log" 2>&1 || rc=$?
+		[ "$part" = suite ] && part=
+		echo "kernels: $(date +%T) booting $ver to run the suite${part:+ (its $part part)} (QEMU TCG)"
+		cmd_run "$ver" tests/kernel-suite.sh $part >"$log.log" 2>&1 || rc=$?
 	fi
 	echo $((SECONDS - start)) >"$log.time"
 	return $rc
