@@ -18,7 +18,7 @@ CFLAGS += $(SANFLAGS) $(CPPFLAGS) -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parame
 INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Iworkloads/lib
 # the CLI's libraries (libmicrohttpd: zctrace export's HTTP server), also linked into the unit
 # tests and fuzzers, which link the CLI's modules
-LDLIBS := -lbpf -lelf -lz -ljson-c -lmicrohttpd
+LDLIBS := -lbpf -lelf -lz -ljson-c -lmicrohttpd -lm
 # clang's own system includes, for <bpf/usdt.bpf.h> and friends, as libbpf-bootstrap does
 CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
@@ -291,4 +291,4 @@ clean:
 .DELETE_ON_ERROR:
 .SECONDARY:
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/*/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d)

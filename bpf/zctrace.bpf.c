@@ -30,5 +30,6 @@
 #include "recv.bpf.c"
 #include "usdt.bpf.c"
 #include "census.bpf.c"
+#include "cost.bpf.c"
 
 char LICENSE[] SEC("license") = "GPL";

@@ -232,6 +232,7 @@ enum method {
 	METHOD_RAW_TP,
 	METHOD_USDT,
 	METHOD_ITER,	/* a BPF iterator, run by user space */
+	METHOD_PERF_EVENT,	/* a perf_event program on a sampling event of each CPU */
 };
 
 struct site_key {
@@ -362,6 +363,49 @@ struct seg_stats {
 	__u64 faults_kernel;
 	__u64 pc_pages;		/* pages of regular files the targets brought into the page cache */
 	__u64 handoffs;		/* a CPU passed from one target task to another, others in between or not */
+};
+
+/*
+ * What the sampler (cost.bpf.c) places each sample of a traced task in: a copy site's copy routine
+ * (the first NR_SITES, at their enum site numbers), or a kind of time that is not a site's copy.
+ * bpf/costwalk.h decides which from the sample's kernel stack.
+ */
+enum cost_class {
+	COST_COPY_OTHER = NR_SITES,	/* a copy routine under no copy site (syscall arguments, ...) */
+	COST_ZEROCOPY,		/* pinning pages, zerocopy bookkeeping and completion notices */
+	COST_PAGE_REF,		/* page references: sendfile, splice, vmsplice, their pipes */
+	COST_SYSCALL,		/* syscall entry, exit and dispatch, descriptor lookup */
+	COST_NET,		/* the protocol stack and devices, outside the copies */
+	COST_FS,		/* VFS, page cache, file systems and pipes, outside the copies */
+	COST_ALLOC,		/* memory allocation and freeing */
+	COST_FAULT,		/* page faults */
+	COST_SCHED,		/* the scheduler: switching, waking, sleeping */
+	COST_TRACER,		/* BPF programs and their trampolines: the tracer's own time */
+	COST_KERNEL_OTHER,	/* kernel code none of the above names */
+	COST_USER,		/* the program's own code, in user mode */
+	COST_DISPLACED,		/* taken where interrupts came back on: due while they were off */
+	NR_COST_CLASSES,
+};
+
+/* One kernel function the sampler knows, by address: [start, start + len), its role (costwalk.h). */
+struct cost_range {
+	__u64 start;
+	__u32 len;
+	__u32 word;
+};
+
+#define COST_MAX_RANGES 32768	/* the sampler's function table; a power of two (its search) */
+#define COST_FRAMES 48		/* kernel frames a sample's walk reads, from the leaf */
+
+/* The counts' slots, a power of two at least NR_COST_CLASSES: a mask keeps the index in range. */
+#define COST_SLOTS 32
+
+/* The sampler's counts on a CPU: every sample of the targets, and those in the measured phase. */
+struct cost_cpu {
+	__u64 all[COST_SLOTS];
+	__u64 phase[COST_SLOTS];
+	__u64 stack_errors;	/* samples whose kernel stack could not be read (placed in kernel_other) */
+	__u64 ips[COST_FRAMES];	/* the walk's scratch: the sample's stack */
 };
 
 #endif /* ZCTRACE_H */

@@ -29,6 +29,7 @@
 #include "cmd/run.h"
 #include "trace/target.h"
 #include "trace/tracer.h"
+#include "trace/cost.h"
 #include "opts.h"
 #include "trace/workloads.h"
 #include "zctrace.skel.h"
@@ -50,6 +51,7 @@ struct run_args {
 	bool baseline;		/* --baseline: a command run once more untraced, for its wall time */
 	bool complete;		/* --complete: a command's every syscall, by the raw syscall tracepoints */
 	bool full;		/* --full: the complete report */
+	unsigned sample_hz;	/* --sample-hz: the sampler's rate on each CPU, 0 = off */
 	enum method cap;
 };
 
@@ -73,6 +75,8 @@ static const char run_doc[] =
 	"\n"
 	"Exit status: 0 when the traced program succeeded and every check held, 1 when a check\n"
 	"failed, 2 on a usage error.";
+
+#define OPT_SAMPLE_HZ 0x100	/* --sample-hz: a long option alone */
 
 static const struct argp_option run_options[] = {
 	{ "pid", 'p', "PID", 0, "Trace a running process (and the children it forks from now on)", 0 },
@@ -98,6 +102,9 @@ static const struct argp_option run_options[] = {
 	{ "full", 'F', NULL, 0,
 	  "The complete report: every site, the boundary account by call, every perf counter and check, "
 	  "the tracer effect's table, the off-CPU histogram", 0 },
+	{ "sample-hz", OPT_SAMPLE_HZ, "HZ", 0,
+	  "Sample the traced tasks' stacks HZ times a second on each CPU, for the CPU time of each copy "
+	  "site (default " COST_DEFAULT_HZ_STR "; 0: no sampler)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log", 0 },
 	{},
 };
@@ -159,6 +166,13 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case 'F':
 		a->full = true;
+		break;
+	case OPT_SAMPLE_HZ:
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || v < 0 || v > COST_MAX_HZ)
+			argp_failure(state, EXIT_USAGE, 0, "invalid --sample-hz '%s' (0 to %d)", arg, COST_MAX_HZ);
+		a->sample_hz = v;
 		break;
 	case 'v':
 		cli_verbose = true;
@@ -341,6 +355,7 @@ static int run_start(struct run *r)
 	struct tracer_opts to;
 
 	tracer_opts_for(&to, r->a.def, r->a.cap, r->a.no_phase, r->a.complete);
+	to.sample_hz = r->a.sample_hz;
 	/* the sending end alone may send through a device that has the kernel copy its page references */
 	if (r->wo.remote == WL_REMOTE_CONNECT && r->a.def && r->a.def->site[SITE_SPLICE_REF] == EXP_SENT)
 		to.skip_zc_path = false;
@@ -531,7 +546,7 @@ static void run_cleanup(struct run *r)
 static int run_with(int argc, char **argv, struct zctrace_bpf *obj, struct probe_choice *choice)
 {
 	struct run r = {
-		.a = { .histograms = true, .cap = METHOD_NONE },
+		.a = { .histograms = true, .cap = METHOD_NONE, .sample_hz = COST_DEFAULT_HZ },
 		.wo = { .peer = WL_PEER_THREAD },
 		.jo = { .fd = -1 },
 		.choice = choice,

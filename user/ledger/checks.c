@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ledger/checks.h"
+#include "ledger/costs.h"
 #include "os/machine.h"
 #include "os/sysnames.h"
 
@@ -520,6 +521,16 @@ static void check_unattributed(struct ledger *l)
 		add_check(l, true, "no unattributed bytes", "every byte the calls moved is in a site");
 }
 
+/* The sampled CPU time against task-clock: a sampler that lost or invented time fails here. */
+static void check_cost(struct ledger *l)
+{
+	char detail[200];
+	bool ok;
+
+	if (cost_total_check(l, &ok, detail, sizeof(detail)))
+		add_check(l, ok, "sampled CPU time == task-clock, within its band", "%s", detail);
+}
+
 void ledger_check(struct ledger *l)
 {
 	l->nchecks = 0;
@@ -551,6 +562,7 @@ void ledger_check(struct ledger *l)
 	check_udp_pins(l);
 	check_dropped(l);
 	check_skips(l);
+	check_cost(l);
 }
 
 bool ledger_ok(const struct ledger *l)

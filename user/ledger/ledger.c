@@ -16,6 +16,7 @@ void ledger_collect(struct ledger *l, struct zctrace_bpf *obj, const struct skip
 	for (int s = 0; s < NR_SITES; s++)
 		l->method[s] = site_method_of(l->choice, s, &l->method_label[s]);
 	kfigures_read(&l->k, obj);
+	cost_read(obj, &l->cost, ledger_has(l, PROBE_COST) ? NULL : refusal_of(l, PROBE_COST));
 	kfigures_read_skips(&l->k, obj, from, to);
 	boundary_explain(&l->k, l->method, ledger_has(l, PROBE_BOUNDARY), &l->bnd);
 }

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 #include "trace/boundary.h"
 #include "trace/kfigures.h"
+#include "trace/cost.h"
 #include "os/netns.h"
 #include "os/perfcnt.h"
 #include "report.h"
@@ -48,6 +49,7 @@ struct ledger {
 	const char *method_label[NR_SITES];
 	/* what the kernel counted */
 	struct kfigures k;
+	struct cost_figures cost;		/* the sampler's: CPU time by site and kind (costs.h) */
 	struct boundary bnd;			/* the boundary account against the sites */
 	/* what was checked (checks.c) */
 	struct check checks[MAX_CHECKS];

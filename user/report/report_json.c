@@ -6,6 +6,7 @@
 #include "os/jsonpath.h"
 #include "report/report_micro.h"
 #include "report/report_json.h"
+#include "report/report_cost.h"
 #include "report/report_perf.h"
 #include "os/sysnames.h"
 #include "opts.h"
@@ -142,6 +143,7 @@ static json_object *sites_json(const struct ledger *l, bool have_payload, double
 		add(o, "per_payload_byte", have_payload && payload > 0
 		    ? json_object_new_double(l->k.site[s].bytes / payload) : NULL);
 		add(o, "cpu_copy", json_object_new_boolean(is_cpu_copy(s)));
+		cost_site_json(o, l, s);
 		add(o, "hist", hist_json(l->k.site[s].hist, MAX_SLOTS));
 		add(sites, site_name(s), o);
 	}
@@ -388,6 +390,7 @@ json_object *ledger_json(const struct ledger *l, const struct micro *m)
 	if (l->exit_status >= 0)
 		add(root, "exit_status", json_object_new_int(l->exit_status));
 	add(root, "sites", sites_json(l, have_payload, payload));
+	add(root, "cost", cost_json(l));
 	add(root, "boundary", boundary_json(l));
 	add(root, "unattributed", l->bnd.measured ? u64(l->bnd.unattributed) : NULL);
 	add(root, "sched", sched_json(l));

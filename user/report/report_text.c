@@ -8,6 +8,7 @@
 #include "report/report_micro.h"
 #include "report/report_perf.h"
 #include "report/report_text.h"
+#include "report/report_cost.h"
 #include "os/sysnames.h"
 
 /* ---- printing ---- */
@@ -642,6 +643,7 @@ void ledger_print(FILE *f, const struct ledger *l, const struct micro *m, bool h
 	print_findings(f, l, have_payload ? payload : 0);
 	print_sides(f, l, have_payload ? payload : 0);
 	print_zc_path(f, l);
+	cost_print(f, l, full);
 	if (histograms)
 		print_size_hists(f, l);
 	if (full) {

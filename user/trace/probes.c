@@ -30,6 +30,7 @@ const char *method_name(enum method m)
 	case METHOD_RAW_TP: return "raw_tp";
 	case METHOD_USDT: return "usdt";
 	case METHOD_ITER: return "iter";
+	case METHOD_PERF_EVENT: return "perf_event";
 	default: return "none";
 	}
 }
@@ -248,6 +249,26 @@ static int probe_raw_tp(const char *tp, char *why, size_t n)
 	return link >= 0;
 }
 
+/* A sampling event @event ("cpu-clock") on one CPU for every task, as the sampler opens it. */
+static int probe_perf_event(const char *event, char *why, size_t n)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_SOFTWARE,
+					.config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1000000 };
+	int fd;
+
+	if (strcmp(event, "cpu-clock")) {
+		snprintf(why, n, "unknown sampling event %s", event);
+		return 0;
+	}
+	fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		set_errno_why(why, n, "perf_event_open cpu-clock", errno);
+		return 0;
+	}
+	close(fd);
+	return 1;
+}
+
 static bool symbol_in_kallsyms(const char *func)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
@@ -366,6 +387,8 @@ static const struct probe_result *probe_point(const char *point)
 		r->ok = probe_raw_tp(arg, r->why, sizeof(r->why));
 	else if (!strcmp(point, "usdt"))
 		r->ok = probe_usdt(r->why, sizeof(r->why));
+	else if (!strncmp(point, "perf:", 5))
+		r->ok = probe_perf_event(arg, r->why, sizeof(r->why));
 	else
 		snprintf(r->why, sizeof(r->why), "unknown attach point %s", point);
 	return r;

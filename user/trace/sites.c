@@ -81,7 +81,8 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		{ METHOD_RAW_TP, "raw_tp sched_process_fork/exit", { PROG(fork_raw), PROG(exit_raw) },
 		  { "raw_tp:sched_process_fork", "raw_tp:sched_process_exit" } },
 	} },
-	[SITE_SEND_COPY] = { "send_copy", .cpu_copy = true, .cands = {
+	[SITE_SEND_COPY] = { "send_copy", .cpu_copy = true,
+		.cost_fns = { "tcp_sendmsg_locked" }, .cands = {
 		{ METHOD_FENTRY, "fentry/fexit tcp_sendmsg_locked (bytes of each copying call)",
 		  { SEND_FENTRY_PROGS }, { "fentry:tcp_sendmsg_locked" } },
 		{ METHOD_KPROBE, "kprobe/kretprobe tcp_sendmsg_locked (bytes of each copying call)",
@@ -116,7 +117,8 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { TP_SEND } },
 	} },
 	/* per skb copied, whichever API pinned it: the owner is the ubuf_info's, noted at the pin */
-	[SITE_DEFERRED_COPY] = { "deferred_copy", .cpu_copy = true, .cands = {
+	[SITE_DEFERRED_COPY] = { "deferred_copy", .cpu_copy = true,
+		.cost_fns = { "skb_copy_ubufs" }, .cands = {
 		{ METHOD_FENTRY, "fentry skb_copy_ubufs (each zerocopy skb copied; owner noted at fexit "
 		  "skb_zerocopy_iter_stream, __zerocopy_sg_from_iter)",
 		  { PROG(skb_copy_ubufs_fentry), PROG(skb_zerocopy_iter_stream_fexit), UDP_PIN_FENTRY_PROGS },
@@ -129,7 +131,8 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  "skb_orphan_frags_rx; owner noted at net_dev_start_xmit)", { ZC_PATH_PROGS, TP_SEND_PROGS },
 		  { ZC_PATH_NEEDS, TP_SEND } },
 	} },
-	[SITE_TX_COPY] = { "tx_copy", .cpu_copy = true, .cands = {
+	[SITE_TX_COPY] = { "tx_copy", .cpu_copy = true,
+		.cost_fns = { "skb_segment", "__pskb_pull_tail" }, .cands = {
 		{ METHOD_FENTRY, "fexit skb_segment + fentry __pskb_pull_tail (zerocopy skbs cut or linearized "
 		  "for a device without scatter-gather; owner noted at fexit skb_zerocopy_iter_stream, "
 		  "__zerocopy_sg_from_iter)",
@@ -144,14 +147,17 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { "kprobe:skb_segment", "kprobe:__pskb_pull_tail", "kprobe:skb_zerocopy_iter_stream",
 		    "kprobe:__zerocopy_sg_from_iter" } },
 	} },
-	[SITE_RECV_COPY] = { "recv_copy", .cpu_copy = true, .cands = { RECV_CANDIDATES("TCP", "TCP sockets") } },
-	[SITE_UNIX_RECV_COPY] = { "unix_recv_copy", .cpu_copy = true, .cands = { RECV_CANDIDATES("Unix socket", "Unix sockets") } },
+	[SITE_RECV_COPY] = { "recv_copy", .cpu_copy = true,
+		.cost_fns = { "tcp_recvmsg_locked", "tcp_recvmsg" }, .cands = { RECV_CANDIDATES("TCP", "TCP sockets") } },
+	[SITE_UNIX_RECV_COPY] = { "unix_recv_copy", .cpu_copy = true,
+		.cost_fns = { "unix_stream_read_generic", "unix_stream_read_actor", "unix_dgram_recvmsg" }, .cands = { RECV_CANDIDATES("Unix socket", "Unix sockets") } },
 	/*
 	 * UDP copies a linear skb with copy_linear_skb(), an inline with no event, and every byte a UDP
 	 * or Unix send returns was copied into its skbs (but pins): counted at the call's return, or,
 	 * without the syscall tracepoints (the census), where the socket returns it (6.3+)
 	 */
-	[SITE_UDP_RECV_COPY] = { "udp_recv_copy", .cpu_copy = true, .cands = {
+	[SITE_UDP_RECV_COPY] = { "udp_recv_copy", .cpu_copy = true,
+		.cost_fns = { "udp_recvmsg", "udpv6_recvmsg" }, .cands = {
 		{ METHOD_TP_BTF, "tp_btf sys_exit of receive/read calls on UDP sockets (not with MSG_TRUNC)",
 		  { IO_PROGS }, { IO_NEEDS } },
 		{ METHOD_RAW_TP, "raw_tp sys_exit of receive/read calls on UDP sockets (not with MSG_TRUNC)",
@@ -161,7 +167,8 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  .standalone = true },
 		{ METHOD_TP_BTF, "tp_btf sock_recv_length of receive/read calls on UDP sockets (not with MSG_TRUNC)",
 		  { SOCK_LENGTH_PROGS }, { SOCK_LENGTH_NEEDS }, .standalone = true } } },
-	[SITE_UDP_SEND_COPY] = { "udp_send_copy", .cpu_copy = true, .cands = {
+	[SITE_UDP_SEND_COPY] = { "udp_send_copy", .cpu_copy = true,
+		.cost_fns = { "udp_sendmsg", "udpv6_sendmsg" }, .cands = {
 		{ METHOD_TP_BTF, "tp_btf sys_exit of send/write calls on UDP sockets, less what MSG_ZEROCOPY "
 		  "pinned (zc_pin)", { IO_PROGS }, { IO_NEEDS } },
 		{ METHOD_RAW_TP, "raw_tp sys_exit of send/write calls on UDP sockets, less what MSG_ZEROCOPY "
@@ -171,7 +178,8 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  .standalone = true },
 		{ METHOD_TP_BTF, "tp_btf sock_send_length of send/write calls on UDP sockets (not MSG_ZEROCOPY sends)",
 		  { SOCK_LENGTH_PROGS }, { SOCK_LENGTH_NEEDS }, .standalone = true } } },
-	[SITE_UNIX_SEND_COPY] = { "unix_send_copy", .cpu_copy = true, .cands = {
+	[SITE_UNIX_SEND_COPY] = { "unix_send_copy", .cpu_copy = true,
+		.cost_fns = { "unix_stream_sendmsg", "unix_dgram_sendmsg", "unix_seqpacket_sendmsg" }, .cands = {
 		{ METHOD_TP_BTF, "tp_btf sys_exit of send/write calls on Unix sockets", { IO_PROGS }, { IO_NEEDS } },
 		{ METHOD_RAW_TP, "raw_tp sys_exit of send/write calls on Unix sockets", { IO_RAW_PROGS },
 		  { IO_RAW_NEEDS } },
@@ -196,7 +204,8 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		{ METHOD_RAW_TP, "raw_tp sys_exit of read/write syscalls on O_DIRECT regular files",
 		  { IO_RAW_PROGS }, { IO_RAW_NEEDS } },
 	} },
-	[SITE_FILE_READ_COPY] = { "file_read_copy", .cpu_copy = true, .cands = {
+	[SITE_FILE_READ_COPY] = { "file_read_copy", .cpu_copy = true,
+		.cost_fns = { "filemap_read", "generic_file_buffered_read" }, .cands = {
 		{ METHOD_FENTRY, "fexit filemap_read (inside read syscalls on files); " URING_READS,
 		  { PROG(filemap_read_fexit), IO_PROGS URING_FILE_PROGS },
 		  { "fentry:filemap_read", IO_NEEDS URING_FILE_NEEDS } },
@@ -215,7 +224,9 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		{ METHOD_FENTRY, "fexit filemap_read into user memory (reads of files)",
 		  { PROG(filemap_read_fexit) }, { "fentry:filemap_read" }, .standalone = true },
 	} },
-	[SITE_FILE_WRITE_COPY] = { "file_write_copy", .cpu_copy = true, .cands = {
+	[SITE_FILE_WRITE_COPY] = { "file_write_copy", .cpu_copy = true,
+		/* kernel_copy where a splice frame is above it: costwalk.h */
+		.cost_fns = { "generic_perform_write" }, .cands = {
 		WRITE_FENTRY("write syscalls", "; " URING_WRITES, URING_FILE_PROGS, URING_FILE_NEEDS),
 		WRITE_FENTRY("write syscalls", "", , ),
 		WRITE_KPROBE("write syscalls", "; " URING_WRITES, URING_FILE_PROGS, URING_FILE_NEEDS),
@@ -230,7 +241,8 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		{ METHOD_FENTRY, "fexit generic_perform_write from user memory (writes of files)",
 		  { PROG(generic_perform_write_fexit) }, { "fentry:generic_perform_write" }, .standalone = true },
 	} },
-	[SITE_PIPE_WRITE_COPY] = { "pipe_write_copy", .cpu_copy = true, .cands = {
+	[SITE_PIPE_WRITE_COPY] = { "pipe_write_copy", .cpu_copy = true,
+		.cost_fns = { "pipe_write", "anon_pipe_write" }, .cands = {
 		{ METHOD_FENTRY, "fexit pipe_write (write/writev into pipes and FIFOs)",
 		  { PROG(pipe_write_fexit) }, { "fentry:pipe_write" } },
 		{ METHOD_KPROBE, "kretprobe pipe_write (write/writev into pipes and FIFOs)",
@@ -246,7 +258,8 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { IO_RAW_PROGS }, { IO_RAW_NEEDS } },
 	} },
 	/* vmsplice() out of a pipe copies without pipe_read(): its return, on every method */
-	[SITE_PIPE_READ_COPY] = { "pipe_read_copy", .cpu_copy = true, .cands = {
+	[SITE_PIPE_READ_COPY] = { "pipe_read_copy", .cpu_copy = true,
+		.cost_fns = { "pipe_read", "anon_pipe_read", "pipe_to_user", "vmsplice_to_user" }, .cands = {
 		{ METHOD_FENTRY, "fexit pipe_read (read/readv); vmsplice out of a pipe: sys_exit",
 		  { PROG(pipe_read_fexit), IO_PROGS }, { "fentry:pipe_read", IO_NEEDS } },
 		{ METHOD_KPROBE, "kretprobe pipe_read (read/readv); vmsplice out of a pipe: sys_exit",
@@ -343,6 +356,11 @@ const struct probe_site probe_sites[NR_PROBES] = {
 	[PROBE_CENSUS] = { "census", .cands = {
 		{ METHOD_ITER, "per-thread counters in task storage, read by a task iterator; last ones at exit",
 		  { PROG(census_iter) } },
+	} },
+	/* what each copy costs: samples of the targets' stacks on every CPU (user/trace/cost.c) */
+	[PROBE_COST] = { "cost", .cands = {
+		{ METHOD_PERF_EVENT, "perf_event cpu-clock on every CPU, kernel stacks placed by copy site",
+		  { PROG(cost_sample) }, { "perf:cpu-clock" } },
 	} },
 };
 

@@ -21,12 +21,14 @@ enum probe_id {
 	PROBE_PAGE_FAULTS,
 	PROBE_BOUNDARY,			/* bytes that crossed to or from user memory, by call and file type */
 	PROBE_CENSUS,			/* the census's counters in each thread, read by a task iterator */
+	PROBE_COST,			/* the sampler: CPU time by copy site and kind (cost.c) */
 	NR_PROBES,
 };
 
 #define MAX_CANDIDATES 10
 #define MAX_PROGS 6
 #define MAX_NEEDS 6
+#define MAX_COST_FNS 6
 
 struct candidate {
 	enum method method;
@@ -41,6 +43,11 @@ struct probe_site {
 	const char *name;			/* in reports, JSON keys and sweep columns */
 	bool cpu_copy;				/* a copy site where the CPU copies payload (not a pin or a reference) */
 	bool required;				/* without it a run means nothing */
+	/*
+	 * the kernel functions that make a copy routine's sample under them this site's copy
+	 * (the sampler: bpf/costwalk.h); names a kernel lacks are passed over
+	 */
+	const char *cost_fns[MAX_COST_FNS];
 	struct candidate cands[MAX_CANDIDATES];
 };
 

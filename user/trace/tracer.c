@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "trace/tracer.h"
+#include "trace/cost.h"
 #include "trace/workloads.h"
 #include "zctrace.skel.h"
 #include "zctrace_compat.skel.h"
@@ -365,7 +366,7 @@ static void keep_loaded_data(struct zctrace_bpf *obj)
 }
 
 /* Attaches program by program; a refusal names its program in @prog and the kernel's answer in @why. */
-static int attach_all(struct zctrace_bpf *obj, char *prog, size_t prog_n, char *why, size_t n)
+static int attach_all(struct zctrace_bpf *obj, unsigned sample_hz, char *prog, size_t prog_n, char *why, size_t n)
 {
 	struct bpf_object_skeleton *sk = obj->skeleton;
 	char point[96];
@@ -382,6 +383,13 @@ static int attach_all(struct zctrace_bpf *obj, char *prog, size_t prog_n, char *
 		if (probes_refused_by_env(point)) {
 			err = -EINVAL;
 			snprintf(why, n, "attach refused: %s (simulated by ZCTRACE_REFUSE)", strerror(-err));
+		} else if (!strcmp(bpf_program__section_name(p), "perf_event")) {
+			/* the sampler: a sampling event on each CPU, opened here (cost.c) */
+			char sampler_why[200] = "";
+
+			if (!(err = cost_attach(obj, p, sample_hz, sampler_why, sizeof(sampler_why))))
+				continue;
+			snprintf(why, n, "attach refused: %s", sampler_why);
 		} else if ((*link = bpf_program__attach(p))) {
 			continue;
 		} else {
@@ -403,13 +411,14 @@ void tracer_opts_for(struct tracer_opts *o, const struct workload_def *def, enum
 	o->gate_on_phase = def && !no_phase;
 	/* a built-in workload's figures include every syscall by number; a command's ledger needs only its I/O */
 	o->io_fentry = !def && !complete && (cap == METHOD_NONE || cap == METHOD_FENTRY);
+	o->sample_hz = COST_DEFAULT_HZ;
 }
 
 bool tracer_opts_same(const struct tracer_opts *a, const struct tracer_opts *b)
 {
 	return a->cap == b->cap && a->skip_zc_path == b->skip_zc_path && a->gate_on_phase == b->gate_on_phase &&
 	       a->skip == b->skip && a->machine_wide == b->machine_wide && a->max_keys == b->max_keys &&
-	       a->no_syscall_tps == b->no_syscall_tps && a->io_fentry == b->io_fentry;
+	       a->no_syscall_tps == b->no_syscall_tps && a->io_fentry == b->io_fentry && a->sample_hz == b->sample_hz;
 }
 
 int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const struct tracer_opts *o)
@@ -424,6 +433,10 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		skip_zc_path(choice);
 	if (o->skip)
 		skip_probes(choice, o->skip, o->skip_why ? o->skip_why : "not wanted");
+	if (o->machine_wide)
+		skip_probes(choice, 1ULL << PROBE_COST, "the census does not sample");
+	else if (!o->sample_hz)
+		skip_probes(choice, 1ULL << PROBE_COST, "turned off (--sample-hz 0)");
 	if (!o->machine_wide) {
 		skip_probes(choice, 1ULL << PROBE_CENSUS, "the census's own");
 		refuse_standalone(choice);
@@ -469,7 +482,7 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		if (loading) {
 			snprintf(prog, sizeof(prog), "%s", refusal.prog);
 			snprintf(why, sizeof(why), "load refused: %s", refusal.why[0] ? refusal.why : strerror(-err));
-		} else if (keep_loaded_data(obj), !(err = attach_all(obj, prog, sizeof(prog), why, sizeof(why)))) {
+		} else if (keep_loaded_data(obj), !(err = attach_all(obj, o->sample_hz, prog, sizeof(prog), why, sizeof(why)))) {
 			break;
 		}
 		if (prog[0] && is_io_fentry_prog(prog) && choice[PROBE_SYSCALLS].io == IO_HOOKS_FENTRY) {
@@ -482,11 +495,13 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 				loading ? "load" : "attach", strerror(-err));
 			break;
 		}
+		cost_detach();
 		zctrace_bpf__destroy(obj);
 		obj = NULL;
 	}
 	libbpf_set_print(next_print);
 	if (err) {
+		cost_detach();
 		zctrace_bpf__destroy(obj);
 		obj = NULL;
 	}
@@ -582,7 +597,10 @@ int tracer_reset(struct zctrace_bpf *obj)
 			return err;
 		}
 	}
-	return 0;
+	if ((err = cost_refill(obj)))
+		fprintf(stderr, "zctrace: cannot fill the sampler's function table for the next run: %s\n",
+			strerror(-err));
+	return err;
 }
 
 static void *destroy_link(void *link)
@@ -648,6 +666,7 @@ static void detach_all(struct zctrace_bpf *obj, bool at_once)
 /* Detaches (@at_once: see detach_all()) and destroys the tracer. */
 static void stop(struct zctrace_bpf *obj, bool at_once)
 {
+	cost_detach();
 	if (obj && loaded.obj == obj)
 		forget_loaded_data();
 	detach_all(obj, at_once);

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The sampler: what each copy costs. A perf_event program on a sampling event of every CPU
+ * (user/trace/cost.c opens them) takes each sample of a traced task, reads its kernel stack and
+ * places it, in the kernel, by bpf/costwalk.h's rule over the functions user space named
+ * (cost_ranges, sorted by address): a copy site's copy, or a kind of other time. Counts per CPU,
+ * for the whole run and for the measured phase.
+ * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone).
+ */
+#include "common.bpf.h"
+#include "settings.bpf.h"
+#include "maps.bpf.h"
+#include "filter.bpf.h"
+#include "costwalk.h"
+
+_Static_assert(NR_COST_CLASSES <= COST_SLOTS, "a slot for every class");
+
+/* Functions the walk knows, sorted by start; user space fills cost_nranges of them after load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, COST_MAX_RANGES);
+	__type(key, __u32);
+	__type(value, struct cost_range);
+} cost_ranges SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cost_cpu);
+} cost_cpus SEC(".maps");
+
+/* Set by user space once cost_ranges is filled: until then every sample is kernel_other. */
+__u32 cost_nranges = 0;
+
+/* ZCT_TURNS: the search's halvings, log2(COST_MAX_RANGES) */
+#define COST_SEARCH_TURNS 15
+
+/*
+ * The role word of the function holding address @ip, 0 if none the walk knows. A global function,
+ * which the verifier checks once, not at each frame of the walk (it takes no pointer: 5.6 and on).
+ */
+__noinline __u32 cost_word_of(__u64 ip)
+{
+	__u32 lo = 0, hi = cost_nranges, mid;
+	struct cost_range *r;
+
+	if (hi > COST_MAX_RANGES)
+		hi = COST_MAX_RANGES;
+	if (!hi)
+		return 0;
+	/* the last range that starts at or below @ip lies in [lo, hi) */
+	for (int i = 0; i < COST_SEARCH_TURNS && hi - lo > 1; i++) {
+		mid = (lo + hi) / 2;
+		r = bpf_map_lookup_elem(&cost_ranges, &mid);
+		if (!r)
+			return 0;
+		if (r->start <= ip)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	r = bpf_map_lookup_elem(&cost_ranges, &lo);
+	if (!r || ip < r->start || ip - r->start >= r->len)
+		return 0;
+	return r->word;
+}
+
+SEC("perf_event")
+int cost_sample(struct bpf_perf_event_data *ctx)
+{
+	struct cost_walk w = {};
+	struct cost_cpu *cc;
+	__u32 zero = 0, cls;
+	long n;
+
+	if (!is_target_memo(current_tgid()))
+		return 0;
+	cc = bpf_map_lookup_elem(&cost_cpus, &zero);
+	if (!cc)
+		return 0;
+	n = bpf_get_stack(ctx, cc->ips, sizeof(cc->ips), 0);
+	if (n < 0) {
+		/* a user-mode sample has no kernel stack to read; a kernel one that fails is counted */
+		if ((long)PT_REGS_IP(&ctx->regs) < 0) {
+			cc->stack_errors++;
+			n = 0;
+			cls = COST_KERNEL_OTHER;
+			goto count;
+		}
+		n = 0;
+	}
+	n /= sizeof(__u64);
+	for (__u32 i = 0; i < COST_FRAMES; i++) {
+		if (i >= n) {
+			w.cls = cost_finish(&w, n);
+			break;
+		}
+		if (cost_step(&w, i, cost_word_of(cc->ips[i])))
+			break;
+		if (i == COST_FRAMES - 1)
+			w.cls = cost_finish(&w, n);
+	}
+	cls = w.cls;
+count:
+	if (cls >= NR_COST_CLASSES)
+		cls = COST_KERNEL_OTHER;
+	cc->all[cls & (COST_SLOTS - 1)]++;
+	if (counting())
+		cc->phase[cls & (COST_SLOTS - 1)]++;
+	return 0;
+}

@@ -1,0 +1,159 @@
+/* What each copy cost (costs.h): the sampler's counts read against the ledger's bytes and calls. */
+#include <math.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include "ledger/costs.h"
+
+#define Z95 1.959964
+
+struct cost_span cost_span_of(const struct ledger *l, int cls)
+{
+	struct cost_span sp = {};
+	double lo, hi;
+
+	if (!l->cost.measured || cls < 0 || cls >= NR_COST_CLASSES)
+		return sp;
+	sp.samples = l->cost.phase[cls];
+	cost_interval(sp.samples, &lo, &hi);
+	sp.ns = (double)sp.samples * l->cost.period_ns;
+	sp.lo = lo * l->cost.period_ns;
+	sp.hi = hi * l->cost.period_ns;
+	return sp;
+}
+
+static __u64 sum(const __u64 *v)
+{
+	__u64 t = 0;
+
+	for (int k = 0; k < NR_COST_CLASSES; k++)
+		t += v[k];
+	return t;
+}
+
+__u64 cost_phase_samples(const struct ledger *l)
+{
+	return l->cost.measured ? sum(l->cost.phase) : 0;
+}
+
+__u64 cost_run_samples(const struct ledger *l)
+{
+	return l->cost.measured ? sum(l->cost.all) : 0;
+}
+
+bool cost_ns_per_byte(const struct ledger *l, int s, double *v, double *lo, double *hi)
+{
+	struct cost_span sp = cost_span_of(l, s);
+	double bytes = s >= 0 && s < NR_SITES ? (double)l->k.site[s].bytes : 0;
+
+	if (!l->cost.measured || bytes <= 0 || !is_cpu_copy(s) || s == SITE_USER_COPY)
+		return false;
+	*v = sp.ns / bytes;
+	*lo = sp.lo / bytes;
+	*hi = sp.hi / bytes;
+	return true;
+}
+
+/* The Wilson score interval of a proportion @k of @n at 95%. */
+static void share_interval(__u64 k, __u64 n, double *lo, double *hi)
+{
+	double p = (double)k / n, z2 = Z95 * Z95, d = 1 + z2 / n;
+	double mid = (p + z2 / (2.0 * n)) / d, half = Z95 * sqrt(p * (1 - p) / n + z2 / (4.0 * n * n)) / d;
+
+	*lo = mid - half > 0 ? mid - half : 0;
+	*hi = mid + half < 1 ? mid + half : 1;
+}
+
+bool cost_copy_share(const struct ledger *l, double *v, double *lo, double *hi)
+{
+	__u64 n = cost_phase_samples(l), k = 0;
+
+	if (!n)
+		return false;
+	for (int s = 0; s < NR_SITES; s++)
+		if (is_cpu_copy(s))
+			k += l->cost.phase[s];
+	*v = (double)k / n;
+	share_interval(k, n, lo, hi);
+	return true;
+}
+
+/* The copy site whose rate this run measured best (most samples), among those that copy payload. */
+static int best_rate_site(const struct ledger *l)
+{
+	static const int sites[] = { SITE_SEND_COPY, SITE_RECV_COPY, SITE_DEFERRED_COPY, SITE_UDP_SEND_COPY,
+				     SITE_UDP_RECV_COPY, SITE_FILE_READ_COPY, SITE_FILE_WRITE_COPY,
+				     SITE_PIPE_WRITE_COPY, SITE_PIPE_READ_COPY, SITE_KERNEL_COPY };
+	int best = -1;
+
+	for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
+		int s = sites[i];
+
+		if (l->k.site[s].bytes && l->cost.phase[s] &&
+		    (best < 0 || l->cost.phase[s] > l->cost.phase[best]))
+			best = s;
+	}
+	return best;
+}
+
+/* The calls that took a path: zerocopy sends (those the notices covered), or sendfile and splice
+ * calls (the syscalls by number, of the phase the bytes are counted in); 0 where not known. */
+static __u64 path_calls(const struct ledger *l, int site)
+{
+	const __u64 *nr = l->phase_gated ? l->k.phase_syscalls : l->k.syscalls;
+
+	if (site == SITE_ZC_PIN)
+		return ledger_has(l, PROBE_ZC_NOTICES) ? l->k.misc.zc_calls_completed : 0;
+	return ledger_has(l, PROBE_SYSCALLS) ? nr[SYS_sendfile] + nr[SYS_splice] : 0;
+}
+
+static void trade(const struct ledger *l, struct cost_trade *t, const char *path, int kind, int site)
+{
+	struct cost_span sp = cost_span_of(l, kind);
+	double npb, lo, hi;
+
+	*t = (struct cost_trade){ .path = path, .avoided_at = -1 };
+	t->calls = path_calls(l, site);
+	if (!l->cost.measured || !t->calls || !l->k.site[site].bytes)
+		return;
+	t->avoided_at = best_rate_site(l);
+	if (t->avoided_at < 0 || !cost_ns_per_byte(l, t->avoided_at, &npb, &lo, &hi))
+		return;
+	t->measured = true;
+	t->bytes_per_call = (double)l->k.site[site].bytes / t->calls;
+	t->ns_per_call = sp.ns / t->calls;
+	t->lo = sp.lo / t->calls;
+	t->hi = sp.hi / t->calls;
+	t->copy_ns_per_call = npb * t->bytes_per_call;
+}
+
+void cost_trades(const struct ledger *l, struct cost_trade *zc, struct cost_trade *ref)
+{
+	trade(l, zc, "zerocopy", COST_ZEROCOPY, SITE_ZC_PIN);
+	trade(l, ref, "page references", COST_PAGE_REF, SITE_SPLICE_REF);
+}
+
+/*
+ * How far the sampled time may stray from task-clock: the count's own spread (4 sigma, as a
+ * Poisson count), and a fifth for what the two clocks see differently (the sampler starts with the
+ * tracer, task-clock at the exec; a sample lands on whichever task is on the CPU at its tick).
+ */
+#define COST_BAND_SHARE 0.2
+#define COST_BAND_SIGMAS 4.0
+
+bool cost_total_check(const struct ledger *l, bool *ok, char *detail, size_t n)
+{
+	const struct perf_counter *tc = l->perf ? perf_find(l->perf, "task-clock") : NULL;
+	double sampled, task, expect, band;
+
+	if (!l->cost.measured || !tc || !tc->counted || tc->value <= 0)
+		return false;
+	sampled = (double)cost_run_samples(l) * l->cost.period_ns;
+	task = tc->value;
+	expect = task / l->cost.period_ns;
+	band = COST_BAND_SHARE * task + COST_BAND_SIGMAS * sqrt(expect + 1) * l->cost.period_ns;
+	*ok = fabs(sampled - task) <= band;
+	snprintf(detail, n, "sampled %.1f ms (%llu samples of %.3f ms), task-clock %.1f ms, band +-%.1f ms",
+		 sampled / 1e6, (unsigned long long)cost_run_samples(l), l->cost.period_ns / 1e6, task / 1e6,
+		 band / 1e6);
+	return true;
+}

@@ -1,0 +1,185 @@
+/* What each copy cost, as text and JSON (report_cost.h): the figures ledger/costs.c draws. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "ledger/costs.h"
+#include "report/report_cost.h"
+
+#define add json_object_object_add
+
+/* The kinds in the order the report lists them, the displaced last. */
+static int by_samples_desc(const struct ledger *l, int *order)
+{
+	int n = 0;
+
+	for (int c = NR_SITES; c < NR_COST_CLASSES; c++)
+		if (c != COST_DISPLACED)
+			order[n++] = c;
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && l->cost.phase[order[j]] > l->cost.phase[order[j - 1]]; j--) {
+			int t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	return n;
+}
+
+static void print_row(FILE *f, const struct ledger *l, int cls, __u64 total)
+{
+	struct cost_span sp = cost_span_of(l, cls);
+	double v, lo, hi;
+	char npb[48] = "-", gbs[16] = "-";
+
+	if (cls < NR_SITES && cost_ns_per_byte(l, cls, &v, &lo, &hi)) {
+		snprintf(npb, sizeof(npb), "%.3f (%.3f-%.3f)", v, lo, hi);
+		if (v > 0)
+			snprintf(gbs, sizeof(gbs), "%.1f", 1 / v);
+	}
+	fprintf(f, "  %-16s %8" PRIu64 " %9.1f %6.1f%%   %-24s %6s\n", cost_class_name(cls), (uint64_t)sp.samples,
+		sp.ns / 1e6, total ? 100.0 * sp.samples / total : 0, npb, gbs);
+}
+
+static void print_trade(FILE *f, const struct ledger *l, const struct cost_trade *t, const char *what)
+{
+	if (!t->measured)
+		return;
+	fprintf(f, "  %s: %.2f us a call (%.2f-%.2f) over %" PRIu64 " calls of %.1f KiB; copying those bytes at "
+		"this run's %s rate would take %.2f us\n", what, t->ns_per_call / 1e3, t->lo / 1e3, t->hi / 1e3,
+		(uint64_t)t->calls, t->bytes_per_call / 1024, site_name(t->avoided_at), t->copy_ns_per_call / 1e3);
+}
+
+void cost_print(FILE *f, const struct ledger *l, bool full)
+{
+	__u64 total = cost_phase_samples(l);
+	struct cost_trade zc, ref;
+	int order[NR_COST_CLASSES], n, shown = 0;
+	double v, lo, hi;
+
+	if (!l->cost.measured) {
+		fprintf(f, "\nCPU time by site: %s\n", l->cost.why);
+		return;
+	}
+	fprintf(f, "\nCPU time by site (%s samples, %u Hz a CPU, %.3f ms each; %s; 95%% intervals)\n",
+		l->cost.event, l->cost.hz, l->cost.period_ns / 1e6,
+		l->phase_gated ? "measured phase" : "whole run");
+	if (!total) {
+		fprintf(f, "  no sample of the traced tasks: they ran for less than a sampling period\n");
+		return;
+	}
+	fprintf(f, "  %-16s %8s %9s %7s   %-24s %6s\n", "SITE/KIND", "SAMPLES", "CPU ms", "SHARE", "NS/BYTE (95%)",
+		"GB/s");
+	for (int s = 0; s < NR_SITES; s++)
+		if (is_cpu_copy(s) && (l->cost.phase[s] || (full && l->k.site[s].bytes)))
+			print_row(f, l, s, total);
+	n = by_samples_desc(l, order);
+	for (int i = 0; i < n && full; i++)
+		print_row(f, l, order[i], total);
+	if (full)
+		print_row(f, l, COST_DISPLACED, total);
+	if (cost_copy_share(l, &v, &lo, &hi))
+		fprintf(f, "  copying: %.1f%% (%.1f-%.1f%%) of the traced tasks' %" PRIu64 " samples\n", v * 100,
+			lo * 100, hi * 100, (uint64_t)total);
+	if (!full) {
+		fprintf(f, "  the rest:");
+		for (int i = 0; i < n && shown < 6; i++) {
+			if (!l->cost.phase[order[i]])
+				break;
+			fprintf(f, "%s %s %.1f%%", shown ? "," : "", cost_class_name(order[i]),
+				100.0 * l->cost.phase[order[i]] / total);
+			shown++;
+		}
+		fprintf(f, "%s\n", shown ? "" : " nothing");
+	}
+	fprintf(f, "  displaced: %.1f%% of the samples landed where interrupts came back on (due while they were "
+		"off; %s has no NMI)\n", 100.0 * l->cost.phase[COST_DISPLACED] / total, l->cost.event);
+	cost_trades(l, &zc, &ref);
+	print_trade(f, l, &zc, "zerocopy: pinning and notices");
+	print_trade(f, l, &ref, "page references");
+}
+
+void cost_site_json(json_object *site, const struct ledger *l, int s)
+{
+	double v, lo, hi;
+
+	if (!l->cost.measured || s == SITE_USER_COPY || !is_cpu_copy(s)) {
+		add(site, "cpu_ns", NULL);
+		add(site, "cpu_samples", NULL);
+		add(site, "ns_per_byte", NULL);
+		return;
+	}
+	add(site, "cpu_ns", json_object_new_uint64(l->cost.phase[s] * l->cost.period_ns));
+	add(site, "cpu_samples", json_object_new_uint64(l->cost.phase[s]));
+	if (cost_ns_per_byte(l, s, &v, &lo, &hi)) {
+		json_object *o = json_object_new_object();
+
+		add(o, "value", json_object_new_double(v));
+		add(o, "lo", json_object_new_double(lo));
+		add(o, "hi", json_object_new_double(hi));
+		add(site, "ns_per_byte", o);
+	} else {
+		add(site, "ns_per_byte", NULL);
+	}
+}
+
+static json_object *trade_json(const struct cost_trade *t)
+{
+	json_object *o;
+
+	if (!t->measured)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "calls", json_object_new_uint64(t->calls));
+	add(o, "bytes_per_call", json_object_new_double(t->bytes_per_call));
+	add(o, "ns_per_call", json_object_new_double(t->ns_per_call));
+	add(o, "ns_per_call_lo", json_object_new_double(t->lo));
+	add(o, "ns_per_call_hi", json_object_new_double(t->hi));
+	add(o, "copy_rate_site", json_object_new_string(site_name(t->avoided_at)));
+	add(o, "copy_ns_per_call", json_object_new_double(t->copy_ns_per_call));
+	return o;
+}
+
+json_object *cost_json(const struct ledger *l)
+{
+	const struct perf_counter *tc = l->perf ? perf_find(l->perf, "task-clock") : NULL;
+	json_object *o, *kinds, *run;
+	struct cost_trade zc, ref;
+	double v, lo, hi;
+
+	if (!l->cost.measured) {
+		o = json_object_new_object();
+		add(o, "measured", json_object_new_boolean(false));
+		add(o, "why", json_object_new_string(l->cost.why));
+		return o;
+	}
+	o = json_object_new_object();
+	add(o, "measured", json_object_new_boolean(true));
+	add(o, "event", json_object_new_string(l->cost.event));
+	add(o, "hz", json_object_new_uint64(l->cost.hz));
+	add(o, "period_ns", json_object_new_uint64(l->cost.period_ns));
+	add(o, "phase_gated", json_object_new_boolean(l->phase_gated));
+	add(o, "samples", json_object_new_uint64(cost_phase_samples(l)));
+	add(o, "cpu_ns", json_object_new_uint64(cost_phase_samples(l) * l->cost.period_ns));
+	add(o, "run_samples", json_object_new_uint64(cost_run_samples(l)));
+	add(o, "run_cpu_ns", json_object_new_uint64(cost_run_samples(l) * l->cost.period_ns));
+	add(o, "task_clock_ns", tc && tc->counted ? json_object_new_uint64((uint64_t)tc->value) : NULL);
+	add(o, "displaced_samples", json_object_new_uint64(l->cost.phase[COST_DISPLACED]));
+	add(o, "stack_errors", json_object_new_uint64(l->cost.stack_errors));
+	add(o, "functions_known", json_object_new_uint64(l->cost.nfuncs));
+	add(o, "copy_share", cost_copy_share(l, &v, &lo, &hi) ? json_object_new_double(v) : NULL);
+	kinds = json_object_new_object();
+	run = json_object_new_object();
+	for (int c = 0; c < NR_COST_CLASSES; c++) {
+		json_object *k = json_object_new_object();
+
+		add(k, "samples", json_object_new_uint64(l->cost.phase[c]));
+		add(k, "cpu_ns", json_object_new_uint64(l->cost.phase[c] * l->cost.period_ns));
+		add(c < NR_SITES ? run : kinds, cost_class_name(c), k);
+	}
+	add(o, "by_kind", kinds);
+	add(o, "by_site", run);
+	cost_trades(l, &zc, &ref);
+	add(o, "zerocopy_per_call", trade_json(&zc));
+	add(o, "page_refs_per_call", trade_json(&ref));
+	return o;
+}

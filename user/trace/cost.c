@@ -1,0 +1,488 @@
+/*
+ * The sampler's user side (cost.h): which kernel functions its walk (bpf/costwalk.h) knows and in
+ * what role, read from /proc/kallsyms at attach; a cpu-clock sampling event on every online CPU
+ * with the program attached to each; the counts, summed over the CPUs.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "costwalk.h"
+#include "trace/cost.h"
+#include "trace/sites.h"
+#include "zctrace.skel.h"
+
+/* A name the walk knows: exact, or (prefix) every name that starts so. */
+struct cost_rule {
+	const char *name;
+	__u32 role;
+	__u32 cls;
+	bool prefix;
+};
+
+#define COPY(n) { n, ROLE_COPY, 0, false }
+#define KIND(n, c) { n, ROLE_KIND, c, false }
+#define KINDS(n, c) { n, ROLE_KIND, c, true }
+#define SPLICE(n) { n, ROLE_SPLICE, COST_PAGE_REF, false }
+#define SYSCALL(n) { n, ROLE_SYSCALL, COST_SYSCALL, false }
+#define SYSCALLS(n) { n, ROLE_SYSCALL, COST_SYSCALL, true }
+#define DISPLACE(n) { n, ROLE_DISPLACE, COST_DISPLACED, false }
+
+/*
+ * Exact names first (a site's own functions, from the probe table, before all), then prefixes,
+ * the first that matches. Names a kernel lacks cost nothing: each kernel names its copy routines
+ * its own way (5.10's copy_user_enhanced_fast_string, 6.2's rep_movs_alternative).
+ */
+static const struct cost_rule cost_rules[] = {
+	/* the routines that move the bytes, and the iov_iter and skb walks around them */
+	COPY("_copy_to_iter"), COPY("_copy_from_iter"), COPY("_copy_from_iter_nocache"),
+	COPY("_copy_from_iter_flushcache"), COPY("copy_page_to_iter"), COPY("copy_page_from_iter"),
+	COPY("copy_page_from_iter_atomic"), COPY("copy_folio_from_iter_atomic"), COPY("copy_to_user_iter"),
+	COPY("copy_from_user_iter"), COPY("copyout"), COPY("copyin"), COPY("__copy_user_nocache"),
+	COPY("__copy_user_flushcache"), COPY("rep_movs_alternative"), COPY("copy_user_generic_string"),
+	COPY("copy_user_generic_unrolled"), COPY("copy_user_enhanced_fast_string"), COPY("copy_mc_to_user"),
+	COPY("memcpy"), COPY("__memcpy"), COPY("memcpy_orig"), COPY("memcpy_erms"), COPY("memmove"),
+	COPY("__memmove"), COPY("_copy_to_user"), COPY("_copy_from_user"), COPY("__check_object_size"),
+	COPY("check_heap_object"), COPY("__check_heap_object"), COPY("simple_copy_to_iter"),
+	COPY("__skb_datagram_iter"), COPY("skb_copy_datagram_iter"), COPY("skb_copy_datagram_from_iter"),
+	COPY("skb_copy_bits"), COPY("csum_and_copy_from_iter"), COPY("csum_and_copy_from_iter_full"),
+	COPY("csum_and_copy_to_iter"), COPY("csum_partial_copy_generic"), COPY("csum_partial_copy_nocheck"),
+	COPY("csum_and_copy_from_user"), COPY("csum_and_copy_to_user"), COPY("ip_generic_getfrag"),
+	COPY("copy_from_iter_full"), COPY("skb_copy_and_csum_datagram"),
+	/* pinning user pages and the zerocopy completions */
+	KIND("skb_zerocopy_iter_stream", COST_ZEROCOPY), KIND("skb_zerocopy_iter_dgram", COST_ZEROCOPY),
+	KIND("__zerocopy_sg_from_iter", COST_ZEROCOPY), KIND("zerocopy_fill_skb_from_iter", COST_ZEROCOPY),
+	KIND("zerocopy_sg_from_iter", COST_ZEROCOPY), KIND("msg_zerocopy_realloc", COST_ZEROCOPY),
+	KIND("msg_zerocopy_alloc", COST_ZEROCOPY), KIND("msg_zerocopy_callback", COST_ZEROCOPY),
+	KIND("__msg_zerocopy_callback", COST_ZEROCOPY), KIND("msg_zerocopy_put_abort", COST_ZEROCOPY),
+	KIND("mm_account_pinned_pages", COST_ZEROCOPY), KIND("mm_unaccount_pinned_pages", COST_ZEROCOPY),
+	KIND("ip_recv_error", COST_ZEROCOPY), KIND("ipv6_recv_error", COST_ZEROCOPY),
+	KIND("sock_recv_errqueue", COST_ZEROCOPY), KIND("sock_dequeue_err_skb", COST_ZEROCOPY),
+	KIND("__skb_zcopy_downgrade_managed", COST_ZEROCOPY), KIND("iov_iter_get_pages2", COST_ZEROCOPY),
+	KIND("iov_iter_get_pages_alloc2", COST_ZEROCOPY), KIND("__iov_iter_get_pages_alloc", COST_ZEROCOPY),
+	KINDS("sock_zerocopy_", COST_ZEROCOPY), KINDS("io_notif_", COST_ZEROCOPY),
+	KINDS("io_send_zc", COST_ZEROCOPY), KINDS("io_sendmsg_zc", COST_ZEROCOPY),
+	KINDS("io_tx_ubuf", COST_ZEROCOPY), KINDS("io_sg_from_iter", COST_ZEROCOPY),
+	/* page references: sendfile, splice, vmsplice and their pipes */
+	SPLICE("do_splice_direct"), SPLICE("splice_direct_to_actor"), SPLICE("do_splice_direct_actor"),
+	SPLICE("vfs_copy_file_range"), SPLICE("iter_file_splice_write"), SPLICE("do_splice"),
+	SPLICE("__do_splice"), SPLICE("do_sendfile"), SPLICE("generic_copy_file_range"),
+	SPLICE("splice_file_range"), SPLICE("do_splice_from"), SPLICE("direct_splice_actor"),
+	KIND("skb_splice_from_iter", COST_PAGE_REF), KIND("do_tcp_sendpages", COST_PAGE_REF),
+	KIND("tcp_sendpage", COST_PAGE_REF), KIND("tcp_sendpage_locked", COST_PAGE_REF),
+	KIND("splice_to_socket", COST_PAGE_REF), KIND("filemap_splice_read", COST_PAGE_REF),
+	KIND("generic_file_splice_read", COST_PAGE_REF), KIND("splice_to_pipe", COST_PAGE_REF),
+	KIND("add_to_pipe", COST_PAGE_REF), KIND("__splice_from_pipe", COST_PAGE_REF),
+	KIND("splice_from_pipe", COST_PAGE_REF), KIND("splice_folio_into_pipe", COST_PAGE_REF),
+	KIND("iter_to_pipe", COST_PAGE_REF), KIND("vmsplice_to_pipe", COST_PAGE_REF),
+	KIND("tcp_splice_read", COST_PAGE_REF), KIND("skb_splice_bits", COST_PAGE_REF),
+	KIND("__skb_splice_bits", COST_PAGE_REF), KIND("pipe_to_sendpage", COST_PAGE_REF),
+	KINDS("splice_", COST_PAGE_REF), KINDS("do_tee", COST_PAGE_REF), KINDS("link_pipe", COST_PAGE_REF),
+	/* where a sample due while interrupts were off lands */
+	DISPLACE("_raw_spin_unlock_irqrestore"), DISPLACE("_raw_spin_unlock_irq"), DISPLACE("handle_softirqs"),
+	DISPLACE("__do_softirq"), DISPLACE("__local_bh_enable_ip"), DISPLACE("_raw_write_unlock_irqrestore"),
+	DISPLACE("_raw_read_unlock_irqrestore"), DISPLACE("_raw_write_unlock_irq"),
+	/* the syscall layer */
+	SYSCALL("entry_SYSCALL_64"), SYSCALL("entry_SYSCALL_64_after_hwframe"), SYSCALL("do_syscall_64"),
+	SYSCALL("x64_sys_call"), SYSCALL("syscall_exit_to_user_mode"), SYSCALL("syscall_exit_to_user_mode_prepare"),
+	SYSCALL("exit_to_user_mode_prepare"), SYSCALL("exit_to_user_mode_loop"), SYSCALL("syscall_trace_enter"),
+	SYSCALL("__fget_light"), SYSCALL("fdget"), SYSCALL("__fdget"), SYSCALL("__fdget_pos"), SYSCALL("fdget_pos"),
+	SYSCALL("__fget_files"), SYSCALL("fput"), SYSCALL("sockfd_lookup_light"), SYSCALL("import_iovec"),
+	SYSCALL("__import_iovec"), SYSCALL("import_single_range"), SYSCALL("copy_msghdr_from_user"),
+	SYSCALL("__copy_msghdr"), SYSCALL("syscall_enter_from_user_mode"), SYSCALL("ksys_read"),
+	SYSCALL("ksys_write"), SYSCALLS("__x64_sys_"), SYSCALLS("__do_sys_"), SYSCALLS("__se_sys_"),
+	SYSCALLS("__sys_"), SYSCALLS("___sys_"), SYSCALLS("entry_SYSCALL"), SYSCALLS("do_syscall"),
+	/* the tracer's own programs and their trampolines */
+	KINDS("bpf_prog_", COST_TRACER), KINDS("bpf_trampoline_", COST_TRACER), KINDS("__bpf_trace_", COST_TRACER),
+	KINDS("bpf_trace_run", COST_TRACER), KINDS("__bpf_prog_enter", COST_TRACER),
+	KINDS("__bpf_prog_exit", COST_TRACER), KINDS("bpf_", COST_TRACER), KINDS("__bpf", COST_TRACER),
+	KINDS("htab_", COST_TRACER), KINDS("__htab", COST_TRACER), KINDS("array_map_", COST_TRACER),
+	KINDS("pcpu_freelist", COST_TRACER), KINDS("copy_from_kernel_nofault", COST_TRACER),
+	KINDS("uprobe_", COST_TRACER), KINDS("handle_swbp", COST_TRACER), KINDS("perf_trace_", COST_TRACER),
+	/* page faults */
+	KINDS("asm_exc_page_fault", COST_FAULT), KINDS("exc_page_fault", COST_FAULT),
+	KINDS("do_user_addr_fault", COST_FAULT), KINDS("handle_mm_fault", COST_FAULT),
+	KINDS("__handle_mm_fault", COST_FAULT), KINDS("do_anonymous_page", COST_FAULT),
+	KINDS("do_fault", COST_FAULT), KINDS("do_wp_page", COST_FAULT), KINDS("fault_in_", COST_FAULT),
+	/* the scheduler */
+	KINDS("__schedule", COST_SCHED), KINDS("schedule", COST_SCHED), KINDS("finish_task_switch", COST_SCHED),
+	KINDS("try_to_wake_up", COST_SCHED), KINDS("__wake_up", COST_SCHED), KINDS("wake_up", COST_SCHED),
+	KINDS("psi_", COST_SCHED), KINDS("ttwu_", COST_SCHED), KINDS("enqueue_", COST_SCHED),
+	KINDS("dequeue_", COST_SCHED), KINDS("pick_next_", COST_SCHED), KINDS("update_curr", COST_SCHED),
+	KINDS("__switch_to", COST_SCHED), KINDS("switch_mm", COST_SCHED), KINDS("select_task_rq", COST_SCHED),
+	KINDS("set_next_entity", COST_SCHED), KINDS("put_prev_", COST_SCHED), KINDS("update_load_avg", COST_SCHED),
+	KINDS("newidle_balance", COST_SCHED), KINDS("sched_balance", COST_SCHED),
+	KINDS("autoremove_wake_function", COST_SCHED), KINDS("default_wake_function", COST_SCHED),
+	KINDS("prepare_to_wait", COST_SCHED), KINDS("finish_wait", COST_SCHED), KINDS("futex_", COST_SCHED),
+	KINDS("do_futex", COST_SCHED), KINDS("hrtimer_", COST_SCHED), KINDS("do_nanosleep", COST_SCHED),
+	KINDS("check_preempt", COST_SCHED), KINDS("resched_", COST_SCHED), KINDS("wait_woken", COST_SCHED),
+	/* memory: allocating and freeing */
+	KINDS("kmem_cache_", COST_ALLOC), KINDS("__kmem_cache", COST_ALLOC), KINDS("kmalloc", COST_ALLOC),
+	KINDS("__kmalloc", COST_ALLOC), KINDS("kfree", COST_ALLOC), KINDS("__alloc_pages", COST_ALLOC),
+	KINDS("alloc_pages", COST_ALLOC), KINDS("get_page_from_freelist", COST_ALLOC),
+	KINDS("free_unref_", COST_ALLOC), KINDS("__free_pages", COST_ALLOC), KINDS("free_pages", COST_ALLOC),
+	KINDS("page_frag_", COST_ALLOC), KINDS("__page_frag", COST_ALLOC), KINDS("rmqueue", COST_ALLOC),
+	KINDS("___slab_alloc", COST_ALLOC), KINDS("__slab_free", COST_ALLOC), KINDS("slab_", COST_ALLOC),
+	KINDS("__put_page", COST_ALLOC), KINDS("put_page", COST_ALLOC), KINDS("folio_alloc", COST_ALLOC),
+	KINDS("vma_alloc", COST_ALLOC), KINDS("__folio_put", COST_ALLOC), KINDS("free_pcppages", COST_ALLOC),
+	KINDS("kvmalloc", COST_ALLOC), KINDS("kvfree", COST_ALLOC), KINDS("mod_memcg", COST_ALLOC),
+	KINDS("__mod_memcg", COST_ALLOC), KINDS("mem_cgroup_", COST_ALLOC), KINDS("memcg_", COST_ALLOC),
+	KINDS("__memcg", COST_ALLOC), KINDS("obj_cgroup_", COST_ALLOC), KINDS("refill_obj_stock", COST_ALLOC),
+	/* the protocol stack and the devices */
+	KINDS("tcp", COST_NET), KINDS("__tcp", COST_NET), KINDS("inet", COST_NET), KINDS("__inet", COST_NET),
+	KINDS("ip_", COST_NET), KINDS("__ip_", COST_NET), KINDS("ip6", COST_NET), KINDS("__ip6", COST_NET),
+	KINDS("ipv6_", COST_NET), KINDS("ipv4_", COST_NET), KINDS("udp", COST_NET), KINDS("__udp", COST_NET),
+	KINDS("raw_", COST_NET), KINDS("sk_", COST_NET), KINDS("__sk_", COST_NET), KINDS("sock_", COST_NET),
+	KINDS("__sock_", COST_NET), KINDS("skb_", COST_NET), KINDS("__skb_", COST_NET), KINDS("kfree_skb", COST_NET),
+	KINDS("consume_skb", COST_NET), KINDS("__kfree_skb", COST_NET), KINDS("alloc_skb", COST_NET),
+	KINDS("__alloc_skb", COST_NET), KINDS("build_skb", COST_NET), KINDS("napi_", COST_NET),
+	KINDS("__napi_", COST_NET), KINDS("net_", COST_NET), KINDS("__net_", COST_NET), KINDS("netif_", COST_NET),
+	KINDS("__netif_", COST_NET), KINDS("dev_", COST_NET), KINDS("__dev_", COST_NET),
+	KINDS("loopback_", COST_NET), KINDS("veth_", COST_NET), KINDS("virtnet_", COST_NET),
+	KINDS("e1000", COST_NET), KINDS("nf_", COST_NET), KINDS("__nf_", COST_NET), KINDS("neigh_", COST_NET),
+	KINDS("validate_xmit", COST_NET), KINDS("sch_", COST_NET), KINDS("qdisc_", COST_NET),
+	KINDS("__qdisc", COST_NET), KINDS("pfifo_", COST_NET), KINDS("fq_codel", COST_NET), KINDS("unix_", COST_NET),
+	KINDS("release_sock", COST_NET), KINDS("lock_sock", COST_NET), KINDS("__release_sock", COST_NET),
+	KINDS("__lock_sock", COST_NET), KINDS("gro_", COST_NET), KINDS("process_backlog", COST_NET),
+	KINDS("csum_partial", COST_NET), KINDS("do_csum", COST_NET), KINDS("ipt_", COST_NET),
+	KINDS("ip6t_", COST_NET), KINDS("rt_", COST_NET), KINDS("fib", COST_NET), KINDS("dst_", COST_NET),
+	KINDS("___sk", COST_NET), KINDS("bictcp", COST_NET), KINDS("cubictcp", COST_NET),
+	KINDS("security_sock", COST_NET), KINDS("security_socket", COST_NET), KINDS("sockfs_", COST_NET),
+	/* VFS, the page cache, file systems and pipes */
+	KINDS("vfs_", COST_FS), KINDS("ext4_", COST_FS), KINDS("filemap_", COST_FS), KINDS("__filemap_", COST_FS),
+	KINDS("folio_", COST_FS), KINDS("__folio_", COST_FS), KINDS("generic_file_", COST_FS),
+	KINDS("generic_write_", COST_FS), KINDS("iomap_", COST_FS), KINDS("jbd2_", COST_FS),
+	KINDS("pipe_", COST_FS), KINDS("anon_pipe_", COST_FS), KINDS("block_", COST_FS), KINDS("__block_", COST_FS),
+	KINDS("page_cache_", COST_FS), KINDS("pagecache_", COST_FS), KINDS("find_get_", COST_FS),
+	KINDS("find_lock_", COST_FS), KINDS("touch_atime", COST_FS), KINDS("atime_needs_update", COST_FS),
+	KINDS("file_update_time", COST_FS), KINDS("file_modified", COST_FS), KINDS("fsnotify", COST_FS),
+	KINDS("__fsnotify", COST_FS), KINDS("rw_verify_area", COST_FS), KINDS("new_sync_", COST_FS),
+	KINDS("mark_buffer_dirty", COST_FS), KINDS("__mark_inode_dirty", COST_FS), KINDS("balance_dirty", COST_FS),
+	KINDS("xas_", COST_FS), KINDS("xa_", COST_FS), KINDS("__xa_", COST_FS), KINDS("tmpfs_", COST_FS),
+	KINDS("shmem_", COST_FS), KINDS("mpage_", COST_FS), KINDS("readahead", COST_FS),
+	KINDS("page_cache_ra", COST_FS), KINDS("ondemand_readahead", COST_FS), KINDS("security_file", COST_FS),
+};
+
+/* The class a site's function is of where it does not copy. */
+static __u32 site_kind(int site)
+{
+	switch (site) {
+	case SITE_DEFERRED_COPY:
+		/* skb_copy_ubufs() exists to copy; its own body is the copy's (the memcpy inlined or not) */
+		return SITE_DEFERRED_COPY;
+	case SITE_FILE_READ_COPY:
+	case SITE_FILE_WRITE_COPY:
+	case SITE_KERNEL_COPY:
+	case SITE_PIPE_WRITE_COPY:
+	case SITE_PIPE_READ_COPY:
+		return COST_FS;
+	default:
+		return COST_NET;
+	}
+}
+
+__u32 cost_word_of_name(const char *full)
+{
+	char name[128];
+	size_t len = strcspn(full, ".");
+
+	if (len >= sizeof(name))
+		return 0;
+	memcpy(name, full, len);
+	name[len] = '\0';
+	for (int s = 0; s < NR_SITES; s++)
+		for (int f = 0; f < MAX_COST_FNS && probe_sites[s].cost_fns[f]; f++)
+			if (!strcmp(probe_sites[s].cost_fns[f], name))
+				return s == SITE_FILE_WRITE_COPY ? cost_word(ROLE_WRITE_SITE, s, COST_FS)
+								 : cost_word(ROLE_SITE, s, site_kind(s));
+	for (size_t i = 0; i < sizeof(cost_rules) / sizeof(cost_rules[0]); i++)
+		if (!cost_rules[i].prefix && !strcmp(cost_rules[i].name, name))
+			return cost_word(cost_rules[i].role, 0, cost_rules[i].cls);
+	for (size_t i = 0; i < sizeof(cost_rules) / sizeof(cost_rules[0]); i++)
+		if (cost_rules[i].prefix && !strncmp(cost_rules[i].name, name, strlen(cost_rules[i].name)))
+			return cost_word(cost_rules[i].role, 0, cost_rules[i].cls);
+	return 0;
+}
+
+static const char *const kind_names[NR_COST_CLASSES - NR_SITES][2] = {
+	[COST_COPY_OTHER - NR_SITES] = { "other_copies", "copies no site counts (syscall arguments, headers)" },
+	[COST_ZEROCOPY - NR_SITES] = { "zerocopy", "pinning pages, zerocopy bookkeeping, completion notices" },
+	[COST_PAGE_REF - NR_SITES] = { "page_refs", "page references: sendfile, splice, vmsplice" },
+	[COST_SYSCALL - NR_SITES] = { "syscall", "syscall entry, exit and dispatch" },
+	[COST_NET - NR_SITES] = { "net", "the protocol stack and devices" },
+	[COST_FS - NR_SITES] = { "fs", "VFS, page cache, file systems, pipes" },
+	[COST_ALLOC - NR_SITES] = { "alloc", "allocating and freeing memory" },
+	[COST_FAULT - NR_SITES] = { "faults", "page faults" },
+	[COST_SCHED - NR_SITES] = { "sched", "the scheduler: switching, waking, sleeping" },
+	[COST_TRACER - NR_SITES] = { "tracer", "BPF programs: the tracer's own time" },
+	[COST_KERNEL_OTHER - NR_SITES] = { "kernel_other", "kernel code of no kind above" },
+	[COST_USER - NR_SITES] = { "user", "the program's own code, in user mode" },
+	[COST_DISPLACED - NR_SITES] = { "displaced", "taken where interrupts came back on" },
+};
+
+const char *cost_class_name(int cls)
+{
+	if (cls >= 0 && cls < NR_SITES)
+		return site_name(cls);
+	return cls >= NR_SITES && cls < NR_COST_CLASSES ? kind_names[cls - NR_SITES][0] : "?";
+}
+
+const char *cost_class_what(int cls)
+{
+	if (cls >= 0 && cls < NR_SITES)
+		return "the site's copy routines";
+	return cls >= NR_SITES && cls < NR_COST_CLASSES ? kind_names[cls - NR_SITES][1] : "?";
+}
+
+/* The function table, built once a process from kallsyms, kept for the refills of a sweep. */
+static struct cost_range *table;
+static unsigned ntable;
+
+struct ksym {
+	__u64 addr;
+	__u32 word;
+};
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The next symbol's start ends a function; one longer than this ends at it (a section's last). */
+#define COST_MAX_FUNC_LEN (1U << 20)
+
+/* Reads /proc/kallsyms into the table: every function with a role, sorted, each to the next symbol. */
+static int build_table(char *why, size_t n)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	struct ksym *syms = NULL, *grown;
+	size_t nsyms = 0, cap = 0;
+	char line[512], name[256], type;
+	unsigned long long addr;
+	bool any_addr = false;
+
+	if (!f) {
+		snprintf(why, n, "cannot read /proc/kallsyms: %s", strerror(errno));
+		return -errno;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		any_addr |= addr != 0;
+		if (nsyms == cap) {
+			cap = cap ? cap * 2 : 65536;
+			grown = realloc(syms, cap * sizeof(*syms));
+			if (!grown) {
+				free(syms);
+				fclose(f);
+				snprintf(why, n, "out of memory reading /proc/kallsyms");
+				return -ENOMEM;
+			}
+			syms = grown;
+		}
+		/* every symbol ends the one before it; only text symbols can be a frame's function */
+		syms[nsyms].addr = addr;
+		syms[nsyms].word = (type == 't' || type == 'T') ? cost_word_of_name(name) : 0;
+		nsyms++;
+	}
+	fclose(f);
+	if (!any_addr) {
+		free(syms);
+		snprintf(why, n, "/proc/kallsyms shows no addresses (kernel.kptr_restrict)");
+		return -EPERM;
+	}
+	qsort(syms, nsyms, sizeof(*syms), ksym_cmp);
+	free(table);
+	table = calloc(COST_MAX_RANGES, sizeof(*table));
+	ntable = 0;
+	if (!table) {
+		free(syms);
+		snprintf(why, n, "out of memory for the function table");
+		return -ENOMEM;
+	}
+	for (size_t i = 0, j; i < nsyms && ntable < COST_MAX_RANGES; i = j) {
+		__u32 word = 0;
+		__u64 end;
+
+		/* aliases (memcpy, __memcpy, __pi_memcpy) share a start: the first that has a role names it */
+		for (j = i; j < nsyms && syms[j].addr == syms[i].addr; j++)
+			word = word ? word : syms[j].word;
+		end = j < nsyms ? syms[j].addr : syms[i].addr + 1;
+		if (!word)
+			continue;
+		table[ntable].start = syms[i].addr;
+		table[ntable].len = end - syms[i].addr > COST_MAX_FUNC_LEN ? COST_MAX_FUNC_LEN : end - syms[i].addr;
+		table[ntable].word = word;
+		ntable++;
+	}
+	free(syms);
+	return 0;
+}
+
+/* Writes the table into @obj's map, then its length, so the walk never reads a half-filled table. */
+static int fill_map(struct zctrace_bpf *obj)
+{
+	int fd = bpf_map__fd(obj->maps.cost_ranges);
+
+	obj->bss->cost_nranges = 0;
+	for (__u32 i = 0; i < ntable; i++)
+		if (bpf_map_update_elem(fd, &i, &table[i], BPF_ANY))
+			return -errno;
+	obj->bss->cost_nranges = ntable;
+	return 0;
+}
+
+#define COST_MAX_CPUS 1024
+
+/* The online CPUs (/sys/devices/system/cpu/online: "0-3,8") into @online; 0 or a negative errno. */
+static int online_cpus(bool online[COST_MAX_CPUS])
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	unsigned a, b;
+	int c, err = 0;
+
+	if (!f)
+		return -errno;
+	memset(online, 0, COST_MAX_CPUS * sizeof(online[0]));
+	while (fscanf(f, "%u", &a) == 1) {
+		b = a;
+		c = fgetc(f);
+		if (c == '-') {
+			if (fscanf(f, "%u", &b) != 1) {
+				err = -EINVAL;
+				break;
+			}
+			c = fgetc(f);
+		}
+		for (unsigned cpu = a; cpu <= b && cpu < COST_MAX_CPUS; cpu++)
+			online[cpu] = true;
+		if (c != ',')
+			break;
+	}
+	fclose(f);
+	return err;
+}
+
+static struct bpf_link *links[COST_MAX_CPUS];
+static int nlinks;
+static unsigned attached_hz;
+
+void cost_detach(void)
+{
+	for (int i = 0; i < nlinks; i++) {
+		bpf_link__destroy(links[i]);
+		links[i] = NULL;
+	}
+	nlinks = 0;
+}
+
+bool cost_attached(void)
+{
+	return nlinks > 0;
+}
+
+int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, char *why, size_t n)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_SOFTWARE,
+					.config = PERF_COUNT_SW_CPU_CLOCK };
+	bool online[COST_MAX_CPUS];
+	int err;
+
+	cost_detach();
+	if (!hz || hz > COST_MAX_HZ) {
+		snprintf(why, n, "sampling rate %u Hz out of range (1-%u)", hz, COST_MAX_HZ);
+		return -EINVAL;
+	}
+	attr.sample_period = 1000000000ULL / hz;
+	if ((err = build_table(why, n)) || (err = fill_map(obj))) {
+		if (err && !why[0])
+			snprintf(why, n, "cannot fill the sampler's function table: %s", strerror(-err));
+		return err;
+	}
+	err = online_cpus(online);
+	if (err) {
+		snprintf(why, n, "cannot read the online CPUs: %s", strerror(-err));
+		return err;
+	}
+	for (int cpu = 0; cpu < COST_MAX_CPUS; cpu++) {
+		int fd;
+
+		if (!online[cpu])
+			continue;
+		fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			snprintf(why, n, "perf_event_open cpu-clock on CPU %d: %s", cpu, strerror(errno));
+			break;
+		}
+		links[nlinks] = bpf_program__attach_perf_event(prog, fd);
+		if (!links[nlinks]) {
+			err = -errno;
+			close(fd);
+			snprintf(why, n, "attach to cpu-clock on CPU %d: %s", cpu, strerror(errno));
+			break;
+		}
+		nlinks++;
+	}
+	if (err)
+		cost_detach();
+	else
+		attached_hz = hz;
+	return err;
+}
+
+int cost_refill(struct zctrace_bpf *obj)
+{
+	return nlinks ? fill_map(obj) : 0;
+}
+
+void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_off)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(obj->maps.cost_cpus);
+	struct cost_cpu *per = NULL;
+	__u32 zero = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (!nlinks) {
+		snprintf(c->why, sizeof(c->why), "not measured: %s", why_off ? why_off : "the sampler is not attached");
+		return;
+	}
+	if (ncpu > 0)
+		per = calloc(ncpu, sizeof(*per));
+	if (!per || bpf_map_lookup_elem(fd, &zero, per)) {
+		snprintf(c->why, sizeof(c->why), "not measured: cannot read BPF map cost_cpus: %s", strerror(errno));
+		free(per);
+		return;
+	}
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		for (int k = 0; k < NR_COST_CLASSES; k++) {
+			c->all[k] += per[cpu].all[k];
+			c->phase[k] += per[cpu].phase[k];
+		}
+		c->stack_errors += per[cpu].stack_errors;
+	}
+	free(per);
+	c->measured = true;
+	c->event = "cpu-clock";
+	c->hz = attached_hz;
+	c->period_ns = 1000000000ULL / attached_hz;
+	c->nfuncs = ntable;
+}
+
+void cost_interval(__u64 k, double *lo, double *hi)
+{
+	/* the score interval of a Poisson count at 95%: k + z^2/2 -+ z sqrt(k + z^2/4) */
+	const double z = 1.959964;
+	double mid = k + z * z / 2, half = z * sqrt(k + z * z / 4);
+
+	*lo = mid - half > 0 ? mid - half : 0;
+	*hi = mid + half;
+}

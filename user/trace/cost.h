@@ -1,0 +1,58 @@
+/*
+ * The sampler's user side: the table of kernel functions its walk knows (from /proc/kallsyms,
+ * named by role), the sampling events it runs on, one per CPU, and its counts.
+ */
+#ifndef COST_H
+#define COST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "zctrace.h"
+
+struct zctrace_bpf;
+struct bpf_program;
+
+#define COST_DEFAULT_HZ 2999	/* samples a second on each CPU: a prime, off the kernel's tick */
+#define COST_DEFAULT_HZ_STR "2999"
+#define COST_MAX_HZ 100000
+
+/* The sampler's figures, summed over the CPUs. */
+struct cost_figures {
+	bool measured;			/* false: every figure below is absent, why says why */
+	char why[200];
+	const char *event;		/* "cpu-clock" */
+	__u64 period_ns;		/* one sample stands for this much CPU time */
+	unsigned hz;
+	unsigned nfuncs;		/* kernel functions the walk knew */
+	__u64 all[NR_COST_CLASSES];	/* samples of the targets, whole run */
+	__u64 phase[NR_COST_CLASSES];	/* ... inside the measured phase (all of them where not gated) */
+	__u64 stack_errors;
+};
+
+/* The role word (bpf/costwalk.h) of kernel function @name (suffixes such as ".isra.0" ignored). */
+__u32 cost_word_of_name(const char *name);
+/* The name of class @cls (enum site, then enum cost_class): a site's name or a kind's. */
+const char *cost_class_name(int cls);
+/* What class @cls stands for, in a few words. */
+const char *cost_class_what(int cls);
+
+/*
+ * Attaches the sampler's program @prog at @hz on every online CPU and fills its function table
+ * in @obj. 0, or a negative errno with why in @why.
+ */
+int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, char *why, size_t n);
+/* Refills the function table after tracer_reset() emptied the maps. 0 or a negative errno. */
+int cost_refill(struct zctrace_bpf *obj);
+/* Closes the sampling events and their links (nothing if none). */
+void cost_detach(void);
+/* Whether the sampler is attached now. */
+bool cost_attached(void);
+/* Reads the counts into @c, or says why there are none (@why_off: the probe's refusal, or NULL). */
+void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_off);
+
+/*
+ * A 95% interval for a count of @k samples (a Poisson count: the score interval), in samples.
+ */
+void cost_interval(__u64 k, double *lo, double *hi);
+
+#endif
