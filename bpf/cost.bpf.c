@@ -32,6 +32,8 @@ struct {
 
 /* Set by user space once cost_ranges is filled: until then every sample is kernel_other. */
 __u32 cost_nranges = 0;
+/* The sampling period, ns: what a sample stands for where the event's clock cannot be read. */
+__u64 cost_period_ns = 0;
 
 /* ZCT_TURNS: the search's halvings, log2(COST_MAX_RANGES) */
 #define COST_SEARCH_TURNS 15
@@ -66,47 +68,79 @@ __noinline __u32 cost_word_of(__u64 ip)
 	return r->word;
 }
 
-SEC("perf_event")
-int cost_sample(struct bpf_perf_event_data *ctx)
+/*
+ * The CPU time this sample stands for: the sampling clock (cpu-clock counts ns) since the CPU's
+ * last sample, anyone's. A tick due while interrupts were off comes late, and one due after it
+ * is not taken at all: the time of both lands here, with the task that had them off.
+ */
+static __always_inline __u64 sample_ns(struct bpf_perf_event_data *ctx, struct cost_cpu *cc)
+{
+	struct bpf_perf_event_value v;
+	__u64 ns = cost_period_ns;
+
+	if (bpf_perf_prog_read_value(ctx, &v, sizeof(v)))
+		return ns;
+	if (cc->last_clock && v.counter > cc->last_clock)
+		ns = v.counter - cc->last_clock;
+	cc->last_clock = v.counter;
+	return ns;
+}
+
+/* Where the walk places the sample of a target whose kernel stack is in cc->ips (@n bytes). */
+static __always_inline __u32 place(struct bpf_perf_event_data *ctx, struct cost_cpu *cc, long n)
 {
 	struct cost_walk w = {};
-	struct cost_cpu *cc;
-	__u32 zero = 0, cls;
-	long n;
 
-	if (!is_target_memo(current_tgid()))
-		return 0;
-	cc = bpf_map_lookup_elem(&cost_cpus, &zero);
-	if (!cc)
-		return 0;
-	n = bpf_get_stack(ctx, cc->ips, sizeof(cc->ips), 0);
 	if (n < 0) {
 		/* a user-mode sample has no kernel stack to read; a kernel one that fails is counted */
-		if ((long)PT_REGS_IP(&ctx->regs) < 0) {
-			cc->stack_errors++;
-			n = 0;
-			cls = COST_KERNEL_OTHER;
-			goto count;
-		}
-		n = 0;
+		if ((long)PT_REGS_IP(&ctx->regs) >= 0)
+			return COST_USER;
+		cc->stack_errors++;
+		return COST_KERNEL_OTHER;
 	}
 	n /= sizeof(__u64);
 	for (__u32 i = 0; i < COST_FRAMES; i++) {
-		if (i >= n) {
-			w.cls = cost_finish(&w, n);
-			break;
-		}
+		if (i >= n)
+			return cost_finish(&w, n);
 		if (cost_step(&w, i, cost_word_of(cc->ips[i])))
-			break;
-		if (i == COST_FRAMES - 1)
-			w.cls = cost_finish(&w, n);
+			return w.cls;
 	}
-	cls = w.cls;
-count:
+	return cost_finish(&w, n);
+}
+
+SEC("perf_event")
+int cost_sample(struct bpf_perf_event_data *ctx)
+{
+	struct cost_cpu *cc;
+	__u32 zero = 0, cls, slot;
+	__u64 ns;
+
+	cc = bpf_map_lookup_elem(&cost_cpus, &zero);
+	if (!cc)
+		return 0;
+	ns = sample_ns(ctx, cc);
+	if (!is_target_memo(current_tgid()))
+		return 0;
+	cls = place(ctx, cc, bpf_get_stack(ctx, cc->ips, sizeof(cc->ips), 0));
 	if (cls >= NR_COST_CLASSES)
 		cls = COST_KERNEL_OTHER;
-	cc->all[cls & (COST_SLOTS - 1)]++;
-	if (counting())
-		cc->phase[cls & (COST_SLOTS - 1)]++;
+	slot = cls & (COST_SLOTS - 1);
+	barrier_var(slot);	/* the mask where the verifier sees it, next to the loads */
+	if (ns > cost_period_ns + cost_period_ns / 2)
+		cc->late++;
+	/* the run's task-clock starts at the exec of the process zctrace started: so does this count */
+	if (!root_tgid || misc.exec_seen) {
+		cc->all[slot]++;
+		cc->all_ns[slot] += ns;
+		/* task-clock leaves out a task's exit (do_exit() stops it early): counted apart */
+		if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), flags) & ZCT_PF_EXITING) {
+			cc->exiting++;
+			cc->exiting_ns += ns;
+		}
+	}
+	if (counting()) {
+		cc->phase[slot]++;
+		cc->phase_ns[slot] += ns;
+	}
 	return 0;
 }

@@ -14,10 +14,11 @@ struct cost_span cost_span_of(const struct ledger *l, int cls)
 	if (!l->cost.measured || cls < 0 || cls >= NR_COST_CLASSES)
 		return sp;
 	sp.samples = l->cost.phase[cls];
+	sp.ns = (double)l->cost.phase_ns[cls];
 	cost_interval(sp.samples, &lo, &hi);
-	sp.ns = (double)sp.samples * l->cost.period_ns;
-	sp.lo = lo * l->cost.period_ns;
-	sp.hi = hi * l->cost.period_ns;
+	/* the count's interval, in the time the samples stood for (a period each where none) */
+	sp.lo = sp.samples ? sp.ns * lo / sp.samples : 0;
+	sp.hi = sp.samples ? sp.ns * hi / sp.samples : hi * l->cost.period_ns;
 	return sp;
 }
 
@@ -134,26 +135,34 @@ void cost_trades(const struct ledger *l, struct cost_trade *zc, struct cost_trad
 
 /*
  * How far the sampled time may stray from task-clock: the count's own spread (4 sigma, as a
- * Poisson count), and a fifth for what the two clocks see differently (the sampler starts with the
- * tracer, task-clock at the exec; a sample lands on whichever task is on the CPU at its tick).
+ * Poisson count), and a quarter for how a CPU's fixed ticks meet a task that runs in short
+ * bursts: on this machine kind (a VM, no PMU) `perf record -a -e cpu-clock` put 1.01-1.16 of
+ * fileread's task-clock in its samples, and zctrace 0.83-1.00 (a task sampled on its own clock,
+ * `perf record` without -a, 1.00-1.01). A CPU-bound command gives 1.00. Both start at the exec of the
+ * process zctrace started; the samples of exiting tasks are left out, as task-clock stops early in
+ * do_exit() (seen on 6.18: 80 us of each short process's exit sampled, none of it in task-clock).
  */
-#define COST_BAND_SHARE 0.2
+#define COST_BAND_SHARE 0.25
 #define COST_BAND_SIGMAS 4.0
 
 bool cost_total_check(const struct ledger *l, bool *ok, char *detail, size_t n)
 {
 	const struct perf_counter *tc = l->perf ? perf_find(l->perf, "task-clock") : NULL;
 	double sampled, task, expect, band;
+	__u64 k;
 
 	if (!l->cost.measured || !tc || !tc->counted || tc->value <= 0)
 		return false;
-	sampled = (double)cost_run_samples(l) * l->cost.period_ns;
+	k = cost_run_samples(l) - l->cost.exiting;
+	sampled = -(double)l->cost.exiting_ns;
+	for (int c = 0; c < NR_COST_CLASSES; c++)
+		sampled += l->cost.all_ns[c];
 	task = tc->value;
 	expect = task / l->cost.period_ns;
 	band = COST_BAND_SHARE * task + COST_BAND_SIGMAS * sqrt(expect + 1) * l->cost.period_ns;
 	*ok = fabs(sampled - task) <= band;
-	snprintf(detail, n, "sampled %.1f ms (%llu samples of %.3f ms), task-clock %.1f ms, band +-%.1f ms",
-		 sampled / 1e6, (unsigned long long)cost_run_samples(l), l->cost.period_ns / 1e6, task / 1e6,
-		 band / 1e6);
+	snprintf(detail, n, "sampled %.1f ms (%llu samples, %llu of exiting tasks left out), task-clock %.1f ms, "
+		 "band +-%.1f ms", sampled / 1e6, (unsigned long long)k, (unsigned long long)l->cost.exiting,
+		 task / 1e6, band / 1e6);
 	return true;
 }

@@ -60,8 +60,7 @@ void cost_print(FILE *f, const struct ledger *l, bool full)
 		fprintf(f, "\nCPU time by site: %s\n", l->cost.why);
 		return;
 	}
-	fprintf(f, "\nCPU time by site (%s samples, %u Hz a CPU, %.3f ms each; %s; 95%% intervals)\n",
-		l->cost.event, l->cost.hz, l->cost.period_ns / 1e6,
+	fprintf(f, "\nCPU time by site (%s samples, %u Hz a CPU; %s; 95%% intervals)\n", l->cost.event, l->cost.hz,
 		l->phase_gated ? "measured phase" : "whole run");
 	if (!total) {
 		fprintf(f, "  no sample of the traced tasks: they ran for less than a sampling period\n");
@@ -78,8 +77,9 @@ void cost_print(FILE *f, const struct ledger *l, bool full)
 	if (full)
 		print_row(f, l, COST_DISPLACED, total);
 	if (cost_copy_share(l, &v, &lo, &hi))
-		fprintf(f, "  copying: %.1f%% (%.1f-%.1f%%) of the traced tasks' %" PRIu64 " samples\n", v * 100,
-			lo * 100, hi * 100, (uint64_t)total);
+		fprintf(f, "  copying: %.1f%% (%.1f-%.1f%%) of the traced tasks' %" PRIu64 " samples; displaced: %.1f%% "
+			"(landed where interrupts came back on)\n", v * 100, lo * 100, hi * 100, (uint64_t)total,
+			100.0 * l->cost.phase[COST_DISPLACED] / total);
 	if (!full) {
 		fprintf(f, "  the rest:");
 		for (int i = 0; i < n && shown < 6; i++) {
@@ -91,8 +91,6 @@ void cost_print(FILE *f, const struct ledger *l, bool full)
 		}
 		fprintf(f, "%s\n", shown ? "" : " nothing");
 	}
-	fprintf(f, "  displaced: %.1f%% of the samples landed where interrupts came back on (due while they were "
-		"off; %s has no NMI)\n", 100.0 * l->cost.phase[COST_DISPLACED] / total, l->cost.event);
 	cost_trades(l, &zc, &ref);
 	print_trade(f, l, &zc, "zerocopy: pinning and notices");
 	print_trade(f, l, &ref, "page references");
@@ -108,7 +106,7 @@ void cost_site_json(json_object *site, const struct ledger *l, int s)
 		add(site, "ns_per_byte", NULL);
 		return;
 	}
-	add(site, "cpu_ns", json_object_new_uint64(l->cost.phase[s] * l->cost.period_ns));
+	add(site, "cpu_ns", json_object_new_uint64(l->cost.phase_ns[s]));
 	add(site, "cpu_samples", json_object_new_uint64(l->cost.phase[s]));
 	if (cost_ns_per_byte(l, s, &v, &lo, &hi)) {
 		json_object *o = json_object_new_object();
@@ -139,6 +137,15 @@ static json_object *trade_json(const struct cost_trade *t)
 	return o;
 }
 
+static __u64 sum_ns(const __u64 *v)
+{
+	__u64 t = 0;
+
+	for (int c = 0; c < NR_COST_CLASSES; c++)
+		t += v[c];
+	return t;
+}
+
 json_object *cost_json(const struct ledger *l)
 {
 	const struct perf_counter *tc = l->perf ? perf_find(l->perf, "task-clock") : NULL;
@@ -159,12 +166,15 @@ json_object *cost_json(const struct ledger *l)
 	add(o, "period_ns", json_object_new_uint64(l->cost.period_ns));
 	add(o, "phase_gated", json_object_new_boolean(l->phase_gated));
 	add(o, "samples", json_object_new_uint64(cost_phase_samples(l)));
-	add(o, "cpu_ns", json_object_new_uint64(cost_phase_samples(l) * l->cost.period_ns));
+	add(o, "cpu_ns", json_object_new_uint64(sum_ns(l->cost.phase_ns)));
 	add(o, "run_samples", json_object_new_uint64(cost_run_samples(l)));
-	add(o, "run_cpu_ns", json_object_new_uint64(cost_run_samples(l) * l->cost.period_ns));
+	add(o, "run_cpu_ns", json_object_new_uint64(sum_ns(l->cost.all_ns)));
+	add(o, "late_samples", json_object_new_uint64(l->cost.late));
 	add(o, "task_clock_ns", tc && tc->counted ? json_object_new_uint64((uint64_t)tc->value) : NULL);
 	add(o, "displaced_samples", json_object_new_uint64(l->cost.phase[COST_DISPLACED]));
 	add(o, "stack_errors", json_object_new_uint64(l->cost.stack_errors));
+	add(o, "exiting_samples", json_object_new_uint64(l->cost.exiting));
+	add(o, "exiting_cpu_ns", json_object_new_uint64(l->cost.exiting_ns));
 	add(o, "functions_known", json_object_new_uint64(l->cost.nfuncs));
 	add(o, "copy_share", cost_copy_share(l, &v, &lo, &hi) ? json_object_new_double(v) : NULL);
 	kinds = json_object_new_object();
@@ -173,7 +183,7 @@ json_object *cost_json(const struct ledger *l)
 		json_object *k = json_object_new_object();
 
 		add(k, "samples", json_object_new_uint64(l->cost.phase[c]));
-		add(k, "cpu_ns", json_object_new_uint64(l->cost.phase[c] * l->cost.period_ns));
+		add(k, "cpu_ns", json_object_new_uint64(l->cost.phase_ns[c]));
 		add(c < NR_SITES ? run : kinds, cost_class_name(c), k);
 	}
 	add(o, "by_kind", kinds);

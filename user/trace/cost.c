@@ -47,7 +47,7 @@ static const struct cost_rule cost_rules[] = {
 	COPY("copy_from_user_iter"), COPY("copyout"), COPY("copyin"), COPY("__copy_user_nocache"),
 	COPY("__copy_user_flushcache"), COPY("rep_movs_alternative"), COPY("copy_user_generic_string"),
 	COPY("copy_user_generic_unrolled"), COPY("copy_user_enhanced_fast_string"), COPY("copy_mc_to_user"),
-	COPY("memcpy"), COPY("__memcpy"), COPY("memcpy_orig"), COPY("memcpy_erms"), COPY("memmove"),
+	COPY("memcpy"), COPY("__memcpy"), COPY("__pi_memcpy"), COPY("memcpy_orig"), COPY("memcpy_erms"), COPY("memmove"),
 	COPY("__memmove"), COPY("_copy_to_user"), COPY("_copy_from_user"), COPY("__check_object_size"),
 	COPY("check_heap_object"), COPY("__check_heap_object"), COPY("simple_copy_to_iter"),
 	COPY("__skb_datagram_iter"), COPY("skb_copy_datagram_iter"), COPY("skb_copy_datagram_from_iter"),
@@ -131,6 +131,9 @@ static const struct cost_rule cost_rules[] = {
 	KINDS("___slab_alloc", COST_ALLOC), KINDS("__slab_free", COST_ALLOC), KINDS("slab_", COST_ALLOC),
 	KINDS("__put_page", COST_ALLOC), KINDS("put_page", COST_ALLOC), KINDS("folio_alloc", COST_ALLOC),
 	KINDS("vma_alloc", COST_ALLOC), KINDS("__folio_put", COST_ALLOC), KINDS("free_pcppages", COST_ALLOC),
+	KINDS("__alloc_frozen", COST_ALLOC), KINDS("alloc_frozen", COST_ALLOC), KINDS("__free_frozen", COST_ALLOC),
+	KINDS("free_frozen", COST_ALLOC), KINDS("uncharge_", COST_ALLOC), KINDS("page_counter_", COST_ALLOC),
+	KINDS("memcg1_", COST_ALLOC), KINDS("__mem_cgroup", COST_ALLOC), KINDS("allocate_slab", COST_ALLOC),
 	KINDS("kvmalloc", COST_ALLOC), KINDS("kvfree", COST_ALLOC), KINDS("mod_memcg", COST_ALLOC),
 	KINDS("__mod_memcg", COST_ALLOC), KINDS("mem_cgroup_", COST_ALLOC), KINDS("memcg_", COST_ALLOC),
 	KINDS("__memcg", COST_ALLOC), KINDS("obj_cgroup_", COST_ALLOC), KINDS("refill_obj_stock", COST_ALLOC),
@@ -243,6 +246,7 @@ const char *cost_class_what(int cls)
 /* The function table, built once a process from kallsyms, kept for the refills of a sweep. */
 static struct cost_range *table;
 static unsigned ntable;
+static __u64 period_ns;		/* the sampling period attached */
 
 struct ksym {
 	__u64 addr;
@@ -332,6 +336,7 @@ static int fill_map(struct zctrace_bpf *obj)
 {
 	int fd = bpf_map__fd(obj->maps.cost_ranges);
 
+	obj->bss->cost_period_ns = period_ns;
 	obj->bss->cost_nranges = 0;
 	for (__u32 i = 0; i < ntable; i++)
 		if (bpf_map_update_elem(fd, &i, &table[i], BPF_ANY))
@@ -402,6 +407,7 @@ int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, 
 		return -EINVAL;
 	}
 	attr.sample_period = 1000000000ULL / hz;
+	period_ns = attr.sample_period;
 	if ((err = build_table(why, n)) || (err = fill_map(obj))) {
 		if (err && !why[0])
 			snprintf(why, n, "cannot fill the sampler's function table: %s", strerror(-err));
@@ -466,14 +472,19 @@ void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_
 		for (int k = 0; k < NR_COST_CLASSES; k++) {
 			c->all[k] += per[cpu].all[k];
 			c->phase[k] += per[cpu].phase[k];
+			c->all_ns[k] += per[cpu].all_ns[k];
+			c->phase_ns[k] += per[cpu].phase_ns[k];
 		}
 		c->stack_errors += per[cpu].stack_errors;
+		c->exiting += per[cpu].exiting;
+		c->exiting_ns += per[cpu].exiting_ns;
+		c->late += per[cpu].late;
 	}
 	free(per);
 	c->measured = true;
 	c->event = "cpu-clock";
 	c->hz = attached_hz;
-	c->period_ns = 1000000000ULL / attached_hz;
+	c->period_ns = period_ns;
 	c->nfuncs = ntable;
 }
 
