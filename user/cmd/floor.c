@@ -119,6 +119,8 @@ static int choose_like_a_run(const struct floor_args *a, bool *use, int n)
 
 	/* a run's, but counting the whole run: the floor has no phase to gate on */
 	tracer_opts_for(&to, a->def, a->cap, true, a->complete);
+	/* the sampler is not an attach point of the copies: its cost is make bench's (sampler) */
+	to.sample_hz = 0;
 	if (a->census)
 		census_tracer_opts(&co, &to);
 	if ((err = tracer_start(&obj, choice, &to)))

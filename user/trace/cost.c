@@ -458,7 +458,11 @@ void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_
 
 	memset(c, 0, sizeof(*c));
 	if (!nlinks) {
-		snprintf(c->why, sizeof(c->why), "not measured: %s", why_off ? why_off : "the sampler is not attached");
+		const char *why = why_off ? why_off : "the sampler is not attached";
+
+		if (!strncmp(why, "not attached: ", 14))
+			why += 14;
+		snprintf(c->why, sizeof(c->why), "not measured: %s", why);
 		return;
 	}
 	if (ncpu > 0)

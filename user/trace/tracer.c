@@ -666,7 +666,9 @@ static void detach_all(struct zctrace_bpf *obj, bool at_once)
 /* Detaches (@at_once: see detach_all()) and destroys the tracer. */
 static void stop(struct zctrace_bpf *obj, bool at_once)
 {
-	cost_detach();
+	/* the sampler's events are the tracer's: a run under a borrowed tracer (obj NULL) leaves them */
+	if (obj)
+		cost_detach();
 	if (obj && loaded.obj == obj)
 		forget_loaded_data();
 	detach_all(obj, at_once);

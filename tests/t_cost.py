@@ -1,0 +1,130 @@
+"""What each copy costs: the sampler's CPU time by copy site, held against the ledger's bytes, the
+traced tasks' task-clock and the walk's recorded stacks. Under QEMU's emulation (the guests of make
+test-kernels) time is emulated: there the tests check where the samples land, not how fast."""
+import glob
+import json
+import os
+import subprocess
+import tempfile
+
+from harness import ROOT, UNIT_TESTS, traced, zctrace
+
+
+def in_guest():
+    """Whether this runs in a guest of make test-kernels, whose CPU is emulated."""
+    return bool(os.environ.get("ZCTRACE_KERNEL_UNDER_TEST"))
+
+
+def cost_of(led):
+    cost = led["cost"]
+    assert cost["measured"], cost
+    # every sample is placed once: by site and by kind, nothing twice, nothing lost
+    placed = sum(k["samples"] for k in cost["by_kind"].values()) + sum(s["samples"] for s in cost["by_site"].values())
+    assert placed == cost["samples"], (placed, cost["samples"])
+    assert cost["stack_errors"] == 0, cost
+    return cost
+
+
+def sampled(led, site):
+    s = led["sites"][site]
+    assert s["cpu_samples"] == led["cost"]["by_site"][site]["samples"], (site, s)
+    return s["cpu_samples"]
+
+
+def held(led, name):
+    checks = [c for c in led["checks"] if c["name"].startswith(name)]
+    assert checks and all(c["ok"] for c in checks), (name, checks)
+
+
+def cost_walk_on_recorded_stacks():
+    """The walk the sampler runs in the kernel places every recorded stack of every kernel as
+    checked by hand (tests/unit/stacks/KERNEL.txt)."""
+    files = sorted(glob.glob(os.path.join(ROOT, "tests", "unit", "stacks", "*.txt")))
+    assert files
+    p = subprocess.run([os.path.join(UNIT_TESTS, "costwalk"), *files], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and " 0 not" in p.stdout, p.stdout + p.stderr
+
+
+def cost_of_tcp_copies():
+    """tcp-twocopy at 64 KiB: the send and receive copies are timed (samples under
+    tcp_sendmsg_locked's and tcp_recvmsg's copy routines), their ns per byte is CPU time over the
+    ledger's exact bytes, the sampled time holds against task-clock, and no site copies faster
+    than the machine could (here: 0.01 to 2 ns a byte)."""
+    p, led = traced("tcp-twocopy", "--size", "64K", "--messages", "4000")
+    assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-500:])
+    cost = cost_of(led)
+    held(led, "sampled CPU time == task-clock")
+    for site in ("send_copy", "recv_copy"):
+        assert sampled(led, site) > 0, (site, led["sites"][site])
+        npb = led["sites"][site]["ns_per_byte"]
+        want = led["sites"][site]["cpu_ns"] / led["sites"][site]["bytes"]
+        assert abs(npb["value"] - want) < 1e-9 * max(1, want) and npb["lo"] <= npb["value"] <= npb["hi"], (site, npb)
+        if not in_guest():
+            assert 0.01 <= npb["value"] <= 2, (site, npb)
+    assert led["sites"]["user_copy"]["cpu_ns"] is None, led["sites"]["user_copy"]
+    assert 0 < cost["copy_share"] < 1, cost
+
+
+def cost_of_pipes():
+    """pipe-copy with 1 MiB messages: both pipe copies are timed (under pipe_write() and
+    pipe_read(), or 6.15's anon_pipe_write() and anon_pipe_read()), at 0.02 to 0.5 ns a byte here."""
+    p, led = traced("pipe-copy", "--size", "1M", "--messages", "300")
+    assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-500:])
+    cost_of(led)
+    for site in ("pipe_write_copy", "pipe_read_copy"):
+        assert sampled(led, site) > 0, (site, led["sites"][site])
+        if not in_guest():
+            assert 0.02 <= led["sites"][site]["ns_per_byte"]["value"] <= 0.5, (site, led["sites"][site])
+
+
+def cost_of_zerocopy_pinning():
+    """tcp-zerocopy at 4 KiB over loopback: pinning and notices take time of their own (the
+    zerocopy kind), the deferred copy on delivery is timed, and the report compares the time a
+    send spends pinning with the time a copy of its bytes takes in the same run."""
+    p, led = traced("tcp-zerocopy", "--size", "4K", "--messages", "4000")
+    assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-500:])
+    cost = cost_of(led)
+    assert cost["by_kind"]["zerocopy"]["samples"] > 0, cost["by_kind"]
+    assert sampled(led, "deferred_copy") > 0, led["sites"]["deferred_copy"]
+    zc = cost["zerocopy_per_call"]
+    assert zc and zc["calls"] == led["zerocopy_notices"]["calls_completed"], (zc, led["zerocopy_notices"])
+    assert zc["bytes_per_call"] == 4096 and zc["ns_per_call_lo"] <= zc["ns_per_call"] <= zc["ns_per_call_hi"], zc
+    assert "zerocopy: pinning and notices: " in p.stdout, p.stdout
+
+
+def cost_grows_with_bytes():
+    """Twice the messages, about twice the copy time: the ns per byte of two tcp-onecopy runs, one
+    with twice the other's bytes, agree within their intervals, widened by a fifth for what a busy
+    machine changes between two runs."""
+    figures = []
+    for messages in ("3000", "6000"):
+        p, led = traced("tcp-onecopy", "--size", "64K", "--messages", messages)
+        assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-500:])
+        cost_of(led)
+        figures.append(led["sites"]["recv_copy"])
+    (a, b) = figures
+    assert b["bytes"] == 2 * a["bytes"], (a["bytes"], b["bytes"])
+    assert b["cpu_ns"] > a["cpu_ns"], (a["cpu_ns"], b["cpu_ns"])
+    na, nb = a["ns_per_byte"], b["ns_per_byte"]
+    assert na["lo"] / 1.2 <= nb["hi"] and nb["lo"] / 1.2 <= na["hi"], (na, nb)
+
+
+def cost_turned_off_and_bad_rates():
+    """--sample-hz 0 attaches no sampler: its figures are absent with the reason, never 0; a rate
+    that is not a number from 0 to 100000 is refused in one line, exit 2."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        p = zctrace("run", "--no-hist", "--sample-hz", "0", "--json", f.name, "tcp-onecopy", "--messages", "200")
+        led = json.load(open(f.name))
+    assert p.returncode == 0, p.stderr[-500:]
+    assert led["cost"] == {"measured": False, "why": "not measured: turned off (--sample-hz 0)"}, led["cost"]
+    assert led["sites"]["send_copy"]["cpu_ns"] is None and led["sites"]["send_copy"]["cpu_samples"] is None
+    assert "CPU time by site: not measured: turned off (--sample-hz 0)" in p.stdout, p.stdout
+    assert not any(c["name"].startswith("sampled CPU time") for c in led["checks"])
+    for bad in ("-1", "abc", "100001", "", "5x"):
+        p = zctrace("run", "--sample-hz", bad, "tcp-onecopy")
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and "--sample-hz" in lines[0], (bad, p.returncode, p.stderr)
+
+
+COST_TESTS = [cost_walk_on_recorded_stacks, cost_of_tcp_copies, cost_of_pipes, cost_of_zerocopy_pinning,
+              cost_grows_with_bytes, cost_turned_off_and_bad_rates]
