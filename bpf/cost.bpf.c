@@ -32,8 +32,7 @@ struct {
 
 /* Set by user space once cost_ranges is filled: until then every sample is kernel_other. */
 __u32 cost_nranges = 0;
-/* The sampling period, ns: what a sample stands for where the event's clock cannot be read. */
-__u64 cost_period_ns = 0;
+
 
 /* ZCT_TURNS: the search's halvings, log2(COST_MAX_RANGES) */
 #define COST_SEARCH_TURNS 15
@@ -68,24 +67,6 @@ __noinline __u32 cost_word_of(__u64 ip)
 	return r->word;
 }
 
-/*
- * The CPU time this sample stands for: the sampling clock (cpu-clock counts ns) since the CPU's
- * last sample, anyone's. A tick due while interrupts were off comes late, and one due after it
- * is not taken at all: the time of both lands here, with the task that had them off.
- */
-static __always_inline __u64 sample_ns(struct bpf_perf_event_data *ctx, struct cost_cpu *cc)
-{
-	struct bpf_perf_event_value v;
-	__u64 ns = cost_period_ns;
-
-	if (bpf_perf_prog_read_value(ctx, &v, sizeof(v)))
-		return ns;
-	if (cc->last_clock && v.counter > cc->last_clock)
-		ns = v.counter - cc->last_clock;
-	cc->last_clock = v.counter;
-	return ns;
-}
-
 /* Where the walk places the sample of a target whose kernel stack is in cc->ips (@n bytes). */
 static __always_inline __u32 place(struct bpf_perf_event_data *ctx, struct cost_cpu *cc, long n)
 {
@@ -113,34 +94,25 @@ int cost_sample(struct bpf_perf_event_data *ctx)
 {
 	struct cost_cpu *cc;
 	__u32 zero = 0, cls, slot;
-	__u64 ns;
 
+	if (!is_target_memo(current_tgid()))
+		return 0;
 	cc = bpf_map_lookup_elem(&cost_cpus, &zero);
 	if (!cc)
-		return 0;
-	ns = sample_ns(ctx, cc);
-	if (!is_target_memo(current_tgid()))
 		return 0;
 	cls = place(ctx, cc, bpf_get_stack(ctx, cc->ips, sizeof(cc->ips), 0));
 	if (cls >= NR_COST_CLASSES)
 		cls = COST_KERNEL_OTHER;
 	slot = cls & (COST_SLOTS - 1);
 	barrier_var(slot);	/* the mask where the verifier sees it, next to the loads */
-	if (ns > cost_period_ns + cost_period_ns / 2)
-		cc->late++;
 	/* the run's task-clock starts at the exec of the process zctrace started: so does this count */
 	if (!root_tgid || misc.exec_seen) {
 		cc->all[slot]++;
-		cc->all_ns[slot] += ns;
 		/* task-clock leaves out a task's exit (do_exit() stops it early): counted apart */
-		if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), flags) & ZCT_PF_EXITING) {
+		if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), flags) & ZCT_PF_EXITING)
 			cc->exiting++;
-			cc->exiting_ns += ns;
-		}
 	}
-	if (counting()) {
+	if (counting())
 		cc->phase[slot]++;
-		cc->phase_ns[slot] += ns;
-	}
 	return 0;
 }

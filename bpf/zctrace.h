@@ -407,15 +407,8 @@ struct cost_range {
 struct cost_cpu {
 	__u64 all[COST_SLOTS];
 	__u64 phase[COST_SLOTS];
-	/* the CPU time the samples stand for: each, the CPU's clock since its last sample */
-	__u64 all_ns[COST_SLOTS];
-	__u64 phase_ns[COST_SLOTS];
 	__u64 stack_errors;	/* samples whose kernel stack could not be read (placed in kernel_other) */
 	__u64 exiting;		/* ... of all, those of tasks in do_exit() (PF_EXITING) */
-	__u64 exiting_ns;
-	__u64 late;		/* samples of the targets that stood for more than a period and a half:
-				 * ticks the timer could not take while interrupts were off */
-	__u64 last_clock;	/* the CPU's sampling clock (ns) at its last sample, anyone's */
 	__u64 ips[COST_FRAMES];	/* the walk's scratch: the sample's stack */
 };
 

@@ -14,11 +14,11 @@ struct cost_span cost_span_of(const struct ledger *l, int cls)
 	if (!l->cost.measured || cls < 0 || cls >= NR_COST_CLASSES)
 		return sp;
 	sp.samples = l->cost.phase[cls];
-	sp.ns = (double)l->cost.phase_ns[cls];
 	cost_interval(sp.samples, &lo, &hi);
-	/* the count's interval, in the time the samples stood for (a period each where none) */
-	sp.lo = sp.samples ? sp.ns * lo / sp.samples : 0;
-	sp.hi = sp.samples ? sp.ns * hi / sp.samples : hi * l->cost.period_ns;
+	/* each sample stands for a period of the CPU's time */
+	sp.ns = (double)sp.samples * l->cost.period_ns;
+	sp.lo = lo * l->cost.period_ns;
+	sp.hi = hi * l->cost.period_ns;
 	return sp;
 }
 
@@ -154,9 +154,7 @@ bool cost_total_check(const struct ledger *l, bool *ok, char *detail, size_t n)
 	if (!l->cost.measured || !tc || !tc->counted || tc->value <= 0)
 		return false;
 	k = cost_run_samples(l) - l->cost.exiting;
-	sampled = -(double)l->cost.exiting_ns;
-	for (int c = 0; c < NR_COST_CLASSES; c++)
-		sampled += l->cost.all_ns[c];
+	sampled = (double)k * l->cost.period_ns;
 	task = tc->value;
 	expect = task / l->cost.period_ns;
 	band = COST_BAND_SHARE * task + COST_BAND_SIGMAS * sqrt(expect + 1) * l->cost.period_ns;

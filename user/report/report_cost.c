@@ -106,7 +106,7 @@ void cost_site_json(json_object *site, const struct ledger *l, int s)
 		add(site, "ns_per_byte", NULL);
 		return;
 	}
-	add(site, "cpu_ns", json_object_new_uint64(l->cost.phase_ns[s]));
+	add(site, "cpu_ns", json_object_new_uint64(l->cost.phase[s] * l->cost.period_ns));
 	add(site, "cpu_samples", json_object_new_uint64(l->cost.phase[s]));
 	if (cost_ns_per_byte(l, s, &v, &lo, &hi)) {
 		json_object *o = json_object_new_object();
@@ -137,15 +137,6 @@ static json_object *trade_json(const struct cost_trade *t)
 	return o;
 }
 
-static __u64 sum_ns(const __u64 *v)
-{
-	__u64 t = 0;
-
-	for (int c = 0; c < NR_COST_CLASSES; c++)
-		t += v[c];
-	return t;
-}
-
 json_object *cost_json(const struct ledger *l)
 {
 	const struct perf_counter *tc = l->perf ? perf_find(l->perf, "task-clock") : NULL;
@@ -166,15 +157,13 @@ json_object *cost_json(const struct ledger *l)
 	add(o, "period_ns", json_object_new_uint64(l->cost.period_ns));
 	add(o, "phase_gated", json_object_new_boolean(l->phase_gated));
 	add(o, "samples", json_object_new_uint64(cost_phase_samples(l)));
-	add(o, "cpu_ns", json_object_new_uint64(sum_ns(l->cost.phase_ns)));
+	add(o, "cpu_ns", json_object_new_uint64(cost_phase_samples(l) * l->cost.period_ns));
 	add(o, "run_samples", json_object_new_uint64(cost_run_samples(l)));
-	add(o, "run_cpu_ns", json_object_new_uint64(sum_ns(l->cost.all_ns)));
-	add(o, "late_samples", json_object_new_uint64(l->cost.late));
+	add(o, "run_cpu_ns", json_object_new_uint64(cost_run_samples(l) * l->cost.period_ns));
 	add(o, "task_clock_ns", tc && tc->counted ? json_object_new_uint64((uint64_t)tc->value) : NULL);
 	add(o, "displaced_samples", json_object_new_uint64(l->cost.phase[COST_DISPLACED]));
 	add(o, "stack_errors", json_object_new_uint64(l->cost.stack_errors));
 	add(o, "exiting_samples", json_object_new_uint64(l->cost.exiting));
-	add(o, "exiting_cpu_ns", json_object_new_uint64(l->cost.exiting_ns));
 	add(o, "functions_known", json_object_new_uint64(l->cost.nfuncs));
 	add(o, "copy_share", cost_copy_share(l, &v, &lo, &hi) ? json_object_new_double(v) : NULL);
 	kinds = json_object_new_object();
@@ -183,7 +172,7 @@ json_object *cost_json(const struct ledger *l)
 		json_object *k = json_object_new_object();
 
 		add(k, "samples", json_object_new_uint64(l->cost.phase[c]));
-		add(k, "cpu_ns", json_object_new_uint64(l->cost.phase_ns[c]));
+		add(k, "cpu_ns", json_object_new_uint64(l->cost.phase[c] * l->cost.period_ns));
 		add(c < NR_SITES ? run : kinds, cost_class_name(c), k);
 	}
 	add(o, "by_kind", kinds);

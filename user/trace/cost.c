@@ -336,7 +336,6 @@ static int fill_map(struct zctrace_bpf *obj)
 {
 	int fd = bpf_map__fd(obj->maps.cost_ranges);
 
-	obj->bss->cost_period_ns = period_ns;
 	obj->bss->cost_nranges = 0;
 	for (__u32 i = 0; i < ntable; i++)
 		if (bpf_map_update_elem(fd, &i, &table[i], BPF_ANY))
@@ -476,13 +475,10 @@ void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_
 		for (int k = 0; k < NR_COST_CLASSES; k++) {
 			c->all[k] += per[cpu].all[k];
 			c->phase[k] += per[cpu].phase[k];
-			c->all_ns[k] += per[cpu].all_ns[k];
-			c->phase_ns[k] += per[cpu].phase_ns[k];
 		}
 		c->stack_errors += per[cpu].stack_errors;
 		c->exiting += per[cpu].exiting;
-		c->exiting_ns += per[cpu].exiting_ns;
-		c->late += per[cpu].late;
+
 	}
 	free(per);
 	c->measured = true;

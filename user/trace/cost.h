@@ -26,11 +26,8 @@ struct cost_figures {
 	unsigned nfuncs;		/* kernel functions the walk knew */
 	__u64 all[NR_COST_CLASSES];	/* samples of the targets, from the exec zctrace started */
 	__u64 phase[NR_COST_CLASSES];	/* ... inside the measured phase (all of them where not gated) */
-	__u64 all_ns[NR_COST_CLASSES];	/* the CPU time they stand for */
-	__u64 phase_ns[NR_COST_CLASSES];
 	__u64 stack_errors;
-	__u64 exiting, exiting_ns;	/* of all, samples of tasks exiting: task-clock leaves them out */
-	__u64 late;			/* samples that stood for more than a period and a half */
+	__u64 exiting;			/* of all, samples of tasks exiting: task-clock leaves them out */
 };
 
 /* The role word (bpf/costwalk.h) of kernel function @name (suffixes such as ".isra.0" ignored). */
