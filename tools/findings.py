@@ -1,6 +1,8 @@
 """The findings of a sweep, computed from its rows: who wins where, the sizes at which one way
-overtakes another and in how many repetitions, and how much of each run the CPU copies alone
-explain at this machine's memcpy bandwidth. tools/plot prints them, writes them as JSON and draws
+overtakes another and in how many repetitions, the share of the traced CPU time the copies took
+(sampled: zctrace run's sampler), the size from which zero-copy's fixed cost per send (pinning and
+notices) falls below the copy it saves, and, without the sampler, how much of each run the CPU
+copies alone would explain at this machine's memcpy bandwidth. tools/plot prints them, writes them as JSON and draws
 them; nothing here is typed in by hand.
 """
 import statistics
@@ -187,6 +189,60 @@ def copy_bound(grid, bw):
     return out
 
 
+def copy_time(grid):
+    """Per point: the share of the traced tasks' CPU time in the copy routines, as the sampler
+    measured it (median over the repetitions, and their range); none where no row was sampled."""
+    out = []
+    for (w, s, t), rows in sorted(grid.cell.items(), key=lambda kv: (grid.workloads.index(kv[0][0]), kv[0][1:])):
+        shares = [r["copy_cpu_share"] for r in rows if is_num(r.get("copy_cpu_share"))]
+        if not shares:
+            continue
+        p = point(grid, w, s, t)
+        p["copy_share"] = statistics.median(shares)
+        p["copy_share_min"], p["copy_share_max"] = min(shares), max(shares)
+        out.append(p)
+    return out
+
+
+def zerocopy_breakeven(grid):
+    """For each workload whose rows time zero-copy's pinning and notices per send, at each thread
+    count: the smallest size from which that fixed cost is below the copy of a send's bytes at the
+    run's own copy rate, at every larger size (medians over the repetitions)."""
+    out = []
+    for w in grid.workloads:
+        for t in grid.threads:
+            sizes = [s for s in grid.sizes if grid.median("zc_ns_per_call", w, s, t) is not None
+                     and grid.median("zc_copy_ns_per_call", w, s, t) is not None]
+            if not sizes:
+                continue
+            start = None
+            for s in reversed(sizes):
+                if grid.median("zc_ns_per_call", w, s, t) >= grid.median("zc_copy_ns_per_call", w, s, t):
+                    break
+                start = s
+            found = {"workload": w, "threads": t, "from_size": start,
+                     "from_size_label": size_label(start) if start is not None else None,
+                     "by_size": [{"size": s, "size_label": size_label(s),
+                                  "pin_notify_ns_per_send": grid.median("zc_ns_per_call", w, s, t),
+                                  "copy_ns_per_send": grid.median("zc_copy_ns_per_call", w, s, t)} for s in sizes]}
+            found["text"] = breakeven_text(found)
+            out.append(found)
+    return out
+
+
+def breakeven_text(b):
+    pts = ", ".join(f"{p['size_label']} {fmt(p['pin_notify_ns_per_send'] / 1e3)} vs {fmt(p['copy_ns_per_send'] / 1e3)} us"
+                    for p in b["by_size"])
+    if b["from_size"] is None:
+        when = f"never falls below the copy it saves up to {b['by_size'][-1]['size_label']}"
+    elif b["from_size"] == b["by_size"][0]["size"]:
+        when = "is below the copy it saves at every size"
+    else:
+        when = f"falls below the copy it saves from {b['from_size_label']} on"
+    return (f"{b['workload']} ({threads_label(b['threads'])}): pinning + notices per send {when} "
+            f"(pin+notify vs copy per send: {pts})")
+
+
 def compute(rows, sites, machine, pairs=None):
     grid = Grid(rows, sites)
     bw = grid.bandwidth()
@@ -200,6 +256,8 @@ def compute(rows, sites, machine, pairs=None):
         "crossovers": crossovers(grid, pairs),
         "copy_bound": copy_bound(grid, bw),
         "copy_bound_why": None if bw else "no membw rows in the sweep (zctrace sweep --membw SIZE measures it)",
+        "copy_time": copy_time(grid),
+        "zerocopy_breakeven": zerocopy_breakeven(grid),
     }
 
 
@@ -221,6 +279,20 @@ def table(f):
                      f"{fmt(p['throughput_gbit_s'])} Gbit/s")
     lines.append("  crossovers (each workload against the one before it):")
     lines += [f"    {c['text']}" for c in f["crossovers"]] or ["    (one workload: nothing to compare)"]
+    best = {(p["workload"], p["size"], p["threads"]) for p in f["best_threads"]}
+    if f.get("zerocopy_breakeven"):
+        lines.append("  zero-copy's fixed cost against the copy it saves (sampled):")
+        lines += [f"    {b['text']}" for b in f["zerocopy_breakeven"]]
+    if f.get("copy_time"):
+        lines.append("  copy time: the share of the traced tasks' CPU time in the copy routines (sampled; each "
+                     "workload and size at its best thread count, every point in the JSON)")
+        for p in f["copy_time"]:
+            if (p["workload"], p["size"], p["threads"]) in best:
+                lines.append(f"    {p['workload']:<16} {p['size_label']:>6} {threads_label(p['threads']):>10}: "
+                             f"{fmt(p['copy_share'] * 100, '.1f')}% ({fmt(p['copy_share_min'] * 100, '.1f')}-"
+                             f"{fmt(p['copy_share_max'] * 100, '.1f')}% over the reps), "
+                             f"{fmt(p['cpu_copies_per_byte'])} copies/B")
+        return lines
     bw = f["copy_bandwidth"]
     if not bw:
         lines.append(f"  copy bound: {f['copy_bound_why']}")
@@ -228,7 +300,6 @@ def table(f):
     lines.append(f"  copy bound: throughput x CPU copies/B against memcpy at {bw['memcpy_mb_s']:.0f} MB/s "
                  f"(membw, {'/'.join(size_label(s) for s in bw['buffer_sizes'])} buffers, median of "
                  f"{bw['runs']}): the share of the run's time (one core's) the copies alone explain")
-    best = {(p["workload"], p["size"], p["threads"]) for p in f["best_threads"]}
     lines.append("    (each workload and size at its best thread count; every point in the JSON)")
     for p in f["copy_bound"]:
         if (p["workload"], p["size"], p["threads"]) not in best:

@@ -17,6 +17,7 @@
 #include "report/output.h"
 #include "ledger/perfroles.h"
 #include "trace/sites.h"
+#include "trace/cost.h"
 #include "cmd/sweep_axes.h"
 #include "cmd/sweep_table.h"
 
@@ -74,6 +75,16 @@ static void micro_head(struct columns *c, const struct axis *axes, int naxes)
 		add_column(c, "%s", micro_columns[i]);
 }
 
+/* The sampler's figures a row carries, and where in the ledger each is. */
+static const char *const cost_cols[][2] = {
+	{ "cost_samples", "cost.samples" },
+	{ "copy_cpu_share", "cost.copy_share" },
+	{ "zc_ns_per_call", "cost.zerocopy_per_call.ns_per_call" },
+	{ "zc_copy_ns_per_call", "cost.zerocopy_per_call.copy_ns_per_call" },
+	{ "page_refs_ns_per_call", "cost.page_refs_per_call.ns_per_call" },
+	{ "page_refs_copy_ns_per_call", "cost.page_refs_per_call.copy_ns_per_call" },
+};
+
 void build_columns(struct columns *c, bool micro, const struct axis *axes, int naxes)
 {
 	static const char *const head[] = {
@@ -98,6 +109,16 @@ void build_columns(struct columns *c, bool micro, const struct axis *axes, int n
 	}
 	for (unsigned i = 0; i < sizeof(middle) / sizeof(middle[0]); i++)
 		add_column(c, "%s", middle[i]);
+	/* the sampler's: CPU time by copy site and by kind, per payload byte */
+	for (int s = 0; s < NR_SITES; s++)
+		if (is_cpu_copy(s) && s != SITE_USER_COPY) {
+			add_column(c, "%s_cpu_ns", site_name(s));
+			add_column(c, "%s_cpu_ns_per_payload_byte", site_name(s));
+		}
+	for (int k = NR_SITES; k < NR_COST_CLASSES; k++)
+		add_column(c, "cost_%s_ns_per_payload_byte", cost_class_name(k));
+	for (unsigned i = 0; i < sizeof(cost_cols) / sizeof(cost_cols[0]); i++)
+		add_column(c, "%s", cost_cols[i][0]);
 	for (int i = 0; i < NR_PERF_COUNTERS; i++)
 		c->perf_counter[i] = perf_counter_name(i);
 	for (int i = 0; i < NR_PERF_COUNTERS; i++) {
@@ -206,6 +227,36 @@ static void put_sites(json_object *row, json_object *led, double payload)
 		row_put(row, "cpu_copies_per_byte", json_object_new_double(cpu_bytes / payload));
 }
 
+/* The sampler's CPU time by site and kind per payload byte; nothing where it did not sample. */
+static void put_cost(json_object *row, json_object *led, double payload)
+{
+	json_object *cost = json_at(led, "cost"), *measured = cost ? json_at(cost, "measured") : NULL;
+	char col[96], path[128];
+
+	if (!measured || !json_object_get_boolean(measured))
+		return;
+	for (unsigned i = 0; i < sizeof(cost_cols) / sizeof(cost_cols[0]); i++)
+		put_copy(row, cost_cols[i][0], json_at(led, cost_cols[i][1]));
+	for (int k = 0; k < NR_COST_CLASSES; k++) {
+		json_object *ns;
+
+		snprintf(path, sizeof(path), k < NR_SITES ? "sites.%s.cpu_ns" : "cost.by_kind.%s.cpu_ns",
+			 cost_class_name(k));
+		ns = json_at(led, path);
+		if (!ns || (k < NR_SITES && (!is_cpu_copy(k) || k == SITE_USER_COPY)))
+			continue;
+		if (k < NR_SITES) {
+			snprintf(col, sizeof(col), "%s_cpu_ns", cost_class_name(k));
+			put_copy(row, col, ns);
+			snprintf(col, sizeof(col), "%s_cpu_ns_per_payload_byte", cost_class_name(k));
+		} else {
+			snprintf(col, sizeof(col), "cost_%s_ns_per_payload_byte", cost_class_name(k));
+		}
+		if (payload > 0)
+			row_put(row, col, json_object_new_double(json_object_get_double(ns) / payload));
+	}
+}
+
 /* Which roles the counters separate, which were multiplexed, and the figures derived from them. */
 static void put_counters(json_object *row, json_object *counters)
 {
@@ -297,6 +348,7 @@ void fill_from_ledger(json_object *row, json_object *led, const struct columns *
 		put_copy(row, copied[i][0], json_at(led, copied[i][1]));
 	put_methods(row, json_at(led, "probes"));
 	put_sites(row, led, payload);
+	put_cost(row, led, payload);
 	if (json_at(led, "syscalls"))
 		put_copy(row, "syscalls", json_at(led, "syscalls_total"));
 	put_copy(row, "task_clock_ns", task_clock);
