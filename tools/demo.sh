@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The demo: show the chosen probe methods, trace the TCP and file workloads and print each ledger,
-# run three kernel-checked microbenchmarks, then sweep the three socket workloads over sizes and threads (with
+# run three kernel-checked microbenchmarks, then sweep five socket workloads over sizes and threads (with
 # membw's memcpy bandwidth), draw every figure into demo-out/ and print the findings table; last, sweep six
 # microbenchmarks over their own parameters and draw their figures into demo-out/micro/.
 set -uo pipefail
@@ -42,11 +42,12 @@ cat "$rx_out"
 ./zctrace run --no-hist pagefault --file-size 16M || rc=1
 
 echo
-# a small grid, fresh each time: 3 workloads x 3 sizes x 2 thread counts x 2 reps, plus one membw run
-# per rep; the receiver in a process of its own, so the counters hold the sender apart
+# a small grid, fresh each time: two-, one- and zero-copy, sendfile and UDP x 4 sizes (to 32K: a UDP datagram) x 2 thread counts
+# x 2 reps, plus one membw run per rep; the receiver in a process of its own, so the counters hold the
+# sender apart. Among the figures, cpu_by_site_vs_size: what each copy costs, by site, against size
 rm -rf demo-out
 mkdir -p demo-out
-./zctrace sweep tcp-twocopy,tcp-onecopy,tcp-zerocopy --sizes 1K,4K,16K --threads 1,2 --reps 2 \
+./zctrace sweep tcp-twocopy,tcp-onecopy,tcp-zerocopy,tcp-sendfile,udp-copy --sizes 1K,4K,16K,32K --threads 1,2 --reps 2 \
 	--duration 0.3 --membw 64M -o demo-out/sweep.json -- --peer process || rc=1
 tools/plot demo-out/sweep.json -o demo-out || rc=1
 

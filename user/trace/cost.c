@@ -27,6 +27,7 @@ struct cost_rule {
 };
 
 #define COPY(n) { n, ROLE_COPY, 0, false }
+#define PASS(n) { n, ROLE_NONE, 0, false }
 #define KIND(n, c) { n, ROLE_KIND, c, false }
 #define KINDS(n, c) { n, ROLE_KIND, c, true }
 #define SPLICE(n) { n, ROLE_SPLICE, COST_PAGE_REF, false }
@@ -55,6 +56,12 @@ static const struct cost_rule cost_rules[] = {
 	COPY("csum_and_copy_to_iter"), COPY("csum_partial_copy_generic"), COPY("csum_partial_copy_nocheck"),
 	COPY("csum_and_copy_from_user"), COPY("csum_and_copy_to_user"), COPY("ip_generic_getfrag"),
 	COPY("copy_from_iter_full"), COPY("skb_copy_and_csum_datagram"),
+	/*
+	 * the datagram paths' loops around their payload copy, of no kind of their own: the walk
+	 * passes them by, so a copy under them is the send call's, and their own time the protocol's
+	 */
+	PASS("__ip_append_data"), PASS("ip_append_data"), PASS("__ip6_append_data"), PASS("ip6_append_data"),
+	PASS("ip_make_skb"), PASS("ip6_make_skb"),
 	/* pinning user pages and the zerocopy completions */
 	KIND("skb_zerocopy_iter_stream", COST_ZEROCOPY), KIND("skb_zerocopy_iter_dgram", COST_ZEROCOPY),
 	KIND("__zerocopy_sg_from_iter", COST_ZEROCOPY), KIND("zerocopy_fill_skb_from_iter", COST_ZEROCOPY),
