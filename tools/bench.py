@@ -36,8 +36,12 @@ followed at their own functions (the default) and by the raw syscall tracepoints
 its floor, at 1 KiB and 64 KiB writes, interleaved; under QEMU:
 `tools/kernels.sh run VERSION 'BENCH_REPS=5 python3 tools/bench.py commands'`.
 
-Usage: tools/bench.py [SECTION ...]   (sections: micro, files, serve, overhead, progcost, fleet, commands;
-default: all)
+The sampler section measures the sampler: `zctrace run -- iperf3` on loopback with the sampler at its
+default rate, at 9973 Hz and off, interleaved; each rate's paired ratio to the run without it (target:
+0.99 at the default rate).
+
+Usage: tools/bench.py [SECTION ...]   (sections: micro, files, serve, overhead, progcost, fleet, commands,
+sampler; default: all)
 Environment: BENCH_REPS (default 5), BENCH_FILE_SIZE (default 256M), LMBENCH (a directory),
 BENCH_OVERHEAD_DURATION (seconds per overhead and fleet run, default 3), BENCH_FLEET_SIZES (default 1K,64K),
 BENCH_FLEET_COMPLETE (0: leave the --complete variants out).
@@ -356,6 +360,10 @@ def run_iperf(variant, length):
         cmd = {"untraced": sh,
                "floor": [ZCTRACE, "floor", "--", *sh],
                "zctrace": [ZCTRACE, "run", "--no-hist", "--json", led.name, "--", *sh],
+               "zctrace --sample-hz 0": [ZCTRACE, "run", "--sample-hz", "0", "--no-hist", "--json", led.name, "--",
+                                         *sh],
+               "zctrace --sample-hz 9973": [ZCTRACE, "run", "--sample-hz", "9973", "--no-hist", "--json", led.name,
+                                            "--", *sh],
                "floor --complete": [ZCTRACE, "floor", "--complete", "--", *sh],
                "zctrace --complete": [ZCTRACE, "run", "--complete", "--no-hist", "--json", led.name, "--", *sh],
                "bpftrace": ["bpftrace", "-o", "/dev/null", BPFTRACE_SCRIPT, "-c", " ".join(sh)]}
@@ -635,8 +643,33 @@ def bench_commands():
               f"({ratio['floor --complete'] - ratio['zctrace --complete']:.3f} with --complete)")
 
 
+def bench_sampler():
+    """What the sampler costs: `zctrace run -- iperf3` with the sampler at its default rate, at about
+    three times it, and turned off (--sample-hz 0), interleaved; the sampler's cost is each rate's
+    throughput over the run without it, paired by rep (target: 0.99 at the default rate)."""
+    sizes = os.environ.get("BENCH_FLEET_SIZES", "1K,64K").split(",")
+    variants = ["untraced", "zctrace --sample-hz 0", "zctrace", "zctrace --sample-hz 9973"]
+    print(f"\n== the sampler: iperf3 on loopback traced, {OVERHEAD_DURATION} s per run, {REPS} reps each, "
+          f"interleaved; median throughput; zctrace samples at its default rate, 9973 Hz, or not at all ==",
+          flush=True)
+    if not shutil.which("iperf3"):
+        raise RuntimeError("iperf3 not installed (tools/install-deps.sh installs it)")
+    runs = interleaved(sizes, variants, run_iperf)
+    print(f"  {'size':<5} {'tracer':<24} {RATIO_HEAD}")
+    for size in sizes:
+        ratio_rows(runs, size, variants, 24)
+        off = runs[(size, "zctrace --sample-hz 0")]
+        for v in ("zctrace", "zctrace --sample-hz 9973"):
+            pairs = [x / o for x, o in zip(runs[(size, v)], off)]
+            med = statistics.median(pairs)
+            print(f"  {size}: {v} keeps {med:.3f} of the run without the sampler (paired by rep, "
+                  f"{min(pairs):.3f}-{max(pairs):.3f})" + (f": {'meets' if med >= 0.99 else 'MISSES'} 0.99"
+                                                         if v == "zctrace" else ""))
+
+
 SECTIONS = {"micro": bench_micro, "files": bench_files, "serve": bench_serve, "overhead": bench_overhead,
-            "progcost": bench_progcost, "fleet": bench_fleet, "commands": bench_commands}
+            "progcost": bench_progcost, "fleet": bench_fleet, "commands": bench_commands,
+            "sampler": bench_sampler}
 
 
 def main():
