@@ -1,6 +1,7 @@
 /*
- * The live view: every interval, the copy sites' copies and bytes per second and their copy-size
- * histograms (last interval beside the whole run), context switches and syscalls per second.
+ * The live view: every interval, the copy sites' copies and bytes per second, the CPU time of
+ * their copies (the sampler's), their copy-size histograms (last interval beside the whole run),
+ * context switches and syscalls per second.
  * It reads the same kernel maps as the final ledger, and differences two snapshots.
  */
 #include <inttypes.h>
@@ -11,6 +12,7 @@
 #include <sys/ioctl.h>
 #include "report/hist.h"
 #include "trace/kfigures.h"
+#include "trace/cost.h"
 #include "report/live.h"
 #include "zctrace.skel.h"
 
@@ -25,6 +27,7 @@ struct live {
 	int lines;			/* lines of the last drawing, to redraw over them on a terminal */
 	bool phase_gated;
 	struct kfigures *prev, *cur;
+	struct cost_figures cost_prev, cost_cur;	/* the sampler's counts at the last two readings */
 };
 
 static uint64_t now_ns(void)
@@ -94,7 +97,8 @@ static void draw(struct live *lv, FILE *f, double secs, double total_s)
 		!lv->phase_gated ? "count the whole run" : c->misc.phase_begins > c->misc.phase_ends
 		? "counting (measured phase)" : c->misc.phase_ends ? "stopped (phase over)"
 		: "waiting for the measured phase");
-	fprintf(f, "  %-16s %14s %14s %14s %16s\n", "SITE", "COPIES/s", "BYTES/s", "TOTAL COPIES", "TOTAL BYTES");
+	fprintf(f, "  %-16s %14s %14s %14s %16s %10s\n", "SITE", "COPIES/s", "BYTES/s", "TOTAL COPIES", "TOTAL BYTES",
+		"CPU %");
 	for (int s = 0; s < NR_SITES; s++) {
 		if (site_method_of(lv->choice, s, NULL) == METHOD_NONE) {
 			fprintf(f, "  %-16s %14s\n", site_name(s), "not supported");
@@ -102,11 +106,19 @@ static void draw(struct live *lv, FILE *f, double secs, double total_s)
 		}
 		if (!c->site[s].count)
 			continue;
-		fprintf(f, "  %-16s %14s %14s %14" PRIu64 " %16" PRIu64 "\n", site_name(s),
+		/* the copies' CPU time in the interval, as a share of one CPU's */
+		if (lv->cost_cur.measured && is_cpu_copy(s) && s != SITE_USER_COPY)
+			snprintf(b3, sizeof(b3), "%.1f", (lv->cost_cur.phase[s] - lv->cost_prev.phase[s]) *
+				 (double)lv->cost_cur.period_ns / (secs * 1e9) * 100);
+		else
+			snprintf(b3, sizeof(b3), "-");
+		fprintf(f, "  %-16s %14s %14s %14" PRIu64 " %16" PRIu64 " %10s\n", site_name(s),
 			rate((c->site[s].count - p->site[s].count) / secs, "", b1, sizeof(b1)),
 			rate((c->site[s].bytes - p->site[s].bytes) / secs, "B/s", b2, sizeof(b2)),
-			(uint64_t)c->site[s].count, (uint64_t)c->site[s].bytes);
+			(uint64_t)c->site[s].count, (uint64_t)c->site[s].bytes, b3);
 	}
+	if (!lv->cost_cur.measured)
+		fprintf(f, "  CPU %%: %s\n", lv->cost_cur.why);
 	if (probe_attached(lv->choice, PROBE_SCHED))
 		fprintf(f, "  context switches: %s (voluntary %s, involuntary %s); total %" PRIu64 "\n",
 			rate((sw - psw) / secs, "/s", b1, sizeof(b1)),
@@ -153,6 +165,8 @@ void live_tick(struct live *lv, struct zctrace_bpf *obj)
 		return;
 	lv->phase_gated = obj->rodata->gate_on_phase;
 	kfigures_read(lv->cur, obj);
+	lv->cost_prev = lv->cost_cur;
+	cost_read(obj, &lv->cost_cur, NULL);
 	m = open_memstream(&buf, &len);
 	if (!m)
 		return;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
@@ -383,6 +384,7 @@ static int online_cpus(bool online[COST_MAX_CPUS])
 }
 
 static struct bpf_link *links[COST_MAX_CPUS];
+static int perf_fds[COST_MAX_CPUS];	/* each link's sampling event, closed with its link */
 static int nlinks;
 static unsigned attached_hz;
 
@@ -442,7 +444,7 @@ int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, 
 			snprintf(why, n, "attach to cpu-clock on CPU %d: %s", cpu, strerror(errno));
 			break;
 		}
-		nlinks++;
+		perf_fds[nlinks++] = fd;
 	}
 	if (err)
 		cost_detach();
@@ -453,6 +455,9 @@ int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, 
 
 int cost_refill(struct zctrace_bpf *obj)
 {
+	/* the next run's ticks due count from here, as its counts do */
+	for (int i = 0; i < nlinks; i++)
+		ioctl(perf_fds[i], PERF_EVENT_IOC_RESET, 0);
 	return nlinks ? fill_map(obj) : 0;
 }
 
@@ -485,9 +490,17 @@ void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_
 		}
 		c->stack_errors += per[cpu].stack_errors;
 		c->exiting += per[cpu].exiting;
+		c->ticks += per[cpu].ticks;
 
 	}
 	free(per);
+	/* each event counts its CPU's clock, ns, while it runs: the ticks due over the period */
+	for (int i = 0; i < nlinks; i++) {
+		__u64 ns;
+
+		if (read(perf_fds[i], &ns, sizeof(ns)) == sizeof(ns))
+			c->ticks_due += (double)ns / period_ns;
+	}
 	c->measured = true;
 	c->event = "cpu-clock";
 	c->hz = attached_hz;
