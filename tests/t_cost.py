@@ -7,6 +7,7 @@ import os
 import subprocess
 import tempfile
 
+from checks import kernel_at_least
 from harness import ROOT, UNIT_TESTS, traced, zctrace
 
 
@@ -53,7 +54,13 @@ def cost_of_tcp_copies():
     p, led = traced("tcp-twocopy", "--size", "64K", "--messages", "4000")
     assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-500:])
     cost = cost_of(led)
-    held(led, "sampled CPU time == task-clock")
+    if in_guest():
+        # QEMU's TCG: the sampling timer does not keep its rate, and the report says so
+        assert "emulated (QEMU TCG)" in (cost["task_clock_check_why"] or ""), cost
+        assert not any(c["name"].startswith("sampled CPU time") for c in led["checks"]), led["checks"]
+    else:
+        assert cost["task_clock_check_why"] is None, cost
+        held(led, "sampled CPU time == task-clock")
     for site in ("send_copy", "recv_copy"):
         assert sampled(led, site) > 0, (site, led["sites"][site])
         npb = led["sites"][site]["ns_per_byte"]
@@ -79,16 +86,22 @@ def cost_of_pipes():
 
 def cost_of_zerocopy_pinning():
     """tcp-zerocopy at 4 KiB over loopback: pinning and notices take time of their own (the
-    zerocopy kind), the deferred copy on delivery is timed, and the report compares the time a
-    send spends pinning with the time a copy of its bytes takes in the same run."""
-    p, led = traced("tcp-zerocopy", "--size", "4K", "--messages", "4000")
+    zerocopy kind, which is zc_pin's cpu_ns), the deferred copy on delivery is timed, and the
+    report compares the time a send spends pinning with the time a copy of its bytes takes in the
+    same run. On a kernel before bpf_loop() (5.17) 64 KiB: there small coalesced notices can span
+    more sends than the compat object walks."""
+    size = "4K" if kernel_at_least(5, 17) else "64K"
+    p, led = traced("tcp-zerocopy", "--size", size, "--messages", "4000")
     assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-500:])
     cost = cost_of(led)
+    pin = led["sites"]["zc_pin"]
     assert cost["by_kind"]["zerocopy"]["samples"] > 0, cost["by_kind"]
+    assert pin["cpu_ns"] == cost["by_kind"]["zerocopy"]["cpu_ns"] > 0 and pin["ns_per_byte"]["value"] > 0, pin
     assert sampled(led, "deferred_copy") > 0, led["sites"]["deferred_copy"]
     zc = cost["zerocopy_per_call"]
     assert zc and zc["calls"] == led["zerocopy_notices"]["calls_completed"], (zc, led["zerocopy_notices"])
-    assert zc["bytes_per_call"] == 4096 and zc["ns_per_call_lo"] <= zc["ns_per_call"] <= zc["ns_per_call_hi"], zc
+    assert zc["bytes_per_call"] == led["sites"]["zc_pin"]["bytes"] / zc["calls"], zc
+    assert zc["ns_per_call_lo"] <= zc["ns_per_call"] <= zc["ns_per_call_hi"], zc
     assert "zerocopy: pinning and notices: " in p.stdout, p.stdout
 
 

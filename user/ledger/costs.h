@@ -21,6 +21,12 @@ struct cost_span cost_span_of(const struct ledger *l, int cls);
 /* Every sample of the measured phase, and the whole run's. */
 __u64 cost_phase_samples(const struct ledger *l);
 __u64 cost_run_samples(const struct ledger *l);
+/*
+ * The class whose time is site @s's: a CPU copy site's own; for a site that does not copy, the
+ * time of its path (zc_pin: pinning and notices; splice_ref or pipe_ref: page references, where
+ * the run has bytes at one of them only); -1 where none is (direct_io, user_copy).
+ */
+int cost_class_of_site(const struct ledger *l, int s);
 /* Site @s's ns per byte and its interval; false if it moved no byte or was not sampled. */
 bool cost_ns_per_byte(const struct ledger *l, int s, double *v, double *lo, double *hi);
 /* The share (0-1) of the phase's samples in the CPU copies' routines, with its interval. */
@@ -44,7 +50,8 @@ void cost_trades(const struct ledger *l, struct cost_trade *zc, struct cost_trad
 
 /*
  * The check: the sampled CPU time of the whole run held against the traced tasks' task-clock.
- * Returns false (and why in @detail) where there is nothing to hold it against.
+ * Returns false where there is nothing to hold it against, with why in @detail where that is
+ * worth saying (an emulated CPU, whose timer does not keep the sampling rate).
  */
 bool cost_total_check(const struct ledger *l, bool *ok, char *detail, size_t n);
 

@@ -134,3 +134,11 @@ bool kernel_at_least(int major, int minor)
 
 	return !uname(&u) && sscanf(u.release, "%d.%d", &ma, &mi) == 2 && (ma > major || (ma == major && mi >= minor));
 }
+
+bool cpu_emulated(void)
+{
+	char model[96];
+
+	proc_field("/proc/cpuinfo", "model name", model, sizeof(model));
+	return strstr(model, "QEMU TCG") != NULL;
+}

@@ -26,5 +26,7 @@ void machine_describe(struct machine *m);
 /* Whether the running kernel is Linux @major.@minor or later. */
 bool kernel_at_least(int major, int minor);
 json_object *machine_json(const struct machine *m);
+/* Whether this CPU is emulated (QEMU's TCG: /proc/cpuinfo's model name), whose clocks are not real time. */
+bool cpu_emulated(void);
 
 #endif

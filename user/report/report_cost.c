@@ -52,6 +52,8 @@ static void print_trade(FILE *f, const struct ledger *l, const struct cost_trade
 void cost_print(FILE *f, const struct ledger *l, bool full)
 {
 	__u64 total = cost_phase_samples(l);
+	char why[200];
+	bool ok;
 	struct cost_trade zc, ref;
 	int order[NR_COST_CLASSES], n, shown = 0;
 	double v, lo, hi;
@@ -94,20 +96,24 @@ void cost_print(FILE *f, const struct ledger *l, bool full)
 	cost_trades(l, &zc, &ref);
 	print_trade(f, l, &zc, "zerocopy: pinning and notices");
 	print_trade(f, l, &ref, "page references");
+	if (!cost_total_check(l, &ok, why, sizeof(why)) && why[0])
+		fprintf(f, "  the sampled time against task-clock: %s\n", why);
 }
 
 void cost_site_json(json_object *site, const struct ledger *l, int s)
 {
+	int cls = cost_class_of_site(l, s);
 	double v, lo, hi;
 
-	if (!l->cost.measured || s == SITE_USER_COPY || !is_cpu_copy(s)) {
+	if (!l->cost.measured || cls < 0) {
 		add(site, "cpu_ns", NULL);
 		add(site, "cpu_samples", NULL);
 		add(site, "ns_per_byte", NULL);
 		return;
 	}
-	add(site, "cpu_ns", json_object_new_uint64(l->cost.phase[s] * l->cost.period_ns));
-	add(site, "cpu_samples", json_object_new_uint64(l->cost.phase[s]));
+	/* a site that does not copy: the time of its path (pinning and notices, page references) */
+	add(site, "cpu_ns", json_object_new_uint64(l->cost.phase[cls] * l->cost.period_ns));
+	add(site, "cpu_samples", json_object_new_uint64(l->cost.phase[cls]));
 	if (cost_ns_per_byte(l, s, &v, &lo, &hi)) {
 		json_object *o = json_object_new_object();
 
@@ -168,6 +174,14 @@ json_object *cost_json(const struct ledger *l)
 	add(o, "ticks_due", json_object_new_double(l->cost.ticks_due));
 	add(o, "functions_known", json_object_new_uint64(l->cost.nfuncs));
 	add(o, "copy_share", cost_copy_share(l, &v, &lo, &hi) ? json_object_new_double(v) : NULL);
+	{
+		char why[200];
+		bool ok;
+
+		/* why the check against task-clock was not made, where there is a reason to give */
+		add(o, "task_clock_check_why", !cost_total_check(l, &ok, why, sizeof(why)) && why[0]
+		    ? json_object_new_string(why) : NULL);
+	}
 	kinds = json_object_new_object();
 	run = json_object_new_object();
 	for (int c = 0; c < NR_COST_CLASSES; c++) {

@@ -56,7 +56,9 @@ static const struct cost_rule cost_rules[] = {
 	COPY("skb_copy_bits"), COPY("csum_and_copy_from_iter"), COPY("csum_and_copy_from_iter_full"),
 	COPY("csum_and_copy_to_iter"), COPY("csum_partial_copy_generic"), COPY("csum_partial_copy_nocheck"),
 	COPY("csum_and_copy_from_user"), COPY("csum_and_copy_to_user"), COPY("ip_generic_getfrag"),
-	COPY("copy_from_iter_full"), COPY("skb_copy_and_csum_datagram"),
+	COPY("copy_from_iter_full"), COPY("skb_copy_and_csum_datagram"), COPY("_copy_from_iter_full"),
+	COPY("_copy_from_iter_full_nocache"), COPY("skb_do_copy_data_nocache"), COPY("skb_copy_to_page_nocache"),
+	COPY("memmove_erms"),
 	/*
 	 * the datagram paths' loops around their payload copy, of no kind of their own: the walk
 	 * passes them by, so a copy under them is the send call's, and their own time the protocol's
@@ -94,7 +96,7 @@ static const struct cost_rule cost_rules[] = {
 	KINDS("splice_", COST_PAGE_REF), KINDS("do_tee", COST_PAGE_REF), KINDS("link_pipe", COST_PAGE_REF),
 	/* where a sample due while interrupts were off lands */
 	DISPLACE("_raw_spin_unlock_irqrestore"), DISPLACE("_raw_spin_unlock_irq"), DISPLACE("handle_softirqs"),
-	DISPLACE("__do_softirq"), DISPLACE("__local_bh_enable_ip"), DISPLACE("_raw_write_unlock_irqrestore"),
+	DISPLACE("__do_softirq"), DISPLACE("__softirqentry_text_start"), DISPLACE("__local_bh_enable_ip"), DISPLACE("_raw_write_unlock_irqrestore"),
 	DISPLACE("_raw_read_unlock_irqrestore"), DISPLACE("_raw_write_unlock_irq"),
 	/* the syscall layer */
 	SYSCALL("entry_SYSCALL_64"), SYSCALL("entry_SYSCALL_64_after_hwframe"), SYSCALL("do_syscall_64"),
