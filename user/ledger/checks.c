@@ -529,6 +529,15 @@ static void check_cost(struct ledger *l)
 
 	if (cost_total_check(l, &ok, detail, sizeof(detail)))
 		add_check(l, ok, "sampled CPU time == task-clock, within its band", "%s", detail);
+	for (int s = 0; s < NR_SITES; s++) {
+		char name[80];
+
+		if (l->copy_bound[s] <= 0)
+			continue;
+		ok = cost_bound_ok(l, s, detail, sizeof(detail));
+		snprintf(name, sizeof(name), "%s copies no faster than memcpy", site_name(s));
+		add_check(l, ok, name, "%s", detail);
+	}
 }
 
 void ledger_check(struct ledger *l)

@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include "ledger/costs.h"
 #include "os/machine.h"
+#include "os/membound.h"
 
 #define Z95 1.959964
 
@@ -189,4 +190,43 @@ bool cost_total_check(const struct ledger *l, bool *ok, char *detail, size_t n)
 		 "band +-%.1f ms", sampled / 1e6, (unsigned long long)k, (unsigned long long)l->cost.exiting,
 		 task / 1e6, band / 1e6);
 	return true;
+}
+
+/* The sites a syscall copies in its own task: the sampler sees their copies as the caller's. */
+static bool copied_by_caller(int s)
+{
+	return is_cpu_copy(s) && s != SITE_USER_COPY && s != SITE_DEFERRED_COPY && s != SITE_TX_COPY;
+}
+
+void cost_bounds(struct ledger *l)
+{
+	for (int s = 0; s < NR_SITES; s++)
+		l->copy_bound[s] = 0;
+	if (!l->cost.measured || cpu_emulated())
+		return;
+	for (int s = 0; s < NR_SITES; s++)
+		if (copied_by_caller(s) && l->k.site[s].count && l->k.site[s].bytes)
+			l->copy_bound[s] = memcpy_bytes_per_ns(l->k.site[s].bytes / l->k.site[s].count);
+}
+
+/*
+ * A half over the bound, beyond the interval: the bound is glibc's memcpy in user space, in the
+ * caches, and the kernel's copy routine is another (rep movs, with its own start-up and alignment).
+ */
+#define COST_BOUND_SLACK 1.5
+
+bool cost_bound_ok(const struct ledger *l, int s, char *detail, size_t n)
+{
+	struct cost_span sp = cost_span_of(l, s);
+	double bytes = (double)l->k.site[s].bytes, slowest;
+
+	if (l->copy_bound[s] <= 0 || sp.hi <= 0) {
+		snprintf(detail, n, "not measured");
+		return true;
+	}
+	slowest = bytes / sp.hi;
+	snprintf(detail, n, "%.2f GB/s (%.2f at the slowest the interval allows; %llu samples) against memcpy's "
+		 "%.2f GB/s at %.0f B copies", sp.ns > 0 ? bytes / sp.ns : 0, slowest,
+		 (unsigned long long)sp.samples, l->copy_bound[s], bytes / l->k.site[s].count);
+	return slowest <= COST_BOUND_SLACK * l->copy_bound[s];
 }

@@ -49,6 +49,19 @@ struct cost_trade {
 void cost_trades(const struct ledger *l, struct cost_trade *zc, struct cost_trade *ref);
 
 /*
+ * The memory-copy bound of each site copied in its caller's own context (its syscall's: not the
+ * deferred and transmit copies, which softirqs and devices make, for the target or not) at its mean
+ * copy size, measured now, into l->copy_bound; none on an emulated CPU or without the sampler.
+ */
+void cost_bounds(struct ledger *l);
+/*
+ * Whether site @s's copies were no faster than memcpy at their size: false (and why in @detail)
+ * where even the slowest rate its interval allows beats the bound by more than half. A site whose
+ * copy routine the sampler does not know shows here, as bytes copied in no time.
+ */
+bool cost_bound_ok(const struct ledger *l, int s, char *detail, size_t n);
+
+/*
  * The check: the sampled CPU time of the whole run held against the traced tasks' task-clock.
  * Returns false where there is nothing to hold it against, with why in @detail where that is
  * worth saying (an emulated CPU, whose timer does not keep the sampling rate).

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include "os/jsonpath.h"
 #include "ledger/ledger.h"
+#include "ledger/costs.h"
 
 void ledger_collect(struct ledger *l, struct zctrace_bpf *obj, const struct skip_mark *from,
 		    const struct skip_mark *to)
@@ -17,6 +18,7 @@ void ledger_collect(struct ledger *l, struct zctrace_bpf *obj, const struct skip
 		l->method[s] = site_method_of(l->choice, s, &l->method_label[s]);
 	kfigures_read(&l->k, obj);
 	cost_read(obj, &l->cost, ledger_has(l, PROBE_COST) ? NULL : refusal_of(l, PROBE_COST));
+	cost_bounds(l);
 	kfigures_read_skips(&l->k, obj, from, to);
 	boundary_explain(&l->k, l->method, ledger_has(l, PROBE_BOUNDARY), &l->bnd);
 }

@@ -114,6 +114,7 @@ void cost_site_json(json_object *site, const struct ledger *l, int s)
 	/* a site that does not copy: the time of its path (pinning and notices, page references) */
 	add(site, "cpu_ns", json_object_new_uint64(l->cost.phase[cls] * l->cost.period_ns));
 	add(site, "cpu_samples", json_object_new_uint64(l->cost.phase[cls]));
+	add(site, "memcpy_gb_s", l->copy_bound[s] > 0 ? json_object_new_double(l->copy_bound[s]) : NULL);
 	if (cost_ns_per_byte(l, s, &v, &lo, &hi)) {
 		json_object *o = json_object_new_object();
 
