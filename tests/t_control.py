@@ -288,8 +288,9 @@ def live_view_to_a_pipe():
     assert len(blocks) >= 4, f"{len(blocks)} blocks"
     assert p.stdout.count("zctrace live:") == len(blocks)
     assert "\x1b[" not in p.stdout, "escape sequences in a pipe"
-    # the live rates add up to the final ledger: the last block's total never exceeds it
-    totals = re.findall(r"^  send_copy +\S+ \S+ +\S+ \S+ +(\d+) +(\d+)$", p.stdout, re.M)
+    # the live rates add up to the final ledger: the last block's total never exceeds it; the
+    # sampler's share of a CPU the copies took in the interval is a number
+    totals = re.findall(r"^  send_copy +\S+ \S+ +\S+ \S+ +(\d+) +(\d+) +(\d+\.\d)$", p.stdout, re.M)
     assert totals, p.stdout[:1500]
     final = int(re.search(r"^  send_copy +tp_btf +\d+ +(\d+)", p.stdout, re.M).group(1))
     assert int(totals[-1][1]) <= final, (totals[-1], final)
