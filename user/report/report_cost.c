@@ -70,8 +70,9 @@ void cost_print(FILE *f, const struct ledger *l, bool full)
 	}
 	fprintf(f, "  %-16s %8s %9s %7s   %-24s %6s\n", "SITE/KIND", "SAMPLES", "CPU ms", "SHARE", "NS/BYTE (95%)",
 		"GB/s");
+	/* every site that copied, sampled or not (the program's own copies are in user space) */
 	for (int s = 0; s < NR_SITES; s++)
-		if (is_cpu_copy(s) && (l->cost.phase[s] || (full && l->k.site[s].bytes)))
+		if (is_cpu_copy(s) && s != SITE_USER_COPY && (l->cost.phase[s] || l->k.site[s].bytes))
 			print_row(f, l, s, total);
 	n = by_samples_desc(l, order);
 	for (int i = 0; i < n && full; i++)

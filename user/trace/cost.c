@@ -121,7 +121,7 @@ static const struct cost_rule cost_rules[] = {
 	KINDS("__handle_mm_fault", COST_FAULT), KINDS("do_anonymous_page", COST_FAULT),
 	KINDS("do_fault", COST_FAULT), KINDS("do_wp_page", COST_FAULT), KINDS("fault_in_", COST_FAULT),
 	/* the scheduler */
-	KINDS("__schedule", COST_SCHED), KINDS("schedule", COST_SCHED), KINDS("finish_task_switch", COST_SCHED),
+	KINDS("__schedule", COST_SCHED), KINDS("schedule", COST_SCHED), KINDS("preempt_schedule", COST_SCHED), KINDS("finish_task_switch", COST_SCHED),
 	KINDS("try_to_wake_up", COST_SCHED), KINDS("__wake_up", COST_SCHED), KINDS("wake_up", COST_SCHED),
 	KINDS("psi_", COST_SCHED), KINDS("ttwu_", COST_SCHED), KINDS("enqueue_", COST_SCHED),
 	KINDS("dequeue_", COST_SCHED), KINDS("pick_next_", COST_SCHED), KINDS("update_curr", COST_SCHED),
