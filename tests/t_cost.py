@@ -76,7 +76,7 @@ def cost_of_pipes():
     """pipe-copy with 1 MiB messages: both pipe copies are timed (under pipe_write() and
     pipe_read(), or 6.15's anon_pipe_write() and anon_pipe_read()), at 0.02 to 0.5 ns a byte here,
     and no faster than memcpy at their copy size, measured in the same run."""
-    p, led = traced("pipe-copy", "--size", "1M", "--messages", "300")
+    p, led = traced("pipe-copy", "--size", "1M", "--messages", "1000")
     assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-500:])
     cost_of(led)
     for site in ("pipe_write_copy", "pipe_read_copy"):
@@ -95,7 +95,7 @@ def cost_of_zerocopy_pinning():
     same run. On a kernel before bpf_loop() (5.17) 64 KiB: there small coalesced notices can span
     more sends than the compat object walks."""
     size = "4K" if kernel_at_least(5, 17) else "64K"
-    p, led = traced("tcp-zerocopy", "--size", size, "--messages", "4000")
+    p, led = traced("tcp-zerocopy", "--size", size, "--duration", "1")
     assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-500:])
     cost = cost_of(led)
     pin = led["sites"]["zc_pin"]

@@ -64,10 +64,6 @@ void cost_print(FILE *f, const struct ledger *l, bool full)
 	}
 	fprintf(f, "\nCPU time by site (%s samples, %u Hz a CPU; %s; 95%% intervals)\n", l->cost.event, l->cost.hz,
 		l->phase_gated ? "measured phase" : "whole run");
-	if (!total) {
-		fprintf(f, "  no sample of the traced tasks: they ran for less than a sampling period\n");
-		return;
-	}
 	fprintf(f, "  %-16s %8s %9s %7s   %-24s %6s\n", "SITE/KIND", "SAMPLES", "CPU ms", "SHARE", "NS/BYTE (95%)",
 		"GB/s");
 	/* every site that copied, sampled or not (the program's own copies are in user space) */
@@ -83,6 +79,9 @@ void cost_print(FILE *f, const struct ledger *l, bool full)
 		fprintf(f, "  copying: %.1f%% (%.1f-%.1f%%) of the traced tasks' %" PRIu64 " samples; displaced: %.1f%% "
 			"(landed where interrupts came back on)\n", v * 100, lo * 100, hi * 100, (uint64_t)total,
 			100.0 * l->cost.phase[COST_DISPLACED] / total);
+	else
+		fprintf(f, "  copying: not measured: no sample of the traced tasks (they ran for less than a sampling "
+			"period)\n");
 	if (!full) {
 		fprintf(f, "  the rest:");
 		for (int i = 0; i < n && shown < 6; i++) {
