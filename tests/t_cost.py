@@ -39,7 +39,7 @@ def held(led, name):
 
 def cost_walk_on_recorded_stacks():
     """The walk the sampler runs in the kernel places every recorded stack of every kernel as
-    checked by hand (tests/unit/stacks/KERNEL.txt)."""
+    checked by hand (tests/unit/stacks/KERNEL.txt; written.txt: by hand, for paths no recorded run took)."""
     files = sorted(glob.glob(os.path.join(ROOT, "tests", "unit", "stacks", "*.txt")))
     assert files
     p = subprocess.run([os.path.join(UNIT_TESTS, "costwalk"), *files], capture_output=True, text=True, timeout=60)

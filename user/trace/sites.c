@@ -132,7 +132,8 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { ZC_PATH_NEEDS, TP_SEND } },
 	} },
 	[SITE_TX_COPY] = { "tx_copy", .cpu_copy = true,
-		.cost_fns = { "skb_segment", "__pskb_pull_tail" }, .cands = {
+		/* validate_xmit_skb(): the linearizing pull on transmit (a receive's header pulls are not) */
+		.cost_fns = { "skb_segment", "validate_xmit_skb" }, .cands = {
 		{ METHOD_FENTRY, "fexit skb_segment + fentry __pskb_pull_tail (zerocopy skbs cut or linearized "
 		  "for a device without scatter-gather; owner noted at fexit skb_zerocopy_iter_stream, "
 		  "__zerocopy_sg_from_iter)",
