@@ -109,6 +109,6 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (check_file(argv[i], &passed, &failed))
 			failed++;
-	printf("costwalk: %d stacks placed as recorded, %d not\n", passed, failed);
+	printf("costwalk: %d stacks placed as expected, %d not\n", passed, failed);
 	return failed ? 1 : 0;
 }
