@@ -143,5 +143,20 @@ def cost_turned_off_and_bad_rates():
         assert p.returncode == 2 and len(lines) == 1 and "--sample-hz" in lines[0], (bad, p.returncode, p.stderr)
 
 
+def cost_refused_never_stops_a_run():
+    """A kernel that refuses the sampler's event or its program's attach (simulated with
+    ZCTRACE_REFUSE) still gives the whole ledger: the CPU time is "not measured" with the kernel's
+    reason, in the report, the JSON and the probes it refused, and every other check holds."""
+    for point, why in (("perf:cpu-clock", "perf:cpu-clock: refused by ZCTRACE_REFUSE"),
+                       ("attach:cost_sample", "program cost_sample: attach refused")):
+        env = dict(os.environ, ZCTRACE_REFUSE=point)
+        p, led = traced("tcp-onecopy", "--messages", "500", extra=("--passes", "traced"), env=env)
+        assert p.returncode == 0 and led["ok"], (point, p.stdout[-1500:], p.stderr[-500:])
+        assert not led["cost"]["measured"] and why in led["cost"]["why"], (point, led["cost"])
+        assert why in led["probes_refused"]["cost"], (point, led["probes_refused"])
+        assert led["sites"]["send_copy"]["cpu_ns"] is None and led["sites"]["send_copy"]["bytes"] > 0, led["sites"]
+        assert f"CPU time by site: not measured: {why}" in p.stdout, p.stdout
+
+
 COST_TESTS = [cost_walk_on_recorded_stacks, cost_of_tcp_copies, cost_of_pipes, cost_of_zerocopy_pinning,
-              cost_grows_with_bytes, cost_turned_off_and_bad_rates]
+              cost_grows_with_bytes, cost_turned_off_and_bad_rates, cost_refused_never_stops_a_run]
