@@ -29,6 +29,7 @@ struct cost_rule {
 
 #define COPY(n) { n, ROLE_COPY, 0, false }
 #define PASS(n) { n, ROLE_NONE, 0, false }
+#define PASS_ALL(n) { n, ROLE_NONE, 0, true }
 #define KIND(n, c) { n, ROLE_KIND, c, false }
 #define KINDS(n, c) { n, ROLE_KIND, c, true }
 #define SPLICE(n) { n, ROLE_SPLICE, COST_PAGE_REF, false }
@@ -108,8 +109,12 @@ static const struct cost_rule cost_rules[] = {
 	SYSCALL("__copy_msghdr"), SYSCALL("syscall_enter_from_user_mode"), SYSCALL("ksys_read"),
 	SYSCALL("ksys_write"), SYSCALLS("__x64_sys_"), SYSCALLS("__do_sys_"), SYSCALLS("__se_sys_"),
 	SYSCALLS("__sys_"), SYSCALLS("___sys_"), SYSCALLS("entry_SYSCALL"), SYSCALLS("do_syscall"),
-	/* the tracer's own programs and their trampolines */
-	KINDS("bpf_prog_", COST_TRACER), KINDS("bpf_trampoline_", COST_TRACER), KINDS("__bpf_trace_", COST_TRACER),
+	/*
+	 * the tracer's own programs; the trampoline an fentry/fexit program is called from is passed
+	 * by, as it also calls the traced function (a copy under fexit'd skb_copy_datagram_iter()
+	 * has it between the copy and tcp_recvmsg_locked())
+	 */
+	KINDS("bpf_prog_", COST_TRACER), PASS_ALL("bpf_trampoline_"), KINDS("__bpf_trace_", COST_TRACER),
 	KINDS("bpf_trace_run", COST_TRACER), KINDS("__bpf_prog_enter", COST_TRACER),
 	KINDS("__bpf_prog_exit", COST_TRACER), KINDS("bpf_", COST_TRACER), KINDS("__bpf", COST_TRACER),
 	KINDS("htab_", COST_TRACER), KINDS("__htab", COST_TRACER), KINDS("array_map_", COST_TRACER),
