@@ -32,7 +32,10 @@ def main():
             if s not in order:
                 order.append(s)
     print("\nsite -> method, by kernel: default (best first) / --method kprobe / --method tracepoint")
-    width = max(len(label[n]) for n in names) + 2
+    cells = ["/".join(data[n][0].get(s, {}).get(k, "?") for k in ("default", "kprobe", "tracepoint"))
+             for n in names for s in order]
+    # each column as wide as its widest label or cell, and two spaces more
+    width = max([len(label[n]) for n in names] + [len(c) for c in cells]) + 2
     head = f"{'site':<16}" + "".join(f"{label[n]:<{max(width, 26)}}" for n in names)
     print(head)
     ok = True
