@@ -95,11 +95,10 @@ int cost_sample(struct bpf_perf_event_data *ctx)
 	struct cost_cpu *cc;
 	__u32 zero = 0, cls, slot;
 
+	if (!is_target_memo(current_tgid()))
+		return 0;
 	cc = bpf_map_lookup_elem(&cost_cpus, &zero);
 	if (!cc)
-		return 0;
-	cc->ticks++;
-	if (!is_target_memo(current_tgid()))
 		return 0;
 	cls = place(ctx, cc, bpf_get_stack(ctx, cc->ips, sizeof(cc->ips), 0));
 	if (cls >= NR_COST_CLASSES)

@@ -409,7 +409,6 @@ struct cost_cpu {
 	__u64 phase[COST_SLOTS];
 	__u64 stack_errors;	/* samples whose kernel stack could not be read (placed in kernel_other) */
 	__u64 exiting;		/* ... of all, those of tasks in do_exit() (PF_EXITING) */
-	__u64 ticks;		/* every sample the CPU took, anyone's: against the ticks due */
 	__u64 ips[COST_FRAMES];	/* the walk's scratch: the sample's stack */
 };
 

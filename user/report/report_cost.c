@@ -171,8 +171,6 @@ json_object *cost_json(const struct ledger *l)
 	add(o, "displaced_samples", json_object_new_uint64(l->cost.phase[COST_DISPLACED]));
 	add(o, "stack_errors", json_object_new_uint64(l->cost.stack_errors));
 	add(o, "exiting_samples", json_object_new_uint64(l->cost.exiting));
-	add(o, "ticks", json_object_new_uint64(l->cost.ticks));
-	add(o, "ticks_due", json_object_new_double(l->cost.ticks_due));
 	add(o, "functions_known", json_object_new_uint64(l->cost.nfuncs));
 	add(o, "copy_share", cost_copy_share(l, &v, &lo, &hi) ? json_object_new_double(v) : NULL);
 	{

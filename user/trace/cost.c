@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
@@ -228,34 +227,28 @@ __u32 cost_word_of_name(const char *full)
 	return 0;
 }
 
-static const char *const kind_names[NR_COST_CLASSES - NR_SITES][2] = {
-	[COST_COPY_OTHER - NR_SITES] = { "other_copies", "copies no site counts (syscall arguments, headers)" },
-	[COST_ZEROCOPY - NR_SITES] = { "zerocopy", "pinning pages, zerocopy bookkeeping, completion notices" },
-	[COST_PAGE_REF - NR_SITES] = { "page_refs", "page references: sendfile, splice, vmsplice" },
-	[COST_SYSCALL - NR_SITES] = { "syscall", "syscall entry, exit and dispatch" },
-	[COST_NET - NR_SITES] = { "net", "the protocol stack and devices" },
-	[COST_FS - NR_SITES] = { "fs", "VFS, page cache, file systems, pipes" },
-	[COST_ALLOC - NR_SITES] = { "alloc", "allocating and freeing memory" },
-	[COST_FAULT - NR_SITES] = { "faults", "page faults" },
-	[COST_SCHED - NR_SITES] = { "sched", "the scheduler: switching, waking, sleeping" },
-	[COST_TRACER - NR_SITES] = { "tracer", "BPF programs: the tracer's own time" },
-	[COST_KERNEL_OTHER - NR_SITES] = { "kernel_other", "kernel code of no kind above" },
-	[COST_USER - NR_SITES] = { "user", "the program's own code, in user mode" },
-	[COST_DISPLACED - NR_SITES] = { "displaced", "taken where interrupts came back on" },
+/* the kinds' names in reports, JSON keys and sweep columns (zctrace.h's enum cost_class says what each is) */
+static const char *const kind_names[NR_COST_CLASSES - NR_SITES] = {
+	[COST_COPY_OTHER - NR_SITES] = "other_copies",
+	[COST_ZEROCOPY - NR_SITES] = "zerocopy",
+	[COST_PAGE_REF - NR_SITES] = "page_refs",
+	[COST_SYSCALL - NR_SITES] = "syscall",
+	[COST_NET - NR_SITES] = "net",
+	[COST_FS - NR_SITES] = "fs",
+	[COST_ALLOC - NR_SITES] = "alloc",
+	[COST_FAULT - NR_SITES] = "faults",
+	[COST_SCHED - NR_SITES] = "sched",
+	[COST_TRACER - NR_SITES] = "tracer",
+	[COST_KERNEL_OTHER - NR_SITES] = "kernel_other",
+	[COST_USER - NR_SITES] = "user",
+	[COST_DISPLACED - NR_SITES] = "displaced",
 };
 
 const char *cost_class_name(int cls)
 {
 	if (cls >= 0 && cls < NR_SITES)
 		return site_name(cls);
-	return cls >= NR_SITES && cls < NR_COST_CLASSES ? kind_names[cls - NR_SITES][0] : "?";
-}
-
-const char *cost_class_what(int cls)
-{
-	if (cls >= 0 && cls < NR_SITES)
-		return "the site's copy routines";
-	return cls >= NR_SITES && cls < NR_COST_CLASSES ? kind_names[cls - NR_SITES][1] : "?";
+	return cls >= NR_SITES && cls < NR_COST_CLASSES ? kind_names[cls - NR_SITES] : "?";
 }
 
 /* The function table, built once a process from kallsyms, kept for the refills of a sweep. */
@@ -391,7 +384,6 @@ static int online_cpus(bool online[COST_MAX_CPUS])
 }
 
 static struct bpf_link *links[COST_MAX_CPUS];
-static int perf_fds[COST_MAX_CPUS];	/* each link's sampling event, closed with its link */
 static int nlinks;
 static unsigned attached_hz;
 
@@ -402,11 +394,6 @@ void cost_detach(void)
 		links[i] = NULL;
 	}
 	nlinks = 0;
-}
-
-bool cost_attached(void)
-{
-	return nlinks > 0;
 }
 
 int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, char *why, size_t n)
@@ -451,7 +438,7 @@ int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, 
 			snprintf(why, n, "attach to cpu-clock on CPU %d: %s", cpu, strerror(errno));
 			break;
 		}
-		perf_fds[nlinks++] = fd;
+		nlinks++;
 	}
 	if (err)
 		cost_detach();
@@ -462,9 +449,6 @@ int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, 
 
 int cost_refill(struct zctrace_bpf *obj)
 {
-	/* the next run's ticks due count from here, as its counts do */
-	for (int i = 0; i < nlinks; i++)
-		ioctl(perf_fds[i], PERF_EVENT_IOC_RESET, 0);
 	return nlinks ? fill_map(obj) : 0;
 }
 
@@ -497,17 +481,9 @@ void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_
 		}
 		c->stack_errors += per[cpu].stack_errors;
 		c->exiting += per[cpu].exiting;
-		c->ticks += per[cpu].ticks;
 
 	}
 	free(per);
-	/* each event counts its CPU's clock, ns, while it runs: the ticks due over the period */
-	for (int i = 0; i < nlinks; i++) {
-		__u64 ns;
-
-		if (read(perf_fds[i], &ns, sizeof(ns)) == sizeof(ns))
-			c->ticks_due += (double)ns / period_ns;
-	}
 	c->measured = true;
 	c->event = "cpu-clock";
 	c->hz = attached_hz;

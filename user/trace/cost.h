@@ -29,16 +29,12 @@ struct cost_figures {
 	__u64 phase[NR_COST_CLASSES];	/* ... inside the measured phase (all of them where not gated) */
 	__u64 stack_errors;
 	__u64 exiting;			/* of all, samples of tasks exiting: task-clock leaves them out */
-	__u64 ticks;			/* samples of every task, every CPU */
-	double ticks_due;		/* ... the sampling events' running time over the period */
 };
 
 /* The role word (bpf/costwalk.h) of kernel function @name (suffixes such as ".isra.0" ignored). */
 __u32 cost_word_of_name(const char *name);
 /* The name of class @cls (enum site, then enum cost_class): a site's name or a kind's. */
 const char *cost_class_name(int cls);
-/* What class @cls stands for, in a few words. */
-const char *cost_class_what(int cls);
 
 /*
  * Attaches the sampler's program @prog at @hz on every online CPU and fills its function table
@@ -49,8 +45,6 @@ int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, 
 int cost_refill(struct zctrace_bpf *obj);
 /* Closes the sampling events and their links (nothing if none). */
 void cost_detach(void);
-/* Whether the sampler is attached now. */
-bool cost_attached(void);
 /* Reads the counts into @c, or says why there are none (@why_off: the probe's refusal, or NULL). */
 void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_off);
 
