@@ -21,7 +21,8 @@ done
 	'file_file-readwrite_cold$' 'pipe_copy_process$' \
 	'sock_udp-zerocopy_1thr_thread$' 'sock_unix-stream_2thr_process$' \
 	'boundary_mmsg_calls_exact$' 'top_counts_a_process_exactly$' 'export_prometheus_round_trip$' \
-	'cost_of_tcp_copies$' 'cost_of_zerocopy_pinning$'
+	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' 'cost_of_zerocopy_pinning$' 'cost_of_pipes$' \
+	'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$'
 [ "${1:-}" = rt ] && exec /usr/bin/python3 tests/run.py \
 	'probes_report$' 'json_schema$' 'preempt_rt_passes_fentry_over$' \
 	'ledger_tcp-twocopy_64K_1thr$' 'ledger_tcp-onecopy_64K_1thr$' 'ledger_tcp-zerocopy_64K_1thr$' \
@@ -30,7 +31,8 @@ done
 	'pipe_copy_thread$' 'pipe_copy_process$' \
 	'sock_udp-copy_2thr_process$' 'sock_udp-zerocopy_1thr_thread$' 'sock_unix-stream_2thr_process$' \
 	'micro_syscall_counts_exact$' 'micro_pagefault_counts_exact$' 'boundary_mmsg_calls_exact$' \
-	'processes_sharing_a_cpu_counted_apart$' 'cost_of_tcp_copies$' 'cost_of_zerocopy_pinning$'
+	'processes_sharing_a_cpu_counted_apart$' 'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' \
+	'cost_of_zerocopy_pinning$' 'cost_of_pipes$' 'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$'
 # a stock kernel: fentry is its default method (probes_report checks that --method fentry changes
 # nothing), so the ledgers below are its fentry method matrix, and method_matrix_fentry is left out
 exec /usr/bin/python3 tests/run.py \
@@ -57,4 +59,5 @@ exec /usr/bin/python3 tests/run.py \
 	'top_by_cgroup_and_comm$' 'top_evictions_counted$' 'census_attach_points$' \
 	'export_prometheus_round_trip$' 'export_says_what_it_measures$' 'export_usage_errors$' \
 	'floor_attaches_empty_programs$' 'detach_after_the_report_leaves_nothing$' 'sweep_loads_one_tracer$' 'sweep_stopped_leaves_nothing$' \
-	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' 'cost_of_zerocopy_pinning$' 'cost_of_pipes$'
+	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' 'cost_of_zerocopy_pinning$' 'cost_of_pipes$' \
+	'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$'
