@@ -34,6 +34,9 @@ static int send_one(struct tcp_conn *c)
 	}
 	if (err)
 		return err;
+	/* --notice-batch: the notices of the sends between wait, and the kernel coalesces them */
+	if (c->zc.sends - c->zc.completed < (uint64_t)c->opts->notice_batch)
+		return 0;
 	return zc_drain(c->send_fd, &c->zc) < 0 ? -EPROTO : 0;
 }
 
@@ -54,7 +57,7 @@ static void report(json_object *r, struct tcp_conn *conns, int n)
 int main(int argc, char **argv)
 {
 	static const struct tcp_workload w = {
-		.name = "tcp-zerocopy", .setup = setup, .send_one = send_one, .finish = finish,
+		.name = "tcp-zerocopy", .options = WL_OPT_TCP | WL_OPT_NOTICES, .setup = setup, .send_one = send_one, .finish = finish,
 		.report = report,
 	};
 

@@ -31,7 +31,7 @@ const struct workload_def workload_defs[] = {
 	  "delivery, notices say COPIED); recv_copy = payload",
 	  .site = { FILES_UNCLAIMED, [SITE_ZC_PIN] = EXP_SENT, [SITE_DEFERRED_COPY] = EXP_SENT,
 		    [SITE_RECV_COPY] = EXP_RECEIVED },
-	  .zc_notices = true, .net = true, .opt_groups = WL_OPT_TCP },
+	  .zc_notices = true, .net = true, .opt_groups = WL_OPT_TCP | WL_OPT_NOTICES },
 	{ "uring-send",
 	  "each message's 8 fields sent as linked io_uring IORING_OP_SEND requests, over TCP",
 	  "send_copy = recv_copy = payload (the kernel copies as for send()); no pins",

@@ -151,6 +151,9 @@ const struct wl_opt_doc wl_opt_docs[] = {
 	  "UDP segmentation offload (UDP_SEGMENT): each send of --size bytes leaves as datagrams of "
 	  "SEGMENT bytes (at most 64 a send)" },
 	{ WL_OPT_UDP, 0, "--ipv6", "over ::1 instead of 127.0.0.1 (loopback only)" },
+	{ WL_OPT_NOTICES, 0, "--notice-batch N",
+	  "read the completion notices after every N sends (default 1); the kernel coalesces the "
+	  "notices that wait into one, up to N sends long" },
 	{ WL_OPT_PATTERN, 0, "--pattern P", "seq (default) or random: the order the blocks are read in" },
 	{ WL_OPT_URING, 0, "--async", "issue every request from io-wq worker threads (IOSQE_ASYNC)" },
 	{ WL_OPT_URING, 0, "--sqpoll", "submit through the ring's SQPOLL kernel thread" },
@@ -203,6 +206,7 @@ static const struct option wl_longopts[] = {
 	{ "direct", no_argument, NULL, 'O' },
 	{ "fixed", no_argument, NULL, 'X' },
 	{ "vectored", no_argument, NULL, 'V' },
+	{ "notice-batch", required_argument, NULL, 'B' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
 };
@@ -218,6 +222,8 @@ static unsigned option_group(int c)
 		return WL_OPT_PEER | WL_OPT_PIPES;
 	if (c == 'l' || c == 'c')
 		return WL_OPT_REMOTE;
+	if (c == 'B')
+		return WL_OPT_NOTICES;
 	return strchr("FCD", c) ? WL_OPT_FILE : c == 'p' ? WL_OPT_CONN : strchr("NRL", c) ? WL_OPT_PEER
 	       : c == 'A' ? WL_OPT_PATTERN : strchr("YQU", c) ? WL_OPT_URING : strchr("G6", c) ? WL_OPT_UDP
 	       : strchr("OXV", c) ? WL_OPT_FILE_IO : WL_OPT_AMOUNT;
@@ -413,6 +419,24 @@ static int parse_pattern_opt(int c, const char *name, unsigned accept, struct wl
 	return 1;	/* not one of these */
 }
 
+/* --notice-batch: how often a MSG_ZEROCOPY sender reads its completion notices */
+static int parse_notice_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
+{
+	char *end;
+	long v;
+
+	if (c != 'B')
+		return 1;	/* not one of these */
+	errno = 0;
+	v = strtol(optarg, &end, 10);
+	if (errno || end == optarg || *end || v < 1 || v > 1000000) {
+		fprintf(stderr, "%s: invalid --notice-batch '%s' (1 to 1000000 sends)\n", name, optarg);
+		return -1;
+	}
+	o->notice_batch = v;
+	return 0;
+}
+
 /* --async, --sqpoll, --no-usage-report: how an io_uring workload's requests reach the kernel */
 static int parse_uring_opt(int c, const char *name, unsigned accept, struct wl_opts *o)
 {
@@ -520,6 +544,7 @@ static int parse_opt(int c, const char *name, unsigned accept, struct wl_opts *o
 	static int (*const parsers[])(int, const char *, unsigned, struct wl_opts *) = {
 		parse_size_opt, parse_file_opt, parse_conn_opt, parse_amount_opt, parse_peer_opt,
 		parse_pattern_opt, parse_uring_opt, parse_udp_opt, parse_file_io_opt, parse_remote_opt,
+		parse_notice_opt,
 	};
 	const struct option *lo = NULL;
 
@@ -552,7 +577,7 @@ int wl_parse_opts(int argc, char **argv, const char *name, unsigned accept, stru
 	const char *tmp = getenv("TMPDIR");
 	int c;
 
-	*o = (struct wl_opts){ .size = 64 << 10, .threads = 1, .file_size = 1ULL << 30,
+	*o = (struct wl_opts){ .size = 64 << 10, .threads = 1, .file_size = 1ULL << 30, .notice_batch = 1,
 			       .dir = tmp && *tmp ? tmp : "/var/tmp" };
 	while ((c = getopt_long(argc, argv, "s:t:d:b:n:p:h", wl_longopts, NULL)) != -1)
 		if (parse_opt(c, name, accept, o))

@@ -23,6 +23,7 @@ enum wl_cache { WL_CACHE_WARM, WL_CACHE_COLD };
 #define WL_OPT_UDP	0x80	/* --gso, --ipv6; --size is a datagram's (default 1400) */
 #define WL_OPT_FILE_IO	0x100	/* --direct, --fixed, --vectored: how a file workload's requests reach the file */
 #define WL_OPT_REMOTE	0x200	/* --listen, --connect: one end, the other on another host */
+#define WL_OPT_NOTICES	0x400	/* --notice-batch: how often MSG_ZEROCOPY's notices are read */
 #define WL_OPT_TCP	(WL_OPT_CONN | WL_OPT_AMOUNT | WL_OPT_PEER | WL_OPT_REMOTE)
 #define WL_OPT_UDP_PAIRS (WL_OPT_PIPES | WL_OPT_AMOUNT | WL_OPT_PEER | WL_OPT_UDP | WL_OPT_REMOTE)	/* the udp-* workloads */
 
@@ -102,6 +103,7 @@ struct wl_opts {
 	bool fixed;		/* io_uring: registered buffers (READ_FIXED, WRITE_FIXED) */
 	bool vectored;		/* io_uring: vectors (READV, WRITEV) */
 	enum wl_remote remote;	/* --listen or --connect */
+	int notice_batch;	/* MSG_ZEROCOPY: read the completion notices after every N sends (1) */
 	struct sockaddr_in remote_addr;	/* ... their ADDR:PORT */
 };
 

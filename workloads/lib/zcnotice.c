@@ -34,6 +34,8 @@ static int recv_notice(int fd, struct zc_stats *zc)
 	zc->next_id = hi + 1;
 	zc->notices++;
 	zc->completed += hi - lo + 1;
+	if (hi - lo + 1 > zc->widest)
+		zc->widest = hi - lo + 1;
 	if (serr->ee_code & SO_EE_CODE_ZEROCOPY_COPIED) {
 		zc->notices_copied++;
 		zc->completed_copied += hi - lo + 1;
@@ -78,6 +80,8 @@ void zc_sum(struct zc_stats *t, const struct zc_stats *s)
 	t->completed += s->completed;
 	t->completed_copied += s->completed_copied;
 	t->gaps += s->gaps;
+	if (s->widest > t->widest)
+		t->widest = s->widest;
 }
 
 json_object *zc_json(const struct zc_stats *zc)
@@ -90,5 +94,6 @@ json_object *zc_json(const struct zc_stats *zc)
 	json_object_object_add(o, "completed", json_object_new_uint64(zc->completed));
 	json_object_object_add(o, "completed_copied", json_object_new_uint64(zc->completed_copied));
 	json_object_object_add(o, "gaps", json_object_new_uint64(zc->gaps));
+	json_object_object_add(o, "widest", json_object_new_uint64(zc->widest));
 	return o;
 }

@@ -15,6 +15,7 @@ struct zc_stats {
 	uint64_t completed;		/* send calls the notices cover */
 	uint64_t completed_copied;	/* ... covered by a COPIED notice */
 	uint64_t gaps;			/* notices that did not start where the previous ended */
+	uint64_t widest;		/* the most send calls one notice covered */
 	uint32_t next_id;
 };
 
