@@ -97,14 +97,83 @@ struct zc_key {
 	__u32 pad;
 };
 
-/* MSG_ZEROCOPY sends waiting for their completion notice: bytes pinned by each. */
+/*
+ * A running sum over a socket's MSG_ZEROCOPY sends, at one notification id: the bytes of the
+ * socket's sends up to and including this id, counted from the run's first (the base: an entry
+ * of 0 bytes at the id before it). The sum runs over consecutive ids only: a send whose id's
+ * predecessor has no entry (the socket's first in the run, an id the kernel gave a send that
+ * copied, an entry evicted) starts a new run of sums, told apart by its epoch, and a notice whose
+ * two ends are of different epochs is not matched.
+ */
+struct zc_sum {
+	__u64 bytes;
+	__u64 epoch;	/* when its run of sums began (bpf_ktime_get_ns()) */
+};
+
+/*
+ * MSG_ZEROCOPY sends waiting for their completion notice, by socket and notification id: a notice
+ * for ids lo..hi covers sum[hi] - sum[lo - 1] bytes (zc_range_bytes()), two lookups however many
+ * sends the kernel coalesced into it. Entries are not deleted: an id is the end of one notice's
+ * range and the start of the next one's, in whatever order they come; the LRU evicts the oldest,
+ * long notified, and those of closed sockets.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, MAX_ZC_CALLS);
 	__type(key, struct zc_key);
-	__type(value, __u64);
+	__type(value, struct zc_sum);
 } zc_calls SEC(".maps");
+
+/*
+ * The running sum a zerocopy send of @bytes with notification @id on @sk is kept under (its
+ * entry: zc_keep_sum()), from the one before it, or from a base it writes at the id before it.
+ * Runs under the socket's lock on the fexit and kretprobe paths (in id order); on the
+ * tracepoint path, after it, so two threads sending on one socket at once may keep their ids out
+ * of order: the later one then starts an epoch of its own, and the notices across it stay
+ * unmatched. Non-zero if the map refused the base.
+ */
+static __always_inline long zc_sum_at(__u64 sk, __u32 id, __u64 bytes, struct zc_sum *sum)
+{
+	struct zc_key key = { .sk = sk, .id = id - 1 };
+	struct zc_sum *prev = bpf_map_lookup_elem(&zc_calls, &key), base = {};
+
+	sum->bytes = bytes;
+	if (prev) {
+		sum->bytes += prev->bytes;
+		sum->epoch = prev->epoch;
+		return 0;
+	}
+	/* the base: the same epoch, no bytes */
+	sum->epoch = base.epoch = bpf_ktime_get_ns();
+	return bpf_map_update_elem(&zc_calls, &key, &base, BPF_ANY);
+}
+
+/* Keeps @sum (zc_sum_at()) under notification @id on @sk: non-zero if the map refused it. */
+static __always_inline long zc_keep_sum(__u64 sk, __u32 id, const struct zc_sum *sum)
+{
+	struct zc_key key = { .sk = sk, .id = id };
+
+	return bpf_map_update_elem(&zc_calls, &key, sum, BPF_ANY);
+}
+
+/*
+ * The bytes kept for a notice's ids @lo..@hi on @sk (zc_keep_sum()): false if the two ends are not
+ * both kept, in one epoch.
+ */
+static __always_inline bool zc_range_bytes(__u64 sk, __u32 lo, __u32 hi, __u64 *bytes)
+{
+	struct zc_key key = { .sk = sk, .id = lo - 1 };
+	struct zc_sum *before = bpf_map_lookup_elem(&zc_calls, &key), *last;
+
+	if (!before)
+		return false;
+	key.id = hi;
+	last = bpf_map_lookup_elem(&zc_calls, &key);
+	if (!last || last->epoch != before->epoch || last->bytes < before->bytes)
+		return false;
+	*bytes = last->bytes - before->bytes;
+	return true;
+}
 
 /*
  * Who pinned the pages behind a ubuf_info (struct zc_owner), for the copies and the path that come

@@ -61,8 +61,8 @@ static __always_inline __u32 mode_site(__u32 mode)
  */
 static __always_inline void keep_zc_call(__u64 sk, __u32 zc_id, __u64 ubuf, __u32 tgid, __u64 bytes)
 {
-	struct zc_key key = { .sk = sk, .id = zc_id };
 	struct zc_owner *owner;
+	struct zc_sum sum;
 
 	if (ubuf) {
 		owner = note_ubuf(ubuf, tgid);
@@ -75,7 +75,7 @@ static __always_inline void keep_zc_call(__u64 sk, __u32 zc_id, __u64 ubuf, __u3
 		return;
 	}
 	/* kept for its notice, where the notices are followed (not by the census) */
-	if (zc_notices_on && bpf_map_update_elem(&zc_calls, &key, &bytes, BPF_ANY))
+	if (zc_notices_on && (zc_sum_at(sk, zc_id, bytes, &sum) || zc_keep_sum(sk, zc_id, &sum)))
 		__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
 }
 

@@ -97,16 +97,13 @@ struct zc_ids {
 	__u64 sk;
 	__u32 first;
 	__u32 pad;
-	__u64 pinned;
+	struct zc_sum sum;	/* every id's: the call's bytes are all on its first */
 };
 
 static long keep_zc_id(__u32 i, struct zc_ids *ids)
 {
-	struct zc_key key = { .sk = ids->sk, .id = ids->first + i };
-	__u64 bytes = i ? 0 : ids->pinned;
-
 	/* counted here, not in @ids: the verifier follows a counter in the loop's state round by round */
-	if (bpf_map_update_elem(&zc_calls, &key, &bytes, BPF_ANY))
+	if (zc_keep_sum(ids->sk, ids->first + i, &ids->sum))
 		__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
 	return 0;
 }
@@ -127,11 +124,14 @@ ZCT_GLOBAL int keep_udp_zc_ids(const struct io_call *call)
 		return 0;
 	ids.sk = call->sk;
 	ids.first = call->zc_id;
-	ids.pinned = call->pinned;
 	sk = (struct sock *)ids.sk;
 	n = BPF_CORE_READ(sk, sk_zckey.counter) - ids.first;
 	if (!n || n > ZCT_UIO_MAXIOV)
 		return 0;
+	if (zc_sum_at(ids.sk, ids.first, call->pinned, &ids.sum)) {
+		__sync_fetch_and_add(&misc.zc_calls_dropped, n);
+		return 0;
+	}
 	if (n > ZCT_TURNS(ZCT_UIO_MAXIOV))
 		__sync_fetch_and_add(&misc.zc_calls_dropped, n - ZCT_TURNS(ZCT_UIO_MAXIOV));
 	ZCT_LOOP(n, ZCT_TURNS(ZCT_UIO_MAXIOV), keep_zc_id, &ids);

@@ -10,7 +10,7 @@
 #define MAX_SLOTS 64		/* log2 slots of a 64-bit value: a mask keeps the index in range */
 #define MAX_SYSCALLS 1024	/* syscall numbers counted per number */
 #define MAX_TARGETS 8192	/* traced processes (tgids) */
-#define MAX_ZC_CALLS 262144	/* MSG_ZEROCOPY sends awaiting their completion notice */
+#define MAX_ZC_CALLS 65536	/* MSG_ZEROCOPY sends kept for their notices (an LRU: the latest) */
 #define MAX_SEGMENTS 64		/* numbered steps of a microbenchmark (USDT zctrace:segment), 0 = none */
 
 /*

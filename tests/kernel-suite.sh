@@ -13,13 +13,18 @@ for m in default kprobe tracepoint; do
 	./zctrace probes $opt | awk -v m=$m '/^[a-z_]+ +[a-z_]+ /{ print "SITE", m, $1, $2 }'
 done
 [ "${1:-}" = table ] && exit 0
-# a kernel before bpf_loop() (Debian 11's 5.10): the compat object, with its fallbacks
-# (what the tracepoint matrix runs, the TCP, file and pipe ledgers, is not run again)
+# a kernel before bpf_loop() (Debian 11's 5.10): the compat object, with its fallbacks, on the
+# core shapes: the four TCP ledgers at 1 KiB x 4 threads and at 64 KiB x 1, small zerocopy sends
+# run again and again (their notices coalesce at the timing's whim), UDP, the file and pipe ledgers
 [ "${1:-}" = old ] && exec /usr/bin/python3 tests/run.py \
 	'probes_report$' 'method_matrix_tracepoint$' \
+	'ledger_tcp-twocopy_1K_4thr$' 'ledger_tcp-onecopy_1K_4thr$' 'ledger_tcp-zerocopy_1K_4thr$' \
+	'ledger_tcp-sendfile_1K_4thr$' 'ledger_tcp-twocopy_64K_1thr$' 'ledger_tcp-onecopy_64K_1thr$' \
 	'ledger_tcp-zerocopy_64K_1thr$' 'ledger_tcp-sendfile_64K_1thr$' 'ledger_tcp-zerocopy_64K_4thr$' \
-	'file_file-readwrite_cold$' 'pipe_copy_process$' \
-	'sock_udp-zerocopy_1thr_thread$' 'sock_unix-stream_2thr_process$' \
+	'zerocopy_notices_coalesced$' 'zerocopy_small_messages_repeated$' \
+	'file_file-readwrite_cold$' 'file_file-sendfile_warm$' 'file_file-splice_cold$' \
+	'file_file-copyrange_warm$' 'pipe_copy_thread$' 'pipe_copy_process$' \
+	'sock_udp-copy_2thr_process$' 'sock_udp-zerocopy_1thr_thread$' 'sock_unix-stream_2thr_process$' \
 	'boundary_mmsg_calls_exact$' 'top_counts_a_process_exactly$' 'export_prometheus_round_trip$' \
 	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' 'cost_of_zerocopy_pinning$' 'cost_of_pipes$' \
 	'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$'
@@ -38,7 +43,8 @@ done
 exec /usr/bin/python3 tests/run.py \
 	'probes_report$' 'json_schema$' 'method_matrix_kprobe$' 'method_matrix_tracepoint$' \
 	'ledger_tcp-twocopy_64K_1thr$' 'ledger_tcp-onecopy_64K_1thr$' 'ledger_tcp-zerocopy_64K_1thr$' \
-	'ledger_tcp-sendfile_64K_1thr$' 'ledger_tcp-zerocopy_64K_4thr$' \
+	'ledger_tcp-sendfile_64K_1thr$' 'ledger_tcp-zerocopy_64K_4thr$' 'ledger_tcp-zerocopy_1K_4thr$' \
+	'zerocopy_notices_coalesced$' 'zerocopy_small_messages_repeated$' \
 	'file_file-readwrite_cold$' 'file_file-sendfile_warm$' 'file_file-splice_cold$' \
 	'file_file-copyrange_warm$' 'file_serve-readsend_cold_64K$' 'file_serve-sendfile_cold_64K$' \
 	'pipe_copy_thread$' 'pipe_copy_process$' 'pipe_vmsplice_loopback$' 'pipe_vmsplice_netns$' \

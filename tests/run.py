@@ -43,6 +43,7 @@ def all_tests():
         for size in checks.SIZES:
             for threads in (1, 4):
                 tests.append(t_ledgers.make_tcp_test(w, size, threads))
+    tests += t_ledgers.ZEROCOPY_TESTS
     tests += t_cost.COST_TESTS
     tests += t_files.file_tests() + [t_files.file_sites_on_a_filesystem_without_write_events,
                                      t_files.file_workload_bad_options]

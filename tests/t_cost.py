@@ -7,7 +7,6 @@ import os
 import subprocess
 import tempfile
 
-from checks import kernel_at_least
 from harness import ROOT, UNIT_TESTS, traced, zctrace
 
 
@@ -93,10 +92,8 @@ def cost_of_zerocopy_pinning():
     """tcp-zerocopy at 4 KiB over loopback: pinning and notices take time of their own (the
     zerocopy kind, which is zc_pin's cpu_ns), the deferred copy on delivery is timed, and the
     report compares the time a send spends pinning with the time a copy of its bytes takes in the
-    same run. On a kernel before bpf_loop() (5.17) 64 KiB: there small coalesced notices can span
-    more sends than the compat object walks."""
-    size = "4K" if kernel_at_least(5, 17) else "64K"
-    p, led = traced("tcp-zerocopy", "--size", size, "--duration", "1")
+    same run."""
+    p, led = traced("tcp-zerocopy", "--size", "4K", "--duration", "1")
     assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-500:])
     cost = cost_of(led)
     pin = led["sites"]["zc_pin"]

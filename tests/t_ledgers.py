@@ -2,7 +2,9 @@
 its own, and across two network namespaces joined by veth.
 """
 
-from harness import assert_eq
+import os
+
+from harness import assert_eq, traced
 from checks import check_sides, check_tcp_ledger, check_veth, our_net_objects
 
 
@@ -61,3 +63,48 @@ def netns_zerocopy_path(workload):
     assert all(e["dev"] != "lo" for e in led["zerocopy_path"]), led["zerocopy_path"]
     zc = led["workload"]["zerocopy"]
     assert_eq("COPIED notices", zc["notices_copied"], zc["notices"])
+
+
+# ---- MSG_ZEROCOPY's notices: however many sends one covers ----
+
+def zerocopy_counts(led, udp=False):
+    """A MSG_ZEROCOPY run's notices against the workload's own count: every send completed, every
+    notice's range matched to the sends zctrace kept, and the bytes of its COPIED notices the
+    bytes copied on delivery (loopback: all that was pinned)."""
+    wl, notices = led["workload"], led["zerocopy_notices"]
+    zc = wl["zerocopy"]
+    assert_eq("completed calls == sends", zc["completed"], zc["sends"])
+    assert_eq("notices", notices["notices"], zc["notices"])
+    assert_eq("completed calls", notices["calls_completed"], zc["completed"])
+    assert_eq("notices with no send kept", notices["calls_unmatched"], 0)
+    pinned = led["sites"]["zc_pin"]["bytes"]
+    assert_eq("zc_pin", pinned, wl["bytes"] - (led["sites"]["udp_send_copy"]["bytes"] if udp else 0))
+    assert_eq("bytes of COPIED notices", notices["bytes_copied_notice"], pinned)
+    assert all(c["ok"] for c in led["checks"]), [c for c in led["checks"] if not c["ok"]]
+    return zc
+
+
+def zerocopy_notices_coalesced():
+    """tcp-zerocopy reading its notices after every 2,000 sends: the kernel coalesces the notices
+    that wait, and one covers 1,000 sends or more. zctrace matches each to the bytes of its sends
+    with two lookups of the socket's running sum, whatever its length, exactly."""
+    p, led = traced("tcp-zerocopy", "--size", "1K", "--messages", "12000", "--notice-batch", "2000")
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-1500:]} {p.stderr[-300:]}"
+    zc = zerocopy_counts(led)
+    assert zc["widest"] >= 1000, zc
+
+
+def zerocopy_small_messages_repeated():
+    """1 KiB MSG_ZEROCOPY sends from 4 threads for a second, TCP and UDP, run again and again
+    ($ZCTRACE_TEST_REPEAT times, 3 by default): the shape where the kernel coalesces completions
+    into notices of any length, at the timing's whim. Every run's notices match its sends."""
+    repeat = int(os.environ.get("ZCTRACE_TEST_REPEAT", "3"))
+    for i in range(repeat):
+        for workload in ("tcp-zerocopy", "udp-zerocopy"):
+            p, led = traced(workload, "--size", "1K", "--threads", "4", "--duration", "1")
+            failed = [c for c in led["checks"] if not c["ok"]]
+            assert p.returncode == 0, (f"run {i + 1} of {workload}: exit {p.returncode}", failed, p.stderr[-300:])
+            zerocopy_counts(led, udp=workload == "udp-zerocopy")
+
+
+ZEROCOPY_TESTS = [zerocopy_notices_coalesced, zerocopy_small_messages_repeated]

@@ -672,6 +672,9 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 					      (bpf_program__autoload(obj->progs.switch_btf) ||
 					       bpf_program__autoload(obj->progs.switch_raw));
 		set_io_table(obj);
+		/* preallocated (an LRU): one entry where no notice is followed */
+		if (!obj->rodata->zc_notices_on && bpf_map__set_max_entries(obj->maps.zc_calls, 1))
+			return -EINVAL;
 	}
 	return 0;
 }
