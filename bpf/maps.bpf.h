@@ -91,10 +91,14 @@ struct {
 	__type(value, struct send_call);
 } send_call_task SEC(".maps");
 
+/*
+ * A socket's notification id. The socket is its address and, since a closed socket's address is
+ * given to the next one, its life: the low half of its inode number (zc_sock_life()).
+ */
 struct zc_key {
 	__u64 sk;
 	__u32 id;
-	__u32 pad;
+	__u32 life;
 };
 
 /*
@@ -107,15 +111,16 @@ struct zc_key {
  */
 struct zc_sum {
 	__u64 bytes;
-	__u64 epoch;	/* when its run of sums began (bpf_ktime_get_ns()) */
+	__u64 epoch;	/* its run of sums: a CPU's count of runs begun, and the CPU */
 };
 
 /*
  * MSG_ZEROCOPY sends waiting for their completion notice, by socket and notification id: a notice
  * for ids lo..hi covers sum[hi] - sum[lo - 1] bytes (zc_range_bytes()), two lookups however many
  * sends the kernel coalesced into it. Entries are not deleted: an id is the end of one notice's
- * range and the start of the next one's, in whatever order they come; the LRU evicts the oldest,
- * long notified, and those of closed sockets.
+ * range and the start of the next one's, in whatever order they come. The LRU evicts the entries
+ * least recently used (roughly: long notified ones, and those of closed sockets); an end evicted
+ * before its notice leaves that notice unmatched, never counted as dropped.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -124,34 +129,55 @@ struct {
 	__type(value, struct zc_sum);
 } zc_calls SEC(".maps");
 
+/* Each CPU's count of the runs of sums it began: with the CPU's number, an epoch no other has. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} zc_epochs SEC(".maps");
+
+/* Which life of the socket at @sk: the low half of its inode number (one per socket made). */
+static __always_inline __u32 zc_sock_life(__u64 sk)
+{
+	return BPF_CORE_READ((struct sock *)sk, sk_socket, file, f_inode, i_ino);
+}
+
 /*
  * The running sum a zerocopy send of @bytes with notification @id on @sk is kept under (its
  * entry: zc_keep_sum()), from the one before it, or from a base it writes at the id before it.
- * Runs under the socket's lock on the fexit and kretprobe paths (in id order); on the
- * tracepoint path, after it, so two threads sending on one socket at once may keep their ids out
- * of order: the later one then starts an epoch of its own, and the notices across it stay
- * unmatched. Non-zero if the map refused the base.
+ * A thread of the same process sending on the same socket at once may keep its id out of order
+ * (UDP takes ids without the socket's lock; TCP lets go of it to wait for memory): the later id
+ * then starts an epoch of its own, and the notices across it stay unmatched. Non-zero if the map
+ * refused the base.
  */
-static __always_inline long zc_sum_at(__u64 sk, __u32 id, __u64 bytes, struct zc_sum *sum)
+static __always_inline long zc_sum_at(__u64 sk, __u32 life, __u32 id, __u64 bytes, struct zc_sum *sum)
 {
-	struct zc_key key = { .sk = sk, .id = id - 1 };
+	struct zc_key key = { .sk = sk, .id = id - 1, .life = life };
 	struct zc_sum *prev = bpf_map_lookup_elem(&zc_calls, &key), base = {};
+	__u32 zero = 0;
+	__u64 *runs;
 
 	sum->bytes = bytes;
 	if (prev) {
+		/* copied at once: an LRU entry is reused as soon as it is evicted */
 		sum->bytes += prev->bytes;
 		sum->epoch = prev->epoch;
 		return 0;
 	}
+	runs = bpf_map_lookup_elem(&zc_epochs, &zero);
+	if (!runs)
+		return -1;
+	*runs += 1;
 	/* the base: the same epoch, no bytes */
-	sum->epoch = base.epoch = bpf_ktime_get_ns();
+	sum->epoch = base.epoch = *runs << 12 | (bpf_get_smp_processor_id() & 0xfff);
 	return bpf_map_update_elem(&zc_calls, &key, &base, BPF_ANY);
 }
 
 /* Keeps @sum (zc_sum_at()) under notification @id on @sk: non-zero if the map refused it. */
-static __always_inline long zc_keep_sum(__u64 sk, __u32 id, const struct zc_sum *sum)
+static __always_inline long zc_keep_sum(__u64 sk, __u32 life, __u32 id, const struct zc_sum *sum)
 {
-	struct zc_key key = { .sk = sk, .id = id };
+	struct zc_key key = { .sk = sk, .id = id, .life = life };
 
 	return bpf_map_update_elem(&zc_calls, &key, sum, BPF_ANY);
 }
@@ -162,16 +188,17 @@ static __always_inline long zc_keep_sum(__u64 sk, __u32 id, const struct zc_sum 
  */
 static __always_inline bool zc_range_bytes(__u64 sk, __u32 lo, __u32 hi, __u64 *bytes)
 {
-	struct zc_key key = { .sk = sk, .id = lo - 1 };
-	struct zc_sum *before = bpf_map_lookup_elem(&zc_calls, &key), *last;
+	struct zc_key key = { .sk = sk, .id = lo - 1, .life = zc_sock_life(sk) };
+	struct zc_sum *e = bpf_map_lookup_elem(&zc_calls, &key), before;
 
-	if (!before)
+	if (!e)
 		return false;
+	before = *e;	/* copied before the next lookup: an LRU entry is reused once evicted */
 	key.id = hi;
-	last = bpf_map_lookup_elem(&zc_calls, &key);
-	if (!last || last->epoch != before->epoch || last->bytes < before->bytes)
+	e = bpf_map_lookup_elem(&zc_calls, &key);
+	if (!e || e->epoch != before.epoch || e->bytes < before.bytes)
 		return false;
-	*bytes = last->bytes - before->bytes;
+	*bytes = e->bytes - before.bytes;
 	return true;
 }
 

@@ -63,6 +63,7 @@ static __always_inline void keep_zc_call(__u64 sk, __u32 zc_id, __u64 ubuf, __u3
 {
 	struct zc_owner *owner;
 	struct zc_sum sum;
+	__u32 life;
 
 	if (ubuf) {
 		owner = note_ubuf(ubuf, tgid);
@@ -75,7 +76,10 @@ static __always_inline void keep_zc_call(__u64 sk, __u32 zc_id, __u64 ubuf, __u3
 		return;
 	}
 	/* kept for its notice, where the notices are followed (not by the census) */
-	if (zc_notices_on && (zc_sum_at(sk, zc_id, bytes, &sum) || zc_keep_sum(sk, zc_id, &sum)))
+	if (!zc_notices_on)
+		return;
+	life = zc_sock_life(sk);
+	if (zc_sum_at(sk, life, zc_id, bytes, &sum) || zc_keep_sum(sk, life, zc_id, &sum))
 		__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
 }
 
@@ -274,7 +278,11 @@ static __always_inline void sent(struct cpu_state *cs, bool btf, __u32 method, _
 	mode = send_mode(btf, sk, msg);
 	if (mode == SEND_MODE_COPY && site_uses(SITE_SEND_COPY, method))
 		record_inline(NULL, tgid, SITE_SEND_COPY, ret, method);
-	/* the socket's next notification id, less one: this call's (it runs under the socket lock) */
+	/*
+	 * the socket's next notification id, less one: this call's, under the socket's lock (another
+	 * thread's send on the socket while this one waited for memory, the lock let go, makes it
+	 * that one's: zc_sum_at() then leaves the notices across them unmatched)
+	 */
 	if (mode == SEND_MODE_ZEROCOPY)
 		keep_zc_call((__u64)sk, READ_FIELD(btf, sk, sk_zckey.counter) - 1, msg_ubuf(btf, msg), tgid, ret);
 	mark_tcp_send(cs, ret);

@@ -96,14 +96,14 @@ static __always_inline void udp_zc_enter(struct file *f, struct io_call *call)
 struct zc_ids {
 	__u64 sk;
 	__u32 first;
-	__u32 pad;
+	__u32 life;		/* zc_sock_life() */
 	struct zc_sum sum;	/* every id's: the call's bytes are all on its first */
 };
 
 static long keep_zc_id(__u32 i, struct zc_ids *ids)
 {
 	/* counted here, not in @ids: the verifier follows a counter in the loop's state round by round */
-	if (zc_keep_sum(ids->sk, ids->first + i, &ids->sum))
+	if (zc_keep_sum(ids->sk, ids->life, ids->first + i, &ids->sum))
 		__sync_fetch_and_add(&misc.zc_calls_dropped, 1);
 	return 0;
 }
@@ -128,7 +128,8 @@ ZCT_GLOBAL int keep_udp_zc_ids(const struct io_call *call)
 	n = BPF_CORE_READ(sk, sk_zckey.counter) - ids.first;
 	if (!n || n > ZCT_UIO_MAXIOV)
 		return 0;
-	if (zc_sum_at(ids.sk, ids.first, call->pinned, &ids.sum)) {
+	ids.life = zc_sock_life(ids.sk);
+	if (zc_sum_at(ids.sk, ids.life, ids.first, call->pinned, &ids.sum)) {
 		__sync_fetch_and_add(&misc.zc_calls_dropped, n);
 		return 0;
 	}

@@ -35,8 +35,9 @@ static int send_one(struct tcp_conn *c)
 	if (err)
 		return err;
 	/* --notice-batch: the notices of the sends between wait, and the kernel coalesces them */
-	if (c->zc.sends - c->zc.completed < (uint64_t)c->opts->notice_batch)
+	if (c->zc.sends - c->zc.sends_read < (uint64_t)c->opts->notice_batch)
 		return 0;
+	c->zc.sends_read = c->zc.sends;
 	return zc_drain(c->send_fd, &c->zc) < 0 ? -EPROTO : 0;
 }
 

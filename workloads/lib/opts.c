@@ -153,7 +153,7 @@ const struct wl_opt_doc wl_opt_docs[] = {
 	{ WL_OPT_UDP, 0, "--ipv6", "over ::1 instead of 127.0.0.1 (loopback only)" },
 	{ WL_OPT_NOTICES, 0, "--notice-batch N",
 	  "read the completion notices after every N sends (default 1); the kernel coalesces the "
-	  "notices that wait into one, up to N sends long" },
+	  "notices that wait" },
 	{ WL_OPT_PATTERN, 0, "--pattern P", "seq (default) or random: the order the blocks are read in" },
 	{ WL_OPT_URING, 0, "--async", "issue every request from io-wq worker threads (IOSQE_ASYNC)" },
 	{ WL_OPT_URING, 0, "--sqpoll", "submit through the ring's SQPOLL kernel thread" },

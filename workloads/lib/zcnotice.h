@@ -16,6 +16,7 @@ struct zc_stats {
 	uint64_t completed_copied;	/* ... covered by a COPIED notice */
 	uint64_t gaps;			/* notices that did not start where the previous ended */
 	uint64_t widest;		/* the most send calls one notice covered */
+	uint64_t sends_read;		/* sends when the notices were last read (--notice-batch) */
 	uint32_t next_id;
 };
 
