@@ -279,9 +279,9 @@ static __always_inline void sent(struct cpu_state *cs, bool btf, __u32 method, _
 	if (mode == SEND_MODE_COPY && site_uses(SITE_SEND_COPY, method))
 		record_inline(NULL, tgid, SITE_SEND_COPY, ret, method);
 	/*
-	 * the socket's next notification id, less one: this call's, under the socket's lock (another
-	 * thread's send on the socket while this one waited for memory, the lock let go, makes it
-	 * that one's: zc_sum_at() then leaves the notices across them unmatched)
+	 * the socket's next notification id, less one: this call's, under the socket's lock. Not if
+	 * another thread's send on the socket took an id while this one waited for memory (the lock
+	 * let go): this call's bytes are then kept under that one's id.
 	 */
 	if (mode == SEND_MODE_ZEROCOPY)
 		keep_zc_call((__u64)sk, READ_FIELD(btf, sk, sk_zckey.counter) - 1, msg_ubuf(btf, msg), tgid, ret);

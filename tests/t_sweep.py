@@ -445,6 +445,9 @@ def findings_from_a_real_sweep():
               "--membw", "16M", "-o", path)
     assert p.returncode == 0, p.stderr[-1500:]
     rows = read_csv(path)[1]
+    bad = [(r["workload"], r["size"], r["rep"], r["status"], r["error"], r["failed_checks"]) for r in rows
+           if r["status"] != "ok"]
+    assert not bad, bad
     bw = [r for r in rows if r["workload"] == "membw"]
     assert len(bw) == 2 and all(r["status"] == "ok" and float(r["memcpy_mb_s"]) > 0 for r in bw), bw
     for r in bw:  # membw's 50 passes and 2 warm-up passes, each a memcpy of the whole 16 MiB
