@@ -133,13 +133,13 @@ cmd_run() {
 	[ "${ZCTRACE_VM_NET:-}" = loop ] && qopts="$qopts -netdev hubport,id=sg0,hubid=1 -device e1000e,netdev=sg0 \
 -netdev hubport,id=sg1,hubid=1 -device e1000e,netdev=sg1"
 	khz=$(host_tsc_khz)
-	PATH="$KDIR/venv/bin:$PATH" timeout --kill-after=30 "${ZCTRACE_VM_TIMEOUT:-2400}" vng --disable-kvm -v -r "$KDIR/$ver/boot/vmlinuz-$ver" --memory 4G --cpus 2 \
+	PATH="$KDIR/venv/bin:$PATH" timeout --kill-after=30 "${ZCTRACE_VM_TIMEOUT:-2700}" vng --disable-kvm -v -r "$KDIR/$ver/boot/vmlinuz-$ver" --memory 4G --cpus 2 \
 		${ZCTRACE_VM_NET:+--network "$ZCTRACE_VM_NET" --no-dhcp} \
 		--qemu-opts="$qopts" --append "tsc=reliable${khz:+ tsc_early_khz=$khz}" --rwdir "$out" --exec "$out/guest.sh" >"$out/console" 2>&1 || true
 	# the guest's console: keep what the command printed, drop the kernel's boot messages
 	sed -n -e 's/\r$//' -e '/virtme-ng-init: starting script/,$p' "$out/console" | sed -e 1d -e '/^\[ *[0-9]*\.[0-9]*\] /d'
 	if [ ! -s "$out/status" ]; then
-		echo "kernels: $ver did not run the command to its end (a guest is stopped after ${ZCTRACE_VM_TIMEOUT:-2400} s); the console:" >&2
+		echo "kernels: $ver did not run the command to its end (a guest is stopped after ${ZCTRACE_VM_TIMEOUT:-2700} s); the console:" >&2
 		if grep -q -E '(BUG|Oops|panic|WARNING):' "$out/console"; then
 			sed -n -E '/(BUG|Oops|panic|WARNING):/,$p' "$out/console" | head -n 60 >&2
 		else
