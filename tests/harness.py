@@ -253,18 +253,20 @@ def zctrace_lines(err):
     return [l for l in err.splitlines() if l.startswith("zctrace")]
 
 
-def watched_run(args, act=None, after=2.0, env=None):
+def watched_run(args, act=None, after=2.0, env=None, until=None):
     """Starts 'zctrace run ARGS', notes its BPF objects and its workload's processes while it runs,
     calls act(zctrace, processes) @after seconds in (later on a busy machine: once zctrace holds its
-    programs and links and its workload has started, at most 60 s in), and waits for the end.
-    Returns (exit status, stdout, stderr, BPF objects held, processes seen)."""
+    programs and links and its workload has started, and until(processes) holds if given, at most
+    60 s in), and waits for the end. Returns (exit status, stdout, stderr, BPF objects held,
+    processes seen)."""
     z = subprocess.Popen([ZCTRACE, "run", "--no-hist", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, env=env)
     held, procs = {"prog": set(), "link": set(), "map": set()}, {}
     t0 = time.monotonic()
     try:
         while z.poll() is None and time.monotonic() - t0 < 60 and (
-                time.monotonic() - t0 < after or not (held["prog"] and held["link"] and procs)):
+                time.monotonic() - t0 < after or not (held["prog"] and held["link"] and procs)
+                or (until and not until(procs))):
             for k, ids in bpf_fds_of(z.pid).items():
                 held[k] |= ids
             procs.update(descendants(z.pid))

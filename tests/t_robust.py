@@ -102,8 +102,13 @@ def make_robust_command_end_test(how, line):
     line on how it ended, the ledger, and the background child killed with the group."""
     def t():
         with tempfile.NamedTemporaryFile(suffix=".pid", mode="r") as f:
+            def bg_seen(procs):
+                f.seek(0)
+                pid = f.read().strip()
+                return pid.isdigit() and int(pid) in procs
             rc, out, err, held, procs = watched_run(
-                ["--", "sh", "-c", f"sleep 300 & echo $! > {f.name}; sleep 3; {how}"], after=1.5)
+                ["--", "sh", "-c", f"sleep 300 & echo $! > {f.name}; sleep 3; {how}"], after=1.5, until=bg_seen)
+            f.seek(0)
             bg = int(f.read())
         assert rc == 1, (rc, err)
         assert zctrace_lines(err) == [line], err
