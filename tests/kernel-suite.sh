@@ -32,6 +32,7 @@ done
 	'probes_report$' 'json_schema$' 'preempt_rt_passes_fentry_over$' \
 	'ledger_tcp-twocopy_64K_1thr$' 'ledger_tcp-onecopy_64K_1thr$' 'ledger_tcp-zerocopy_64K_1thr$' \
 	'ledger_tcp-sendfile_64K_1thr$' 'ledger_tcp-zerocopy_64K_4thr$' 'ledger_uring-sendzc_64K_4thr$' \
+	'ledger_tcp-zerocopy_1K_4thr$' 'zerocopy_notices_coalesced$' 'zerocopy_small_messages_repeated$' \
 	'file_file-readwrite_cold$' 'file_file-sendfile_warm$' 'file_file-splice_cold$' \
 	'pipe_copy_thread$' 'pipe_copy_process$' \
 	'sock_udp-copy_2thr_process$' 'sock_udp-zerocopy_1thr_thread$' 'sock_unix-stream_2thr_process$' \
@@ -44,7 +45,7 @@ exec /usr/bin/python3 tests/run.py \
 	'probes_report$' 'json_schema$' 'method_matrix_kprobe$' 'method_matrix_tracepoint$' \
 	'ledger_tcp-twocopy_64K_1thr$' 'ledger_tcp-onecopy_64K_1thr$' 'ledger_tcp-zerocopy_64K_1thr$' \
 	'ledger_tcp-sendfile_64K_1thr$' 'ledger_tcp-zerocopy_64K_4thr$' 'ledger_tcp-zerocopy_1K_4thr$' \
-	'zerocopy_notices_coalesced$' \
+	'zerocopy_notices_coalesced$' 'zerocopy_small_messages_repeated$' \
 	'file_file-readwrite_cold$' 'file_file-sendfile_warm$' 'file_file-splice_cold$' \
 	'file_file-copyrange_warm$' 'file_serve-readsend_cold_64K$' 'file_serve-sendfile_cold_64K$' \
 	'pipe_copy_thread$' 'pipe_copy_process$' 'pipe_vmsplice_loopback$' 'pipe_vmsplice_netns$' \
