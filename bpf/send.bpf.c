@@ -457,10 +457,15 @@ static __always_inline void on_sendpages(__u32 method, struct sock *sk, long ret
 	note_splice_sock(sk, tgid);
 }
 
+/*
+ * Its five arguments are the same on every kernel that has it (until 6.5), so 5.10 takes this and
+ * not the kretprobe: a kretprobe misses the returns of senders asleep inside (waiting for send
+ * buffer) beyond its instances, one per CPU on a kernel without preemption.
+ */
 SEC("fexit/do_tcp_sendpages")
 int BPF_PROG(do_tcp_sendpages_fexit, struct sock *sk)
 {
-	on_sendpages(METHOD_FENTRY, sk, func_ret(ctx));
+	on_sendpages(METHOD_FENTRY, sk, func_ret_after(ctx, 5));
 	return 0;
 }
 
