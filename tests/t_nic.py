@@ -36,6 +36,7 @@ def nic_short(res, no_sg, tcp=True):
 # Attempts at a NIC test's traced run (unskipped()): a kprobe program on the transmit path
 # (skb_segment, __pskb_pull_tail) is skipped where a softirq sends on a CPU in the middle of another
 # kprobe program; rare on a quiet host, it cost 3 runs of 3 on a loaded one (docs/sites-and-kernels.md).
+# tests/device-suite.sh steers the interrupts away from the tests' CPU, so that it should not happen.
 NIC_ATTEMPTS = 5
 
 
