@@ -321,6 +321,29 @@ static bool proc_line(uint32_t tgid, const char *file, const char *prefix, char 
 }
 
 /*
+ * /proc/TGID/comm, whole: a name may hold a newline of its own (prctl(PR_SET_NAME) takes any
+ * bytes), so only the one the kernel adds is taken off. False if the process is gone.
+ */
+static bool proc_comm(uint32_t tgid, char *out, size_t n)
+{
+	char path[64], buf[CENSUS_COMM_LEN + 1];	/* 15 bytes, the newline, and one to see more */
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", tgid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	len = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (len <= 0)
+		return false;
+	if (buf[len - 1] == '\n')
+		len--;
+	snprintf(out, n, "%.*s", (int)len, buf);
+	return true;
+}
+
+/*
  * Its name and cgroup now, from /proc: a process can exec, rename itself or move, and its figures
  * go to what it is at each read. Once gone, it is what the kernel noted as it exited.
  */
@@ -329,8 +352,7 @@ static void name_proc(struct census *c, struct cproc *p)
 	struct proc_ident id;
 	char line[CENSUS_CGROUP_LEN + 8];
 
-	if (proc_line(p->tgid, "comm", "", line, sizeof(line))) {
-		snprintf(p->out.comm, sizeof(p->out.comm), "%.15s", line);
+	if (proc_comm(p->tgid, p->out.comm, sizeof(p->out.comm))) {
 		p->out.cgroup_id = 0;
 		snprintf(p->out.cgroup, sizeof(p->out.cgroup), "?");
 		/* the v2 hierarchy's line; beside v1 hierarchies it comes last */
