@@ -163,13 +163,15 @@ class Exporter:
     """'zctrace export' on a free loopback port, until stop(): then it must exit 0 and leave no
     BPF object behind."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, scheme="http", serving=None):
+        """@serving(url): whether the exporter answers there (by default: an HTTP 200)."""
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/metrics"
+        self.url = f"{scheme}://127.0.0.1:{self.port}/metrics"
         self.z = subprocess.Popen([ZCTRACE, "export", "--listen", f"127.0.0.1:{self.port}", *args],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        serving = serving or (lambda url: http_get(url)[0] == 200)
         try:
-            wait_for("the exporter serving", lambda: self.z.poll() is not None or http_get(self.url)[0] == 200, 60)
+            wait_for("the exporter serving", lambda: self.z.poll() is not None or serving(self.url), 60)
             assert self.z.poll() is None, f"zctrace export ended: exit {self.z.returncode}: {self.z.stderr.read()}"
             self.held = bpf_fds_of(self.z.pid)
             assert self.held["prog"] and self.held["map"], f"no BPF program or map held: {self.held}"
@@ -200,21 +202,25 @@ class Exporter:
         assert zctrace_lines(err)[-1] == "zctrace: stopped by signal 15 (SIGTERM)", err[-500:]
         left = wait_bpf_released(self.held)
         assert left == {}, f"BPF objects of the exporter still loaded: {left}"
+        return err
 
 
 class Prometheus:
     """Debian's Prometheus server scraping @target every SCRAPE_S seconds, in a scratch directory."""
 
-    def __init__(self, target):
+    def __init__(self, target, jobs=None, ready='up{job="zctrace"} == 1'):
+        """@jobs: the scrape_configs' entries, YAML (by default one plain job, zctrace); @ready: a
+        query that holds once the first scrapes are in."""
         if not shutil.which("prometheus"):
             raise AssertionError("no prometheus (tools/install-deps.sh installs it)")
         self.dir = tempfile.mkdtemp(prefix="zctrace-prom-")
         self.port = free_port()
         self.api = f"http://127.0.0.1:{self.port}/api/v1"
+        jobs = jobs or (f"  - job_name: zctrace\n    static_configs:\n"
+                        f"      - targets: ['127.0.0.1:{target}']\n")
         with open(os.path.join(self.dir, "prometheus.yml"), "w") as f:
             f.write(f"global:\n  scrape_interval: {SCRAPE_S}s\n  evaluation_interval: {SCRAPE_S}s\n"
-                    f"scrape_configs:\n  - job_name: zctrace\n    static_configs:\n"
-                    f"      - targets: ['127.0.0.1:{target}']\n")
+                    f"scrape_configs:\n{jobs}")
         self.log = open(os.path.join(self.dir, "log"), "w+")
         self.p = subprocess.Popen(["prometheus", f"--config.file={self.dir}/prometheus.yml",
                                    f"--storage.tsdb.path={self.dir}/data", f"--web.listen-address=127.0.0.1:{self.port}"],
@@ -223,7 +229,7 @@ class Prometheus:
             wait_for("prometheus ready", lambda: self.p.poll() is not None or
                      http_get(f"http://127.0.0.1:{self.port}/-/ready")[0] == 200, 60)
             assert self.p.poll() is None, f"prometheus ended: {self.logtail()}"
-            wait_for("the exporter scraped", lambda: self.query('up{job="zctrace"} == 1'), 30)
+            wait_for("the exporter scraped", lambda: self.query(ready), 30)
         except BaseException:
             self.stop()
             raise
@@ -522,5 +528,245 @@ def export_says_what_it_measures():
                     sites["pipe_write_copy"]
 
 
+# Names itself with the bytes of argv[1] (hex; prctl(PR_SET_NAME), as any program may), then moves
+# argv[2] bytes over a Unix socket pair and waits for a line.
+ODD_NAMER = r"""
+import ctypes, socket, sys
+ctypes.CDLL(None).prctl(15, ctypes.c_char_p(bytes.fromhex(sys.argv[1])), 0, 0, 0)
+a, b = socket.socketpair()
+for _ in range(int(sys.argv[2]) // 4096):
+    a.sendall(b"x" * 4096)
+    got = 0
+    while got < 4096:
+        got += len(b.recv(4096 - got))
+print("DONE", flush=True)
+sys.stdin.readline()
+"""
+
+
+def export_comm_any_bytes():
+    """A process named with a quote, a backslash, a newline and bytes that are not UTF-8 is
+    exported as OpenMetrics and the text format require: promtool accepts the exposition, the
+    OpenMetrics parser reads it, and the name comes back escaped, each invalid byte as '?'."""
+    comm = b'q"b\\s\nx\xff\xed\xa0\x80z'
+    want = 'q"b\\s\nx????z'  # as a parser gives it back: each byte of the surrogate refused
+    n = 1 << 20
+    exp = Exporter("--interval", "0.5")
+    job = None
+    try:
+        job = subprocess.Popen([sys.executable, "-c", ODD_NAMER, comm.hex(), str(n)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+        assert job.stdout.readline().strip() == "DONE"
+        assert open(f"/proc/{job.pid}/comm", "rb").read().rstrip(b"\n") == comm
+
+        def odd_series():
+            fams = openmetrics_families(exp.text(OM_ACCEPT)[1])
+            return [s for s in fams["zctrace_copy_bytes"].samples if s.labels["comm"] == want
+                    and s.labels["site"] == "unix_send_copy" and s.value >= n]
+        wait_for("the oddly named process's series", odd_series, 30)
+        promtool_check(exp.text()[1])
+        job.stdin.close()
+        assert job.wait(timeout=30) == 0
+        job = None
+        exp.stop()
+        exp = None
+    finally:
+        if job:
+            job.kill()
+            job.wait()
+        if exp:
+            exp.kill()
+
+
+# ---- zctrace export --web-config: TLS and basic auth, the exporter-toolkit's format ----
+
+class Pki:
+    """A CA of the test's own, a server certificate for 127.0.0.1 and a client certificate signed
+    by it, a stranger's self-signed client certificate, and a bcrypt hash (libxcrypt's, through
+    Python's crypt) of the scraper's password, in a scratch directory."""
+
+    USER, PASSWORD = "prometheus", "s3cret pass:word"
+
+    def __init__(self):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import crypt
+        self.dir = tempfile.mkdtemp(prefix="zctrace-pki-")
+        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+        self.ssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=zctrace test CA")
+        for name, ext in (("server", "subjectAltName=IP:127.0.0.1\n"), ("client", "extendedKeyUsage=clientAuth\n")):
+            self.write(f"{name}.ext", ext)
+            self.ssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}")
+            self.ssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                     "-out", f"{name}.crt", "-days", "2", "-extfile", f"{name}.ext")
+        self.ssl("req", "-x509", *ec, "-keyout", "stranger.key", "-out", "stranger.crt", "-days", "2", "-subj", "/CN=stranger")
+        self.hash = crypt.crypt(self.PASSWORD, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10))
+        assert self.hash.startswith("$2b$10$") and len(self.hash) == 60, self.hash
+
+    def ssl(self, *args):
+        subprocess.run(["openssl", *args], cwd=self.dir, check=True, capture_output=True, timeout=60)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def write(self, name, text):
+        # a new file put in place at once, as an operator's tooling would (the exporter reloads it)
+        with open(self.path(name + ".new"), "w") as f:
+            f.write(text)
+        os.replace(self.path(name + ".new"), self.path(name))
+        return self.path(name)
+
+    def config(self, client_auth=None, users=True):
+        text = f"tls_server_config:\n  cert_file: {self.path('server.crt')}\n  key_file: {self.path('server.key')}\n"
+        if client_auth:
+            text += f"  client_auth_type: {client_auth}\n  client_ca_file: {self.path('ca.crt')}\n"
+        if users:
+            text += f"basic_auth_users:\n  {self.USER}: '{self.hash}'\n"
+        return text + "http_server_config:\n  headers:\n    X-Content-Type-Options: nosniff\n"
+
+    def remove(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def curl(url, *args):
+    """curl's (exit code, HTTP status or None, body) of a GET: exit 0 only with a response."""
+    p = subprocess.run(["curl", "-sS", "--max-time", "20", "-w", "\n%{http_code}", *args, url],
+                       capture_output=True, text=True, timeout=60)
+    body, _, code = p.stdout.rpartition("\n")
+    return p.returncode, (int(code) if p.returncode == 0 else None), body
+
+
+def export_web_config_refuses():
+    """Each of 24 malformed --web-config files (unreadable, not YAML, an unknown or unsupported
+    key, a certificate or key that does not load, a hash that is not bcrypt, ...) is refused at
+    start in one line that names the file and the problem, exit 2, before anything is loaded."""
+    pki = Pki()
+    try:
+        tls = f"tls_server_config:\n  cert_file: {pki.path('server.crt')}\n  key_file: {pki.path('server.key')}\n"
+        pki.write("garbage.pem", "-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n")
+        pki.write("empty.pem", "")
+        unreadable = pki.write("unreadable.yml", tls)
+        os.chmod(unreadable, 0)
+        bad = [
+            (pki.path("absent.yml"), "cannot read"),
+            (pki.dir, "cannot read"),
+            ("tls_server_config: [\n", "not YAML"),
+            ("- a\n- b\n", "is not a mapping"),
+            ("tls_config: {}\n", "unknown key tls_config"),
+            (tls + "  certfile: x\n", "unknown key tls_server_config.certfile"),
+            (tls + "  cipher_suites: [TLS_AES_128_GCM_SHA256]\n", "tls_server_config.cipher_suites is not supported"),
+            (f"tls_server_config:\n  key_file: {pki.path('server.key')}\n", "no cert_file"),
+            (f"tls_server_config:\n  cert_file: {pki.path('server.crt')}\n", "no key_file"),
+            (tls.replace("server.crt", "absent.crt"), "cannot read"),
+            (tls.replace("server.crt", "garbage.pem"), "does not load"),
+            (tls.replace("server.key", "client.key"), "does not load"),
+            (tls + "  client_auth_type: RequireClientCert\n", "is not one of"),
+            (tls + f"  client_ca_file: {pki.path('ca.crt')}\n", "asks for no client certificate"),
+            (tls + "  client_auth_type: RequireAndVerifyClientCert\n", "needs client_ca_file"),
+            (tls + f"  client_auth_type: VerifyClientCertIfGiven\n  client_ca_file: {pki.path('empty.pem')}\n",
+             "does not load"),
+            (tls + "  min_version: TLS10\n", "TLS 1.2 and 1.3 only"),
+            (tls + "  min_version: TLS13\n  max_version: TLS12\n", "above max_version"),
+            ("basic_auth_users:\n  a: '$6$salt$SJIeXQqJYBu7hZQH2DwR/MKMbqDBf9uu.bWaXyp3qdRmCvsa.bO7xTL5u1G9sxMwUnwsJ8GqnvMdgCNIk5xgO1'\n",
+             "is not a bcrypt hash"),
+            ("basic_auth_users:\n  a: '$2b$99$" + "x" * 53 + "'\n", "crypt() does not take"),
+            ("basic_auth_users: [a, b]\n", "basic_auth_users is not a mapping"),
+            (f"basic_auth_users:\n  a: '{pki.hash}'\n  a: '{pki.hash}'\n", "basic_auth_users.a is given twice"),
+            ("http_server_config:\n  headers:\n    Set-Cookie: a=b\n", "header Set-Cookie cannot be set"),
+            ("http_server_config:\n  http2: maybe\n", "http2 is not true or false"),
+        ]
+        assert len(bad) == 24
+        for i, (text, want) in enumerate(bad):
+            path = text if text.startswith("/") else pki.write(f"bad{i}.yml", text)
+            p = zctrace("export", "--listen", f"127.0.0.1:{free_port()}", "--web-config", path, timeout=30)
+            lines = p.stderr.strip().splitlines()
+            assert p.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"zctrace: --web-config {path}: ") \
+                and want in lines[0] and not p.stdout, (i, text, want, p.returncode, p.stderr)
+    finally:
+        pki.remove()
+
+
+def export_tls_basic_auth():
+    """zctrace export --web-config with TLS (a CA of the test's own) and a bcrypt user, scraped by
+    Debian's Prometheus: with the password up is 1, with a wrong one or none up is 0, and what it
+    stores is what the exporter serves. curl gets no metric line without credentials, with a wrong
+    password, trusting no CA, or over plain HTTP. The file is then replaced by one that also needs a
+    client certificate signed by the CA: the exporter reloads it, the job with that certificate
+    still scrapes (up 1) and the one without it no longer does (up 0), and curl with a stranger's
+    self-signed certificate gets no metric. A file made bad is not taken, and said so once: the last
+    one keeps serving until a good one comes."""
+    pki = Pki()
+    exp = prom = None
+    web = pki.write("web.yml", pki.config())
+    ca, cred = ["--cacert", pki.path("ca.crt")], ["-u", f"{Pki.USER}:{Pki.PASSWORD}"]
+    cert = ["--cert", pki.path("client.crt"), "--key", pki.path("client.key")]
+    try:
+        exp = Exporter("--web-config", web, scheme="https",
+                       serving=lambda url: curl(url, *ca, *cred)[1] == 200)
+        rc, code, text = curl(exp.url, *ca, *cred)
+        promtool_check(text)
+        assert "zctrace_copy_bytes_total" in text, text[:500]
+        rc, code, head = curl(exp.url, *ca, *cred, "-o", "/dev/null", "-D", "-")
+        assert re.search(r"^X-Content-Type-Options: nosniff\r?$", head, re.M | re.I), head
+        for what, args in (("no credentials", ca), ("a wrong password", ca + ["-u", f"{Pki.USER}:wrong"]),
+                           ("an unknown user", ca + ["-u", f"nobody:{Pki.PASSWORD}"])):
+            rc, code, body = curl(exp.url, *args)
+            assert code == 401 and "zctrace_" not in body, (what, rc, code, body[:300])
+        rc, code, body = curl(exp.url, *cred)
+        assert rc == 60 and "zctrace_" not in body, ("no CA trusted", rc, code, body[:300])
+        rc, code, body = curl(exp.url.replace("https:", "http:"), *cred)
+        assert rc != 0 and "zctrace_" not in body, ("plain HTTP", rc, code, body[:300])
+        target = f"static_configs:\n      - targets: ['127.0.0.1:{exp.port}']\n"
+        tls = f"scheme: https\n    tls_config:\n      ca_file: {pki.path('ca.crt')}\n"
+        auth = f"basic_auth:\n      username: {Pki.USER}\n      password: '{Pki.PASSWORD}'\n"
+        client = f"      cert_file: {pki.path('client.crt')}\n      key_file: {pki.path('client.key')}\n"
+        jobs = (f"  - job_name: good\n    {tls}    {auth}    {target}"
+                f"  - job_name: good_with_cert\n    {tls}{client}    {auth}    {target}"
+                f"  - job_name: wrong\n    {tls}    {auth.replace(Pki.PASSWORD, 'wrong')}    {target}"
+                f"  - job_name: none\n    {tls}    {target}")
+        prom = Prometheus(exp.port, jobs, ready="up == 0 or up == 1")
+        want = {"good": 1, "good_with_cert": 1, "wrong": 0, "none": 0}
+        ups = lambda: {r["metric"]["job"]: float(r["value"][1]) for r in prom.query("up")}
+        wait_for(f"up {want}", lambda: ups() == want, 30)
+        # what Prometheus stored through TLS is what the exporter serves: its own BPF objects' counts
+        wait_for("the exporter's series in Prometheus", lambda: prom.query('{job="good",__name__=~"zctrace_.*"}'), 30)
+        rc, code, text = curl(exp.url, *ca, *cred)
+        families = {m.group(1) for m in re.finditer(r"^# TYPE (\S+) ", text, re.M)}
+        stored = {r["metric"]["__name__"] for r in prom.query('{job="good",__name__=~"zctrace_.*"}')}
+        assert stored and stored <= {f + s for f in families for s in ("", "_total", "_bucket", "_sum", "_count",
+                                                                       "_info")}, (stored - families, families)
+        # a client certificate signed by the CA is needed now
+        pki.write("web.yml", pki.config("RequireAndVerifyClientCert"))
+        want = {"good": 0, "good_with_cert": 1, "wrong": 0, "none": 0}
+        wait_for(f"up {want}", lambda: ups() == want, 30)
+        rc, code, body = curl(exp.url, *ca, *cred)
+        assert code == 401 and "zctrace_" not in body, ("no client certificate", rc, code, body[:300])
+        rc, code, body = curl(exp.url, *ca, *cred, "--cert", pki.path("stranger.crt"), "--key", pki.path("stranger.key"))
+        assert code == 401 and "zctrace_" not in body, ("a stranger's certificate", rc, code, body[:300])
+        rc, code, body = curl(exp.url, *ca, *cred, *cert)
+        assert code == 200 and "zctrace_copy_bytes_total" in body, (rc, code, body[:300])
+        # a bad file is said once and not taken
+        pki.write("web.yml", "tls_server_config: [\n")
+        time.sleep(3)
+        rc, code, body = curl(exp.url, *ca, *cred, *cert)
+        assert code == 200, (rc, code, body[:300])
+        # and a good one again is taken: basic auth alone
+        pki.write("web.yml", pki.config())
+        wait_for("the password alone let in again", lambda: curl(exp.url, *ca, *cred)[1] == 200, 30)
+        said = [line for line in zctrace_lines(exp.stop()) if "--web-config" in line]
+        assert said == [f"zctrace: --web-config {web} reloaded",
+                        f"zctrace: --web-config {web} not reloaded, the last one kept: not YAML: did not "
+                        "find expected node content at line 2, column 1",
+                        f"zctrace: --web-config {web} reloaded"], said
+    finally:
+        if prom:
+            prom.stop()
+        if exp:
+            exp.kill()
+        pki.remove()
+
+
 EXPORT_TESTS = [export_exposition_format, export_usage_errors, export_prometheus_round_trip,
-                export_says_what_it_measures, export_soak_short_processes]
+                export_says_what_it_measures, export_soak_short_processes, export_web_config_refuses,
+                export_tls_basic_auth, export_comm_any_bytes]

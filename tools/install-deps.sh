@@ -16,10 +16,16 @@ needs=(
 	"libjson-c-dev:/usr/include/json-c/json.h"
 	"liburing-dev:/usr/include/liburing.h"	# the uring-* workloads
 	"libmicrohttpd-dev:/usr/include/microhttpd.h"	# zctrace export's HTTP server
+	"libgnutls28-dev:/usr/include/gnutls/gnutls.h"	# ... its TLS (--web-config)
+	"libyaml-dev:/usr/include/yaml.h"	# ... the web-config file
+	"libcrypt-dev:/usr/include/crypt.h"	# ... its bcrypt password hashes
 	# zctrace export's tests: promtool checks the exposition, a real Prometheus scrapes it, and
 	# an independent OpenMetrics parser reads it
 	"prometheus:/usr/bin/promtool"
 	"python3-prometheus-client:/usr/lib/python3/dist-packages/prometheus_client/openmetrics/parser.py"
+	# ... and with TLS: a CA and certificates made by openssl, requests by curl
+	"openssl:/usr/bin/openssl"
+	"curl:/usr/bin/curl"
 	"pkg-config:/usr/bin/pkg-config"
 	"make:/usr/bin/make"
 	"gcc:/usr/bin/gcc"

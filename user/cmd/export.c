@@ -19,16 +19,18 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <bpf/libbpf.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include "trace/census.h"
 #include "os/cli.h"
 #include "cmd/export.h"
+#include "cmd/webconfig.h"
 #include "report/exposition.h"
 #include "trace/progstats.h"
 #include "opts.h"
 #include "zctrace.skel.h"
 
-enum { EXPORT_OPT_COMPLETE = 0x100, EXPORT_OPT_BPF_STATS };
+enum { EXPORT_OPT_COMPLETE = 0x100, EXPORT_OPT_BPF_STATS, EXPORT_OPT_WEB_CONFIG };
 
 /* HTTP connections at once, and how long an idle one is kept */
 #define EXPORT_MAX_CONNECTIONS 32
@@ -43,6 +45,7 @@ struct export_args {
 	bool verbose;
 	bool complete;		/* --complete: the boundary account and the sites that need the syscall tracepoints */
 	bool bpf_stats;		/* --bpf-stats: the census's own BPF cost, from the kernel's statistics */
+	const char *web_config;	/* --web-config: TLS and basic auth, the exporter-toolkit's format */
 };
 
 struct exporter {
@@ -55,6 +58,8 @@ struct exporter {
 	pthread_mutex_t lock;		/* the aggregate: written by reads, read by the HTTP thread */
 	struct expo expo;
 	struct MHD_Daemon *httpd;
+	struct web_config web;		/* read by the HTTP thread; swapped only while no server runs */
+	struct web_config refused;	/* the files of the last one that did not load */
 };
 
 static const char export_doc[] =
@@ -66,6 +71,7 @@ static const char export_doc[] =
 	"EXAMPLES:\n"
 	"    zctrace export                    # http://127.0.0.1:9435/metrics\n"
 	"    zctrace export --listen [::1]:9435 --max-series 50\n"
+	"    zctrace export --listen 198.18.0.1:9435 --web-config web.yml  # TLS\n"
 	"\v"
 	"Every process but this one is counted, by (comm, cgroup). Past --max-series label pairs the "
 	"rest are folded into comm=\"other\",cgroup=\"other\" (zctrace_series_folded_total). What the "
@@ -79,6 +85,8 @@ static const struct argp_option export_options[] = {
 	{ "method", 'm', "METHOD", 0, "Attach with METHOD at best: fentry, kprobe or tracepoint", 0 },
 	CENSUS_COMPLETE_OPTION(EXPORT_OPT_COMPLETE),
 	CENSUS_BPF_STATS_OPTION(EXPORT_OPT_BPF_STATS, "as zctrace_bpf_*"),
+	{ "web-config", EXPORT_OPT_WEB_CONFIG, "FILE", 0, "TLS and basic auth, in the Prometheus exporter-toolkit's "
+	  "web-config format (reloaded when it changes)", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf's messages", 0 },
 	{},
 };
@@ -155,6 +163,9 @@ static error_t export_parse(int key, char *arg, struct argp_state *state)
 	case EXPORT_OPT_BPF_STATS:
 		x->a.bpf_stats = true;
 		break;
+	case EXPORT_OPT_WEB_CONFIG:
+		x->a.web_config = arg;
+		break;
 	case ARGP_KEY_ARG:
 		argp_failure(state, EXIT_USAGE, 0, "unexpected argument '%s'", arg);
 		break;
@@ -185,8 +196,9 @@ static int open_listener(struct exporter *x)
 	return 0;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *type, char *body,
-			     size_t len, enum MHD_ResponseMemoryMode mode)
+/* @status with @body, or (MHD_HTTP_UNAUTHORIZED) a basic-auth challenge */
+static enum MHD_Result reply(struct exporter *x, struct MHD_Connection *conn, unsigned int status, const char *type,
+			     char *body, size_t len, enum MHD_ResponseMemoryMode mode)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
 	enum MHD_Result ret;
@@ -197,14 +209,65 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, c
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	ret = MHD_queue_response(conn, status, r);
+	for (int i = 0; i < x->web.nheaders; i++)
+		MHD_add_response_header(r, x->web.headers[i].name, x->web.headers[i].value);
+	if (status == MHD_HTTP_UNAUTHORIZED && x->web.nusers)
+		ret = MHD_queue_basic_auth_fail_response(conn, "zctrace", r);
+	else
+		ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
 }
 
-static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status, const char *text)
+static enum MHD_Result reply_text(struct exporter *x, struct MHD_Connection *conn, unsigned int status,
+				  const char *text)
 {
-	return reply(conn, status, "text/plain; charset=utf-8", (char *)text, strlen(text), MHD_RESPMEM_PERSISTENT);
+	return reply(x, conn, status, "text/plain; charset=utf-8", (char *)text, strlen(text), MHD_RESPMEM_PERSISTENT);
+}
+
+/* Why the client's certificate does not pass tls_server_config.client_auth_type; NULL if it does. */
+static const char *client_cert_refused(struct exporter *x, struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci;
+	unsigned int n = 0, status = 0;
+
+	if (!x->web.tls || x->web.client_auth == CLIENT_NO_CERT)
+		return NULL;
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (!ci || !ci->tls_session)
+		return "no TLS session\n";
+	if (!gnutls_certificate_get_peers(ci->tls_session, &n) || !n)
+		return client_auth_requires(x->web.client_auth) ? "a client certificate is required\n" : NULL;
+	if (client_auth_verifies(x->web.client_auth) &&
+	    (gnutls_certificate_verify_peers2(ci->tls_session, &status) < 0 || status))
+		return "the client certificate is not signed by the client CA\n";
+	return NULL;
+}
+
+/* Whether the request passes --web-config's client certificate and basic auth checks; if not, the
+ * refusal is queued in *@ret. */
+static bool admitted(struct exporter *x, struct MHD_Connection *conn, enum MHD_Result *ret)
+{
+	const char *why = client_cert_refused(x, conn);
+	char *user, *pass = NULL;
+	bool ok;
+
+	if (why) {
+		*ret = reply_text(x, conn, MHD_HTTP_UNAUTHORIZED, why);
+		return false;
+	}
+	if (!x->web.nusers)
+		return true;
+	user = MHD_basic_auth_get_username_password(conn, &pass);
+	ok = web_user_ok(&x->web, user, pass);
+	if (pass) {
+		explicit_bzero(pass, strlen(pass));
+		MHD_free(pass);
+	}
+	MHD_free(user);
+	if (!ok)
+		*ret = reply_text(x, conn, MHD_HTTP_UNAUTHORIZED, "unauthorized\n");
+	return ok;
 }
 
 static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *conn)
@@ -217,27 +280,32 @@ static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *
 	int err;
 
 	if (!f)
-		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		return reply_text(x, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	pthread_mutex_lock(&x->lock);
 	err = expo_write(f, &x->expo, fmt);
 	pthread_mutex_unlock(&x->lock);
 	if (fclose(f) || err) {
 		free(text);
-		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		return reply_text(x, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
-	return reply(conn, MHD_HTTP_OK, expo_content_type(fmt), text, len, MHD_RESPMEM_MUST_FREE);
+	return reply(x, conn, MHD_HTTP_OK, expo_content_type(fmt), text, len, MHD_RESPMEM_MUST_FREE);
 }
 
 static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 			     const char *version, const char *upload, size_t *upload_len, void **req)
 {
+	struct exporter *x = cls;
+	enum MHD_Result ret;
+
+	if (!admitted(x, conn, &ret))
+		return ret;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n");
+		return reply_text(x, conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n");
 	if (!strcmp(url, "/metrics"))
-		return serve_metrics(cls, conn);
+		return serve_metrics(x, conn);
 	if (!strcmp(url, "/"))
-		return reply_text(conn, MHD_HTTP_OK, "zctrace export: the machine's copy census at /metrics\n");
-	return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found: the metrics are at /metrics\n");
+		return reply_text(x, conn, MHD_HTTP_OK, "zctrace export: the machine's copy census at /metrics\n");
+	return reply_text(x, conn, MHD_HTTP_NOT_FOUND, "not found: the metrics are at /metrics\n");
 }
 
 static int silent_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -297,28 +365,84 @@ static int read_census(struct exporter *x)
 	return 0;
 }
 
-static int start_httpd(struct exporter *x)
+/* The HTTP server on the listening socket, with --web-config's TLS. @quiet: not said again (a reload). */
+static int start_httpd(struct exporter *x, bool quiet)
 {
 	char host[INET6_ADDRSTRLEN];
 	const void *a = x->addr.ss_family == AF_INET6 ? (void *)&((struct sockaddr_in6 *)&x->addr)->sin6_addr :
 							(void *)&((struct sockaddr_in *)&x->addr)->sin_addr;
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, x->web.cert_pem },
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, x->web.key_pem },
+		{ MHD_OPTION_HTTPS_PRIORITIES, 0, x->web.priorities },
+		/*
+		 * libmicrohttpd asks for a client certificate only with a trust list; where one is asked
+		 * for but not verified and no client CA is given, the server's own certificate stands in
+		 * (admitted() checks what client_auth_type wants, after the handshake)
+		 */
+		{ x->web.client_auth != CLIENT_NO_CERT ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0,
+		  x->web.ca_pem ?: x->web.cert_pem },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 
-	x->httpd = MHD_start_daemon(MHD_USE_POLL_INTERNAL_THREAD | (x->addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+	x->httpd = MHD_start_daemon(MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | (x->web.tls ? MHD_USE_TLS : 0) |
+				    (x->addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				    0, NULL, NULL, serve, x,
 				    MHD_OPTION_LISTEN_SOCKET, x->listen_fd,
 				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)EXPORT_MAX_CONNECTIONS,
 				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)EXPORT_CONNECTION_TIMEOUT_S,
+				    MHD_OPTION_ARRAY, x->web.tls ? tls : &tls[sizeof(tls) / sizeof(tls[0]) - 1],
 				    MHD_OPTION_END);
 	if (!x->httpd) {
-		fprintf(stderr, "zctrace: cannot start the HTTP server on %s\n", x->a.listen);
+		fprintf(stderr, "zctrace: cannot start the HTTP%s server on %s\n", x->web.tls ? "S" : "", x->a.listen);
 		return 1;
 	}
 	x->listen_fd = -1;	/* the server's now: it closes it */
+	if (quiet)
+		return 0;
 	inet_ntop(x->addr.ss_family, a, host, sizeof(host));
-	fprintf(stderr, "zctrace: serving http://%s%s%s:%d/metrics\n", x->addr.ss_family == AF_INET6 ? "[" : "",
+	fprintf(stderr, "zctrace: serving http%s://%s%s%s:%d/metrics%s\n", x->web.tls ? "s" : "",
+		x->addr.ss_family == AF_INET6 ? "[" : "",
 		host, x->addr.ss_family == AF_INET6 ? "]" : "",
 		ntohs(x->addr.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&x->addr)->sin6_port :
-						      ((struct sockaddr_in *)&x->addr)->sin_port));
+						      ((struct sockaddr_in *)&x->addr)->sin_port),
+		x->web.nusers ? " (basic auth)" : "");
+	return 0;
+}
+
+/*
+ * --web-config again, when it or a file it names changed: the server is stopped (its listening
+ * socket kept, so no connection is refused meanwhile) and started with the new one. A file that
+ * does not load leaves the last good one serving; it is said once, and tried again when one of
+ * the files it read changes. 0, or 1 when the server cannot be started again.
+ */
+static int reload_web_config(struct exporter *x)
+{
+	struct web_config next;
+	char why[512];
+
+	if (!x->a.web_config || !web_config_changed(&x->web))
+		return 0;
+	if (x->refused.files[0] && !web_config_changed(&x->refused))
+		return 0;
+	web_config_free(&x->refused);
+	if (web_config_load(&next, x->a.web_config, why, sizeof(why))) {
+		fprintf(stderr, "zctrace: --web-config %s not reloaded, the last one kept: %s\n", x->a.web_config, why);
+		x->refused = next;
+		return 0;
+	}
+	x->listen_fd = MHD_quiesce_daemon(x->httpd);
+	MHD_stop_daemon(x->httpd);
+	x->httpd = NULL;
+	web_config_free(&x->web);
+	x->web = next;
+	if (x->listen_fd < 0) {
+		fprintf(stderr, "zctrace: --web-config %s: the server could not hand back its socket\n", x->a.web_config);
+		return 1;
+	}
+	if (start_httpd(x, true))
+		return 1;
+	fprintf(stderr, "zctrace: --web-config %s reloaded\n", x->a.web_config);
 	return 0;
 }
 
@@ -339,7 +463,7 @@ static int read_until_stopped(struct exporter *x, const sigset_t *stop)
 			fprintf(stderr, "zctrace: waiting for the next read: %s\n", strerror(errno));
 			return 1;
 		}
-		if (errno == EAGAIN && read_census(x))
+		if (errno == EAGAIN && (read_census(x) || reload_web_config(x)))
 			return 1;
 	}
 }
@@ -351,6 +475,8 @@ static void stop_exporter(struct exporter *x)
 	if (x->listen_fd >= 0)
 		close(x->listen_fd);
 	census_close(x->census);
+	web_config_free(&x->web);
+	web_config_free(&x->refused);
 	prog_stats_close(&x->costs);
 	expo_free(&x->expo);
 	pthread_mutex_destroy(&x->lock);
@@ -390,7 +516,16 @@ int cmd_export(int argc, char **argv)
 	sigaddset(&stop, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	ret = open_listener(&x) || start_census(&x) || read_census(&x) || start_httpd(&x);
+	if (x.a.web_config) {
+		char why[512];
+
+		if (web_config_load(&x.web, x.a.web_config, why, sizeof(why))) {
+			fprintf(stderr, "zctrace: --web-config %s: %s\n", x.a.web_config, why);
+			stop_exporter(&x);
+			return EXIT_USAGE;
+		}
+	}
+	ret = open_listener(&x) || start_census(&x) || read_census(&x) || start_httpd(&x, false);
 	if (!ret)
 		ret = read_until_stopped(&x, &stop);
 	stop_exporter(&x);
