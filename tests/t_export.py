@@ -595,7 +595,8 @@ class Pki:
         self.dir = tempfile.mkdtemp(prefix="zctrace-pki-")
         ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
         self.ssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=zctrace test CA")
-        for name, ext in (("server", "subjectAltName=IP:127.0.0.1\n"), ("client", "extendedKeyUsage=clientAuth\n")):
+        for name, ext in (("server", "subjectAltName=IP:127.0.0.1\n"), ("client", "extendedKeyUsage=clientAuth\n"),
+                          ("serveronly", "extendedKeyUsage=serverAuth\n")):
             self.write(f"{name}.ext", ext)
             self.ssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}")
             self.ssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
@@ -618,9 +619,10 @@ class Pki:
         return self.path(name)
 
     def config(self, client_auth=None, users=True):
-        text = f"tls_server_config:\n  cert_file: {self.path('server.crt')}\n  key_file: {self.path('server.key')}\n"
+        # the files named relative to the config's own directory, as the exporter-toolkit takes them
+        text = "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
         if client_auth:
-            text += f"  client_auth_type: {client_auth}\n  client_ca_file: {self.path('ca.crt')}\n"
+            text += f"  client_auth_type: {client_auth}\n  client_ca_file: ca.crt\n"
         if users:
             text += f"basic_auth_users:\n  {self.USER}: '{self.hash}'\n"
         return text + "http_server_config:\n  headers:\n    X-Content-Type-Options: nosniff\n"
@@ -638,9 +640,10 @@ def curl(url, *args):
 
 
 def export_web_config_refuses():
-    """Each of 24 malformed --web-config files (unreadable, not YAML, an unknown or unsupported
-    key, a certificate or key that does not load, a hash that is not bcrypt, ...) is refused at
-    start in one line that names the file and the problem, exit 2, before anything is loaded."""
+    """Each of 27 malformed --web-config files (unreadable, not YAML, an unknown or unsupported
+    key, a certificate or key that does not load, a hash that is not bcrypt or too costly, ...) is
+    refused at start in one line that names the file and the problem, exit 2, before anything is
+    loaded."""
     pki = Pki()
     try:
         tls = f"tls_server_config:\n  cert_file: {pki.path('server.crt')}\n  key_file: {pki.path('server.key')}\n"
@@ -661,7 +664,8 @@ def export_web_config_refuses():
             (tls.replace("server.crt", "absent.crt"), "cannot read"),
             (tls.replace("server.crt", "garbage.pem"), "does not load"),
             (tls.replace("server.key", "client.key"), "does not load"),
-            (tls + "  client_auth_type: RequireClientCert\n", "is not one of"),
+            (tls + "  client_auth_type: RequireSomeCert\n", "is not one of"),
+            (tls + "  client_auth_type: RequestClientCert\n", "needs client_ca_file"),
             (tls + f"  client_ca_file: {pki.path('ca.crt')}\n", "asks for no client certificate"),
             (tls + "  client_auth_type: RequireAndVerifyClientCert\n", "needs client_ca_file"),
             (tls + f"  client_auth_type: VerifyClientCertIfGiven\n  client_ca_file: {pki.path('empty.pem')}\n",
@@ -670,13 +674,15 @@ def export_web_config_refuses():
             (tls + "  min_version: TLS13\n  max_version: TLS12\n", "above max_version"),
             ("basic_auth_users:\n  a: '$6$salt$SJIeXQqJYBu7hZQH2DwR/MKMbqDBf9uu.bWaXyp3qdRmCvsa.bO7xTL5u1G9sxMwUnwsJ8GqnvMdgCNIk5xgO1'\n",
              "is not a bcrypt hash"),
-            ("basic_auth_users:\n  a: '$2b$99$" + "x" * 53 + "'\n", "crypt() does not take"),
+            ("basic_auth_users:\n  a: '$2b$04$" + "!" * 53 + "'\n", "crypt() does not take"),
+            ("basic_auth_users:\n  a: '$2b$16$" + pki.hash[7:] + "'\n", "bcrypt cost 16 is above 15"),
+            ("http2: true\0\n", "holds a NUL byte"),
             ("basic_auth_users: [a, b]\n", "basic_auth_users is not a mapping"),
             (f"basic_auth_users:\n  a: '{pki.hash}'\n  a: '{pki.hash}'\n", "basic_auth_users.a is given twice"),
             ("http_server_config:\n  headers:\n    Set-Cookie: a=b\n", "header Set-Cookie cannot be set"),
             ("http_server_config:\n  http2: maybe\n", "http2 is not true or false"),
         ]
-        assert len(bad) == 24
+        assert len(bad) == 27
         for i, (text, want) in enumerate(bad):
             path = text if text.startswith("/") else pki.write(f"bad{i}.yml", text)
             p = zctrace("export", "--listen", f"127.0.0.1:{free_port()}", "--web-config", path, timeout=30)
@@ -694,7 +700,7 @@ def export_tls_basic_auth():
     password, trusting no CA, or over plain HTTP. The file is then replaced by one that also needs a
     client certificate signed by the CA: the exporter reloads it, the job with that certificate
     still scrapes (up 1) and the one without it no longer does (up 0), and curl with a stranger's
-    self-signed certificate gets no metric. A file made bad is not taken, and said so once: the last
+    self-signed certificate, or one of the CA's for a server only, gets no metric. A file made bad is not taken, and said so once: the last
     one keeps serving until a good one comes."""
     pki = Pki()
     exp = prom = None
@@ -744,6 +750,9 @@ def export_tls_basic_auth():
         assert code == 401 and "zctrace_" not in body, ("no client certificate", rc, code, body[:300])
         rc, code, body = curl(exp.url, *ca, *cred, "--cert", pki.path("stranger.crt"), "--key", pki.path("stranger.key"))
         assert code == 401 and "zctrace_" not in body, ("a stranger's certificate", rc, code, body[:300])
+        rc, code, body = curl(exp.url, *ca, *cred, "--cert", pki.path("serveronly.crt"), "--key",
+                              pki.path("serveronly.key"))
+        assert code == 401 and "zctrace_" not in body, ("a certificate for a server only", rc, code, body[:300])
         rc, code, body = curl(exp.url, *ca, *cred, *cert)
         assert code == 200 and "zctrace_copy_bytes_total" in body, (rc, code, body[:300])
         # a bad file is said once and not taken

@@ -7,6 +7,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -20,9 +21,11 @@
 #include <sys/socket.h>
 #include <bpf/libbpf.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include "trace/census.h"
 #include "os/cli.h"
+#include "os/clock.h"
 #include "cmd/export.h"
 #include "cmd/webconfig.h"
 #include "report/exposition.h"
@@ -60,6 +63,8 @@ struct exporter {
 	struct MHD_Daemon *httpd;
 	struct web_config web;		/* read by the HTTP thread; swapped only while no server runs */
 	struct web_config refused;	/* the files of the last one that did not load */
+	struct web_config settle;	/* a changed one's files as they were when last looked at */
+	double settle_since;		/* ... since when */
 };
 
 static const char export_doc[] =
@@ -238,9 +243,12 @@ static const char *client_cert_refused(struct exporter *x, struct MHD_Connection
 		return "no TLS session\n";
 	if (!gnutls_certificate_get_peers(ci->tls_session, &n) || !n)
 		return client_auth_requires(x->web.client_auth) ? "a client certificate is required\n" : NULL;
+	/* signed by the client CA, and for a client (its key purpose, where it names one), as Go checks */
 	if (client_auth_verifies(x->web.client_auth) &&
-	    (gnutls_certificate_verify_peers2(ci->tls_session, &status) < 0 || status))
-		return "the client certificate is not signed by the client CA\n";
+	    (gnutls_certificate_verify_peers(ci->tls_session, &(gnutls_typed_vdata_st){
+			.type = GNUTLS_DT_KEY_PURPOSE_OID, .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT }, 1,
+			&status) < 0 || status))
+		return "the client certificate is not signed by the client CA for a client\n";
 	return NULL;
 }
 
@@ -375,29 +383,32 @@ static int start_httpd(struct exporter *x, bool quiet)
 		{ MHD_OPTION_HTTPS_MEM_CERT, 0, x->web.cert_pem },
 		{ MHD_OPTION_HTTPS_MEM_KEY, 0, x->web.key_pem },
 		{ MHD_OPTION_HTTPS_PRIORITIES, 0, x->web.priorities },
-		/*
-		 * libmicrohttpd asks for a client certificate only with a trust list; where one is asked
-		 * for but not verified and no client CA is given, the server's own certificate stands in
-		 * (admitted() checks what client_auth_type wants, after the handshake)
-		 */
-		{ x->web.client_auth != CLIENT_NO_CERT ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0,
-		  x->web.ca_pem ?: x->web.cert_pem },
+		/* a client certificate asked for (admitted() checks what client_auth_type wants) */
+		{ x->web.ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, x->web.ca_pem },
 		{ MHD_OPTION_END, 0, NULL },
 	};
 
+	/* a copy of the listening socket: the server closes what it is given, even where it fails */
+	int fd = fcntl(x->listen_fd, F_DUPFD_CLOEXEC, 0);
+
+	if (fd < 0) {
+		fprintf(stderr, "zctrace: cannot start the HTTP server on %s: %s\n", x->a.listen, strerror(errno));
+		return 1;
+	}
 	x->httpd = MHD_start_daemon(MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | (x->web.tls ? MHD_USE_TLS : 0) |
 				    (x->addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				    0, NULL, NULL, serve, x,
-				    MHD_OPTION_LISTEN_SOCKET, x->listen_fd,
+				    MHD_OPTION_LISTEN_SOCKET, fd,
 				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)EXPORT_MAX_CONNECTIONS,
 				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)EXPORT_CONNECTION_TIMEOUT_S,
 				    MHD_OPTION_ARRAY, x->web.tls ? tls : &tls[sizeof(tls) / sizeof(tls[0]) - 1],
 				    MHD_OPTION_END);
 	if (!x->httpd) {
+		if (fcntl(fd, F_GETFD) >= 0)
+			close(fd);
 		fprintf(stderr, "zctrace: cannot start the HTTP%s server on %s\n", x->web.tls ? "S" : "", x->a.listen);
 		return 1;
 	}
-	x->listen_fd = -1;	/* the server's now: it closes it */
 	if (quiet)
 		return 0;
 	inet_ntop(x->addr.ss_family, a, host, sizeof(host));
@@ -418,10 +429,19 @@ static int start_httpd(struct exporter *x, bool quiet)
  */
 static int reload_web_config(struct exporter *x)
 {
-	struct web_config next;
+	struct web_config next, last;
 	char why[512];
+	int fd;
 
 	if (!x->a.web_config || !web_config_changed(&x->web))
+		return 0;
+	/* taken once its files have not changed for a second: never a file caught half written */
+	if (!x->settle.files[0] || web_config_changed(&x->settle)) {
+		web_config_restamp(&x->settle, &x->web);
+		x->settle_since = now_s();
+		return 0;
+	}
+	if (now_s() - x->settle_since < 1)
 		return 0;
 	if (x->refused.files[0] && !web_config_changed(&x->refused))
 		return 0;
@@ -431,17 +451,22 @@ static int reload_web_config(struct exporter *x)
 		x->refused = next;
 		return 0;
 	}
-	x->listen_fd = MHD_quiesce_daemon(x->httpd);
+	web_config_free(&x->settle);
+	fd = MHD_quiesce_daemon(x->httpd);
+	if (fd >= 0)
+		close(fd);	/* the server's copy: the listening socket stays open in x->listen_fd */
 	MHD_stop_daemon(x->httpd);
 	x->httpd = NULL;
-	web_config_free(&x->web);
+	last = x->web;
 	x->web = next;
-	if (x->listen_fd < 0) {
-		fprintf(stderr, "zctrace: --web-config %s: the server could not hand back its socket\n", x->a.web_config);
-		return 1;
+	if (start_httpd(x, true)) {
+		web_config_free(&x->web);
+		x->web = last;
+		fprintf(stderr, "zctrace: --web-config %s not reloaded, the last one kept: its server did not start\n",
+			x->a.web_config);
+		return start_httpd(x, true);
 	}
-	if (start_httpd(x, true))
-		return 1;
+	web_config_free(&last);
 	fprintf(stderr, "zctrace: --web-config %s reloaded\n", x->a.web_config);
 	return 0;
 }
@@ -477,6 +502,7 @@ static void stop_exporter(struct exporter *x)
 	census_close(x->census);
 	web_config_free(&x->web);
 	web_config_free(&x->refused);
+	web_config_free(&x->settle);
 	prog_stats_close(&x->costs);
 	expo_free(&x->expo);
 	pthread_mutex_destroy(&x->lock);

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <libgen.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/crypto.h>
 #include <gnutls/x509.h>
 #include <yaml.h>
 #include "cmd/webconfig.h"
@@ -65,6 +67,10 @@ static int slurp(const char *path, char **out, size_t *outlen, char *why, size_t
 	}
 	fclose(f);
 	buf[n] = '\0';
+	if (strlen(buf) != n) {
+		free(buf);
+		return fail(why, len, "%s holds a NUL byte", path);
+	}
 	*out = buf;
 	if (outlen)
 		*outlen = n;
@@ -79,6 +85,7 @@ struct tls_keys {
 
 struct parse {
 	yaml_document_t *doc;
+	const char *dir;		/* the config file's directory: relative paths are in it */
 	struct web_config *c;
 	struct tls_keys *tls;		/* tls_server_config's keys, checked once all are read */
 	char *why;
@@ -131,16 +138,36 @@ static const char *const unsupported[][2] = {
 	{ "client_allowed_sans", "a client CA of its own for the clients allowed" },
 };
 
+/* A file's path, relative to the config file's directory unless absolute, as the toolkit has it. */
+static int path_of(struct parse *p, const char *key, yaml_node_t *v, char **out)
+{
+	char *rel;
+
+	if (string_of(p, key, v, &rel))
+		return -1;
+	if (rel[0] == '/') {
+		*out = rel;
+		return 0;
+	}
+	if (asprintf(out, "%s/%s", p->dir, rel) < 0) {
+		*out = NULL;
+		free(rel);
+		return fail(p->why, p->len, "out of memory");
+	}
+	free(rel);
+	return 0;
+}
+
 static int tls_key(struct parse *p, const char *key, yaml_node_t *v)
 {
 	struct tls_keys *t = p->tls;
 
 	if (!strcmp(key, "cert_file"))
-		return string_of(p, "tls_server_config.cert_file", v, &t->cert_file);
+		return path_of(p, "tls_server_config.cert_file", v, &t->cert_file);
 	if (!strcmp(key, "key_file"))
-		return string_of(p, "tls_server_config.key_file", v, &t->key_file);
+		return path_of(p, "tls_server_config.key_file", v, &t->key_file);
 	if (!strcmp(key, "client_ca_file"))
-		return string_of(p, "tls_server_config.client_ca_file", v, &t->ca_file);
+		return path_of(p, "tls_server_config.client_ca_file", v, &t->ca_file);
 	if (!strcmp(key, "client_auth_type"))
 		return string_of(p, "tls_server_config.client_auth_type", v, &t->auth);
 	if (!strcmp(key, "min_version"))
@@ -171,19 +198,24 @@ static int header_key(struct parse *p, const char *key, yaml_node_t *v)
 			break;
 	if (i == sizeof(settable_headers) / sizeof(settable_headers[0]))
 		return fail(p->why, p->len, "http_server_config.headers: header %s cannot be set", key);
+	for (int k = 0; k < c->nheaders; k++)
+		if (!strcmp(c->headers[k].name, settable_headers[i]))
+			return fail(p->why, p->len, "http_server_config.headers.%s is given twice", settable_headers[i]);
 	h = realloc(c->headers, (c->nheaders + 1) * sizeof(*h));
 	if (!h)
 		return fail(p->why, p->len, "out of memory");
 	c->headers = h;
 	h = &c->headers[c->nheaders];
 	*h = (struct web_header){};
+	h->name = strdup(settable_headers[i]);
+	c->nheaders++;	/* freed with the config from here on */
+	if (!h->name)
+		return fail(p->why, p->len, "out of memory");
 	if (string_of(p, "an http_server_config.headers value", v, &h->value))
 		return -1;
 	if (strpbrk(h->value, "\r\n"))
 		return fail(p->why, p->len, "http_server_config.headers.%s holds a line break", key);
-	h->name = strdup(settable_headers[i]);
-	c->nheaders++;
-	return h->name ? 0 : fail(p->why, p->len, "out of memory");
+	return 0;
 }
 
 static int http_key(struct parse *p, const char *key, yaml_node_t *v)
@@ -239,7 +271,8 @@ static const struct {
 	enum client_auth a;
 } auth_types[] = {
 	{ "NoClientCert", CLIENT_NO_CERT }, { "RequestClientCert", CLIENT_REQUEST_CERT },
-	{ "RequireAnyClientCert", CLIENT_REQUIRE_ANY }, { "VerifyClientCertIfGiven", CLIENT_VERIFY_IF_GIVEN },
+	{ "RequireAnyClientCert", CLIENT_REQUIRE_ANY }, { "RequireClientCert", CLIENT_REQUIRE_ANY },	/* its old name */
+	{ "VerifyClientCertIfGiven", CLIENT_VERIFY_IF_GIVEN },
 	{ "RequireAndVerifyClientCert", CLIENT_REQUIRE_AND_VERIFY },
 };
 
@@ -300,7 +333,9 @@ static int check_tls(struct parse *p, struct tls_keys *t)
 	if (t->ca_file && c->client_auth == CLIENT_NO_CERT)
 		return fail(p->why, p->len, "tls_server_config.client_ca_file is set, but client_auth_type asks for "
 			    "no client certificate");
-	if (!t->ca_file && client_auth_verifies(c->client_auth))
+	/* libmicrohttpd asks for a client certificate only with a trust list, and a client sends one
+	 * only if it chains to a CA the server names: so every kind but NoClientCert takes one here */
+	if (!t->ca_file && c->client_auth != CLIENT_NO_CERT)
 		return fail(p->why, p->len, "tls_server_config.client_auth_type %s needs client_ca_file", t->auth);
 	if (check_version(p, "min_version", t->min, &lo) || check_version(p, "max_version", t->max, &hi))
 		return -1;
@@ -354,6 +389,12 @@ static int check_users(struct parse *p)
 			return fail(p->why, p->len, "basic_auth_users.%s is not a bcrypt hash ($2a$, $2b$ or $2y$)",
 				    p->c->users[i].name);
 		}
+		/* each step of the cost doubles the time of every request's check */
+		if (h[4] < '0' || h[4] > '9' || h[5] < '0' || h[5] > '9' || (h[4] - '0') * 10 + h[5] - '0' > 15) {
+			free(cd);
+			return fail(p->why, p->len, "basic_auth_users.%s: bcrypt cost %.2s is above 15 (seconds a "
+				    "request)", p->c->users[i].name, h + 4);
+		}
 		out = crypt_r("", h, cd);
 		if (!out || strncmp(out, h, 29)) {
 			free(cd);
@@ -406,12 +447,13 @@ static void tls_keys_free(struct tls_keys *t)
 }
 
 /* Notes what @path is now, at slot @i, so that a change shows: a file that is not there is
- * noted as such (all zero). -1 then, or if out of memory. */
+ * noted as such (all zero). -1 then, or if out of memory. The path as written: a symbolic link
+ * moved to another file (certbot's live/ into archive/) is a change. */
 static int stamp(struct web_config *c, int i, const char *path)
 {
 	if (!path)
 		return 0;
-	c->files[i] = realpath(path, NULL) ?: strdup(path);
+	c->files[i] = strdup(path);
 	if (c->files[i] && !stat(c->files[i], &c->stamps[i]))
 		return 0;
 	memset(&c->stamps[i], 0, sizeof(c->stamps[i]));
@@ -434,11 +476,17 @@ int web_config_load(struct web_config *c, const char *path, char *why, size_t wh
 	yaml_document_t doc;
 	yaml_node_t *root;
 	size_t n;
-	char *text = NULL;
+	char *text = NULL, *dir = NULL;
 	int err = -1;
 
 	*c = (struct web_config){};
 	stamp(c, 0, path);
+	dir = strdup(path);
+	if (!dir) {
+		fail(why, whylen, "out of memory");
+		goto out;
+	}
+	p.dir = dirname(dir);
 	if (slurp(path, &text, &n, why, whylen))
 		goto out;
 	if (!yaml_parser_initialize(&parser)) {
@@ -461,15 +509,26 @@ int web_config_load(struct web_config *c, const char *path, char *why, size_t wh
 		err = check_tls(&p, &t);
 	if (!err)
 		err = check_users(&p);
+	if (!err && gnutls_rnd(GNUTLS_RND_KEY, c->hmac_key, sizeof(c->hmac_key)))
+		err = fail(why, whylen, "no random key from GnuTLS");
 	yaml_document_delete(&doc);
 out_parser:
 	yaml_parser_delete(&parser);
 out:
 	free(text);
+	free(dir);
 	tls_keys_free(&t);
 	if (err)
 		web_config_drop(c);
 	return err;
+}
+
+void web_config_restamp(struct web_config *to, const struct web_config *from)
+{
+	web_config_free(to);
+	for (int i = 0; i < WEB_FILES; i++)
+		if (from->files[i])
+			stamp(to, i, from->files[i]);
 }
 
 bool web_config_changed(const struct web_config *c)
@@ -484,9 +543,11 @@ bool web_config_changed(const struct web_config *c)
 				return true;	/* gone */
 			continue;		/* still not there */
 		}
+		/* ctime too: a copy that keeps the mtime (cp -p, rsync -t) cannot keep it */
 		if (st.st_ino != c->stamps[i].st_ino || st.st_dev != c->stamps[i].st_dev ||
 		    st.st_size != c->stamps[i].st_size || st.st_mtim.tv_sec != c->stamps[i].st_mtim.tv_sec ||
-		    st.st_mtim.tv_nsec != c->stamps[i].st_mtim.tv_nsec)
+		    st.st_mtim.tv_nsec != c->stamps[i].st_mtim.tv_nsec ||
+		    st.st_ctim.tv_sec != c->stamps[i].st_ctim.tv_sec || st.st_ctim.tv_nsec != c->stamps[i].st_ctim.tv_nsec)
 			return true;
 	}
 	return false;
@@ -503,11 +564,13 @@ static bool same_secret(const char *a, const char *b)
 	return !d;
 }
 
-bool web_user_ok(const struct web_config *c, const char *user, const char *pass)
+bool web_user_ok(struct web_config *c, const char *user, const char *pass)
 {
 	static struct crypt_data cd;	/* the HTTP thread's alone */
-	const struct web_user *u = NULL;
+	unsigned char mac[32];
+	struct web_user *u = NULL;
 	const char *out;
+	bool ok;
 
 	if (!c->nusers)
 		return true;
@@ -516,7 +579,15 @@ bool web_user_ok(const struct web_config *c, const char *user, const char *pass)
 	for (int i = 0; i < c->nusers; i++)
 		if (same_secret(c->users[i].name, user))
 			u = &c->users[i];
+	if (u && !gnutls_hmac_fast(GNUTLS_MAC_SHA256, c->hmac_key, sizeof(c->hmac_key), pass, strlen(pass), mac) &&
+	    u->has_passed && !gnutls_memcmp(mac, u->passed, sizeof(mac)))
+		return true;
 	/* an unknown user costs the same crypt(), against the first user's hash */
 	out = crypt_r(pass, u ? u->hash : c->users[0].hash, &cd);
-	return u && out && same_secret(out, u->hash);
+	ok = u && out && same_secret(out, u->hash);
+	if (ok && !gnutls_hmac_fast(GNUTLS_MAC_SHA256, c->hmac_key, sizeof(c->hmac_key), pass, strlen(pass), mac)) {
+		memcpy(u->passed, mac, sizeof(mac));
+		u->has_passed = true;
+	}
+	return ok;
 }

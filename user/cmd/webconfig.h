@@ -21,6 +21,8 @@ enum client_auth {
 struct web_user {
 	char *name;
 	char *hash;		/* bcrypt: $2a$, $2b$ or $2y$ */
+	unsigned char passed[32];	/* the HMAC of the last password that passed: no bcrypt for it again */
+	bool has_passed;
 };
 
 struct web_header {
@@ -37,6 +39,7 @@ struct web_config {
 	char priorities[96];			/* GnuTLS's, from min_version and max_version */
 	struct web_user *users;
 	int nusers;
+	unsigned char hmac_key[32];		/* random, this config's own: for web_user.passed */
 	struct web_header *headers;
 	int nheaders;
 	char *files[WEB_FILES];
@@ -54,13 +57,16 @@ void web_config_free(struct web_config *c);
 
 /* Whether a file @c was read from has changed (or gone) since. */
 bool web_config_changed(const struct web_config *c);
+/* @to (freed first) names the files @from read, as they are now: to see them settle. */
+void web_config_restamp(struct web_config *to, const struct web_config *from);
 
 /* Whether @client_auth needs a certificate from the client, and whether it verifies one. */
 bool client_auth_requires(enum client_auth a);
 bool client_auth_verifies(enum client_auth a);
 
-/* The user @user with password @pass is in @c (a crypt() per call, the same time for an unknown
- * user). True where @c has no users. */
-bool web_user_ok(const struct web_config *c, const char *user, const char *pass);
+/* The user @user with password @pass is in @c: a crypt() per call (the same time for an unknown
+ * user), but the last password that passed for a user passes again at the cost of an HMAC. True
+ * where @c has no users. */
+bool web_user_ok(struct web_config *c, const char *user, const char *pass);
 
 #endif
