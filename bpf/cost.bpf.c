@@ -30,6 +30,17 @@ struct {
 	__type(value, struct cost_cpu);
 } cost_cpus SEC(".maps");
 
+/*
+ * The census's copy samples by process (--cost); one entry where the census does not sample. Not
+ * per CPU: that would be the map times the CPUs, in the kernel and in each read.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CENSUS_CPU_PROCS);
+	__type(key, __u32);
+	__type(value, struct census_cpu);
+} census_cpu SEC(".maps");
+
 /* Set by user space once cost_ranges is filled: until then every sample is kernel_other. */
 __u32 cost_nranges = 0;
 
@@ -89,13 +100,36 @@ static __always_inline __u32 place(struct bpf_perf_event_data *ctx, struct cost_
 	return cost_finish(&w, n);
 }
 
+/* A census sample of process @tgid in copy site @site's copy. */
+static __always_inline void census_sample(__u32 tgid, __u32 site)
+{
+	struct census_cpu *c = bpf_map_lookup_elem(&census_cpu, &tgid);
+
+	if (!c) {
+		struct census_cpu fresh = {};
+
+		bpf_map_update_elem(&census_cpu, &tgid, &fresh, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&census_cpu, &tgid);
+		if (!c) {
+			__sync_fetch_and_add(&misc.census_samples_dropped, 1);
+			return;
+		}
+	}
+	/* a 64-bit index, checked where it is used (the verifier loses a check of the 32-bit one) */
+	__u64 i = site;
+
+	barrier_var(i);
+	if (i < NR_SITES)
+		__sync_fetch_and_add(&c->samples[i], 1);
+}
+
 SEC("perf_event")
 int cost_sample(struct bpf_perf_event_data *ctx)
 {
 	struct cost_cpu *cc;
-	__u32 zero = 0, cls, slot;
+	__u32 zero = 0, cls, slot, tgid = current_tgid();
 
-	if (!is_target_memo(current_tgid()))
+	if (!is_target_memo(tgid))
 		return 0;
 	cc = bpf_map_lookup_elem(&cost_cpus, &zero);
 	if (!cc)
@@ -103,6 +137,12 @@ int cost_sample(struct bpf_perf_event_data *ctx)
 	cls = place(ctx, cc, bpf_get_stack(ctx, cc->ips, sizeof(cc->ips), 0));
 	if (cls >= NR_COST_CLASSES)
 		cls = COST_KERNEL_OTHER;
+	/* the census (every process but zctrace): only the copies, by process */
+	if (trace_all) {
+		if (cls < NR_SITES)
+			census_sample(tgid, cls);
+		return 0;
+	}
 	slot = cls & (COST_SLOTS - 1);
 	barrier_var(slot);	/* the mask where the verifier sees it, next to the loads */
 	/* the run's task-clock starts at the exec of the process zctrace started: so does this count */

@@ -345,6 +345,7 @@ struct misc_stats {
 	__u64 zc_path_dropped;		/* zerocopy skbs on a (device, stage) with no entry */
 	__u64 account_dropped;		/* boundary-account updates of a (call, file type) with no entry */
 	__u64 census_exits_dropped;	/* census threads whose last counters found no room in the ring buffer */
+	__u64 census_samples_dropped;	/* the census's copy samples (--cost) of a process with no entry */
 };
 
 /*
@@ -411,5 +412,15 @@ struct cost_cpu {
 	__u64 exiting;		/* ... of all, those of tasks in do_exit() (PF_EXITING) */
 	__u64 ips[COST_FRAMES];	/* the walk's scratch: the sample's stack */
 };
+
+/*
+ * The census's copy samples (top and export --cost): per process, the sampler's samples that a
+ * copy site's copy holds. CENSUS_CPU_PROCS processes, the least recently sampled evicted.
+ */
+struct census_cpu {
+	__u64 samples[NR_SITES];
+};
+
+#define CENSUS_CPU_PROCS 8192
 
 #endif /* ZCTRACE_H */

@@ -482,6 +482,47 @@ def unskipped_pair(run, attempts=3):
 
 # ---- the program zctrace top and export trace ----
 
+# A process named argv[1] moving argv[2] MiB through a pipe of its own, 1 MiB written and read back
+# at a time (the pipe made 1 MiB large); then it prints its own CPU time (ns, getrusage), and it
+# waits for a line on stdin before it exits.
+PIPE_MOVER = r"""
+import ctypes, fcntl, os, resource, sys
+ctypes.CDLL(None).prctl(15, ctypes.c_char_p(sys.argv[1].encode()), 0, 0, 0)
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ
+buf = b"x" * (1 << 20)
+for _ in range(int(sys.argv[2])):
+    os.write(w, buf)
+    got = 0
+    while got < len(buf):
+        got += len(os.read(r, len(buf) - got))
+u = resource.getrusage(resource.RUSAGE_SELF)
+print("CPU", int((u.ru_utime + u.ru_stime) * 1e9), flush=True)
+sys.stdin.readline()
+"""
+
+
+# MiB the copy-cost tests move: tens of samples of each copy here; in an emulated guest fewer
+# (there only where the time lands is checked)
+COST_MIB = 128 if os.environ.get("ZCTRACE_KERNEL_UNDER_TEST") else 1024
+
+
+def copy_cpu_plausible(what, cpu_ns, nbytes, own_ns, sample_ns):
+    """A process's copy CPU time from the sampler (@cpu_ns, samples of @sample_ns) for @nbytes
+    copied: within 0.01-5 ns a byte (any machine copies in that band, busy or not), within the
+    samples' Poisson spread (two standard deviations and one sample), and no more
+    than the process's own CPU time (@own_ns, the kernel's rusage) beyond the samples' Poisson
+    spread (two standard deviations and one sample). In a guest of make test-kernels the CPU is
+    emulated: there the time is only held to be there, and to the process's own."""
+    assert cpu_ns > 0, f"{what}: no copy CPU time"
+    spread = 2 * (cpu_ns / sample_ns) ** 0.5 * sample_ns + sample_ns
+    if not os.environ.get("ZCTRACE_KERNEL_UNDER_TEST"):
+        assert cpu_ns + spread >= 0.01 * nbytes and cpu_ns - spread <= 5 * nbytes, \
+            f"{what}: {cpu_ns / nbytes:.3f} ns/B ({cpu_ns} ns for {nbytes} B)"
+    slack = 2 * (own_ns / sample_ns) ** 0.5 * sample_ns + sample_ns
+    assert cpu_ns <= own_ns + slack, f"{what}: copy CPU {cpu_ns} ns beyond the process's own {own_ns} ns"
+
+
 # A process named argv[1] moving N messages of SIZE bytes through a Unix socket pair and a pipe,
 # each read back whole; with argv[4], it first moves itself into that cgroup (its cgroup.procs).
 TOP_PROGRAM = r"""

@@ -113,7 +113,8 @@ def all_tests():
               t_top.top_counts_a_process_exactly, t_top.top_counts_threads_exactly,
               t_top.top_counts_files_where_measured,
               t_top.top_by_cgroup_and_comm,
-              t_top.top_evictions_counted, t_top.top_usage_errors, t_top.census_attach_points]
+              t_top.top_evictions_counted, t_top.top_cost_of_copies, t_top.top_usage_errors,
+              t_top.census_attach_points]
     tests += t_export.EXPORT_TESTS
     return tests
 

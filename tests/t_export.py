@@ -18,7 +18,7 @@ import urllib.request
 from harness import (
     ROOT, UNIT_TESTS, ZCTRACE, assert_eq, bpf_fds_of, scratch, Skip, wait_bpf_released, zctrace,
     zctrace_lines)
-from checks import TOP_PROGRAM
+from checks import COST_MIB, PIPE_MOVER, TOP_PROGRAM, copy_cpu_plausible
 
 
 # ---- zctrace export: the census as Prometheus metrics, scraped by a real Prometheus ----
@@ -578,6 +578,64 @@ def export_comm_any_bytes():
             exp.kill()
 
 
+def export_copy_cpu_seconds():
+    """export --cost --complete: a process that moves 1 GiB (128 MiB in a guest) through a pipe of its own is exported
+    with zctrace_copy_cpu_seconds_total at both pipe sites, within 0.01-5 ns a byte of the bytes
+    counted there and no more than the process's own CPU time (its rusage), within the samples'
+    spread; zctrace_cost_sample_seconds is 1/997 s. Without --cost neither family is there: not
+    measured, absent, not 0. A bad --cost: exit 2, one line."""
+    mib, name = COST_MIB, f"zcx-cost-{os.getpid() % 10000}"
+    for bad in ("0", "-3", "100001", "fast"):
+        p = zctrace("export", f"--cost={bad}", timeout=30)
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and f"--cost '{bad}'" in p.stderr, \
+            (bad, p.returncode, p.stderr)
+    plain = Exporter("--complete")
+    try:
+        text = plain.text()[1]
+        assert "zctrace_copy_cpu_seconds" not in text and "zctrace_cost_sample_seconds" not in text
+    finally:
+        plain.stop()
+    exp = Exporter("--cost", "--complete", "--interval", "0.5")
+    prog = None
+    try:
+        prog = subprocess.Popen([sys.executable, "-c", PIPE_MOVER, name, str(mib)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        said = prog.stdout.readline()  # through a pipe too: its bytes are pipe_write_copy's
+        own = int(said.split()[1])
+        sel = {"comm": name}
+        want = {"pipe_write_copy": (mib << 20) + len(said), "pipe_read_copy": mib << 20}
+        # both sites' bytes in, at a read after the last copy: so is every sample of them
+        wait_for("the pipe's bytes exported", lambda: all(
+            sample_value(exp.text()[1], "zctrace_copy_bytes_total", site=s, **sel) == want[s] for s in want), 30)
+        time.sleep(1)
+        ctype, text = exp.text()
+        promtool_check(text)
+        sample_ns = round(sample_value(text, "zctrace_cost_sample_seconds") * 1e9)
+        assert_eq("one sample's ns", sample_ns, 10**9 // 997)
+        cpu = {}
+        for s in ("pipe_write_copy", "pipe_read_copy"):
+            secs = sample_value(text, "zctrace_copy_cpu_seconds_total", site=s, **sel)
+            assert secs, (s, [l for l in text.splitlines() if name in l])
+            cpu[s] = round(secs * 1e9)
+            copy_cpu_plausible(s, cpu[s], mib << 20, own, sample_ns)
+        copy_cpu_plausible("both pipe sites", sum(cpu.values()), 2 * mib << 20, own, sample_ns)
+        fams = openmetrics_families(exp.text(OM_ACCEPT)[1])
+        assert fams["zctrace_copy_cpu_seconds"].type == "counter", fams["zctrace_copy_cpu_seconds"]
+        print(f"  pipe_write_copy {cpu['pipe_write_copy'] / (mib << 20):.3f} ns/B, pipe_read_copy "
+              f"{cpu['pipe_read_copy'] / (mib << 20):.3f} ns/B; the process's own CPU {own / 1e6:.0f} ms", flush=True)
+        prog.stdin.close()
+        assert prog.wait(timeout=30) == 0
+        prog = None
+        exp.stop()
+        exp = None
+    finally:
+        if prog:
+            prog.kill()
+            prog.wait()
+        if exp:
+            exp.kill()
+
+
 # ---- zctrace export --web-config: TLS and basic auth, the exporter-toolkit's format ----
 
 class Pki:
@@ -778,4 +836,4 @@ def export_tls_basic_auth():
 
 EXPORT_TESTS = [export_exposition_format, export_usage_errors, export_prometheus_round_trip,
                 export_says_what_it_measures, export_soak_short_processes, export_web_config_refuses,
-                export_tls_basic_auth, export_comm_any_bytes]
+                export_tls_basic_auth, export_comm_any_bytes, export_copy_cpu_seconds]

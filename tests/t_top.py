@@ -12,7 +12,7 @@ import threading
 import time
 
 from harness import LIST_PROGS, ROOT, ZCTRACE, assert_eq, bpf_fds_of, Skip, zctrace, zctrace_named
-from checks import PIPE_SITES, TOP_PROGRAM
+from checks import COST_MIB, PIPE_MOVER, PIPE_SITES, TOP_PROGRAM, copy_cpu_plausible
 
 
 # ---- zctrace top: the census ----
@@ -356,10 +356,52 @@ def census_attach_points():
     assert p.returncode == 2 and "--census runs a command" in p.stderr, (p.returncode, p.stderr)
 
 
+def top_cost_of_copies():
+    """top --cost --complete: a process that moves 1 GiB (128 MiB in a guest) through a pipe of its own has CPU time at
+    both pipe sites (cpu_ns), within 0.01-5 ns a byte of the bytes counted there, its row's
+    copy_cpu_ns the sum of its sites', and all of it no more than the process's own CPU time (its
+    rusage), within the samples' spread. Without --cost no row has a copy CPU figure: not measured,
+    absent, not 0."""
+    mib = COST_MIB
+    for extra in (("--cost", "--complete"), ("--complete",)):
+        top = top_start(*extra)
+        try:
+            prog = subprocess.Popen(["/usr/bin/python3", "-c", PIPE_MOVER, "zct-top-cost", str(mib)],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            said = prog.stdout.readline()  # through a pipe too: its bytes are pipe_write_copy's
+            own = int(said.split()[1])
+            prog.stdin.close()
+            assert prog.wait(timeout=60) == 0, prog.returncode
+            top_tables_after(top, [prog.pid])
+        finally:
+            tables = top_stop(top)
+        rows = [r for t in tables for r in t["rows"] if r["pid"] == prog.pid]
+        assert rows, f"{extra}: no row for the program in {len(tables)} tables"
+        if "--cost" not in extra:
+            assert all("copy_cpu_ns" not in r and all("cpu_ns" not in v for v in r["sites"].values())
+                       for r in rows), rows[-1]
+            assert all("sample_ns" not in t for t in tables), tables[-1]
+            continue
+        sample_ns = tables[-1]["sample_ns"]
+        assert_eq("sample_ns", sample_ns, 10**9 // 997)
+        cpu = {s: sum(r["sites"].get(s, {}).get("cpu_ns", 0) for r in rows) for s in PIPE_SITES}
+        counted = {s: sum(r["sites"].get(s, {}).get("bytes", 0) for r in rows) for s in PIPE_SITES}
+        for r in rows:
+            assert_eq("copy_cpu_ns = its sites'", r["copy_cpu_ns"], sum(v.get("cpu_ns", 0) for v in r["sites"].values()))
+        for s in PIPE_SITES:
+            assert_eq(f"{s} bytes", counted[s], (mib << 20) + (len(said) if s == "pipe_write_copy" else 0))
+            copy_cpu_plausible(s, cpu[s], counted[s], own, sample_ns)
+        copy_cpu_plausible("both pipe sites", sum(cpu.values()), 2 * mib << 20, own, sample_ns)
+        print(f"  pipe_write_copy {cpu['pipe_write_copy'] / (mib << 20):.3f} ns/B, pipe_read_copy "
+              f"{cpu['pipe_read_copy'] / (mib << 20):.3f} ns/B; the process's own CPU {own / 1e6:.0f} ms", flush=True)
+
+
 def top_usage_errors():
     """Bad options of `zctrace top`: one line naming the problem, exit 2, nothing attached."""
     for args, word in ((["--by", "pid"], "--by"), (["-i", "0"], "--interval"), (["-n", "x"], "--count"),
-                       (["--max-keys", "5"], "--max-keys"), (["extra"], "extra"), (["-m", "ebpf"], "ebpf")):
+                       (["--max-keys", "5"], "--max-keys"), (["extra"], "extra"), (["-m", "ebpf"], "ebpf"),
+                       (["--cost=0"], "--cost"), (["--cost=-1"], "--cost"), (["--cost=100001"], "--cost"),
+                       (["--cost=9x"], "--cost")):
         p = zctrace("top", *args, timeout=30)
         lines = [l for l in p.stderr.splitlines() if l.strip() and not l.startswith("Try")]
         assert p.returncode == 2 and len(lines) == 1 and word in lines[0], (args, p.returncode, p.stderr)

@@ -44,7 +44,7 @@ Usage: tools/bench.py [SECTION ...]   (sections: micro, files, serve, overhead, 
 sampler; default: all)
 Environment: BENCH_REPS (default 5), BENCH_FILE_SIZE (default 256M), LMBENCH (a directory),
 BENCH_OVERHEAD_DURATION (seconds per overhead and fleet run, default 3), BENCH_FLEET_SIZES (default 1K,64K),
-BENCH_FLEET_COMPLETE (0: leave the --complete variants out).
+BENCH_FLEET_COMPLETE (0: leave the --complete variants out), BENCH_FLEET_COST (0: leave export --cost out).
 """
 import json
 import os
@@ -541,6 +541,7 @@ def run_fleet(variant, length):
         sh = ["/bin/sh", script.name]
         census = {"export": [ZCTRACE, "export", "--listen", f"127.0.0.1:{FLEET_PORT}"],
                   "export --complete": [ZCTRACE, "export", "--complete", "--listen", f"127.0.0.1:{FLEET_PORT}"],
+                  "export --cost": [ZCTRACE, "export", "--cost", "--listen", f"127.0.0.1:{FLEET_PORT}"],
                   "top": [ZCTRACE, "top", "--json", "-i", "1"]}.get(variant)
         if variant == "untraced":
             rc, _, err = run_session(sh, 120)
@@ -589,6 +590,8 @@ def bench_fleet():
     variants = ["untraced", "floor", "export", "top"]
     if os.environ.get("BENCH_FLEET_COMPLETE", "1") == "1":
         variants += ["floor --complete", "export --complete"]
+    if os.environ.get("BENCH_FLEET_COST", "1") == "1":
+        variants += ["export --cost"]
     print(f"\n== the always-on census: iperf3 on loopback, {OVERHEAD_DURATION} s per run, {REPS} reps each, "
           f"interleaved; median throughput; paired = the median of each rep's ratio to its untraced run, which "
           f"the targets hold; floor = the census's attach points with empty programs ==", flush=True)
@@ -608,6 +611,9 @@ def bench_fleet():
             print(f"  {size}: zctrace {v} {'meets' if ok else 'MISSES'} the target ({how})")
             if not ok and "complete" not in v:
                 missed.append(f"{v} {size}")
+        if "export --cost" in ratio:
+            print(f"  {size}: --cost (the sampler at its default rate on every CPU, every process's samples placed) "
+                  f"costs {ratio['export'] - ratio['export --cost']:+.3f} of untraced beside export")
     if missed:
         print(f"  targets missed: {', '.join(missed)}")
 

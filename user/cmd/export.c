@@ -33,7 +33,7 @@
 #include "opts.h"
 #include "zctrace.skel.h"
 
-enum { EXPORT_OPT_COMPLETE = 0x100, EXPORT_OPT_BPF_STATS, EXPORT_OPT_WEB_CONFIG };
+enum { EXPORT_OPT_COMPLETE = 0x100, EXPORT_OPT_BPF_STATS, EXPORT_OPT_WEB_CONFIG, EXPORT_OPT_COST };
 
 /* HTTP connections at once, and how long an idle one is kept */
 #define EXPORT_MAX_CONNECTIONS 32
@@ -49,6 +49,7 @@ struct export_args {
 	bool complete;		/* --complete: the boundary account and the sites that need the syscall tracepoints */
 	bool bpf_stats;		/* --bpf-stats: the census's own BPF cost, from the kernel's statistics */
 	const char *web_config;	/* --web-config: TLS and basic auth, the exporter-toolkit's format */
+	unsigned cost_hz;	/* --cost: the sampler's rate; 0: off */
 };
 
 struct exporter {
@@ -90,6 +91,7 @@ static const struct argp_option export_options[] = {
 	{ "method", 'm', "METHOD", 0, "Attach with METHOD at best: fentry, kprobe or tracepoint", 0 },
 	CENSUS_COMPLETE_OPTION(EXPORT_OPT_COMPLETE),
 	CENSUS_BPF_STATS_OPTION(EXPORT_OPT_BPF_STATS, "as zctrace_bpf_*"),
+	CENSUS_COST_OPTION(EXPORT_OPT_COST, "(zctrace_copy_cpu_seconds_total)"),
 	{ "web-config", EXPORT_OPT_WEB_CONFIG, "FILE", 0, "TLS and basic auth, in the Prometheus exporter-toolkit's "
 	  "web-config format (reloaded when it changes)", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf's messages", 0 },
@@ -167,6 +169,11 @@ static error_t export_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case EXPORT_OPT_BPF_STATS:
 		x->a.bpf_stats = true;
+		break;
+	case EXPORT_OPT_COST:
+		if (census_parse_cost(arg, &x->a.cost_hz))
+			argp_failure(state, EXIT_USAGE, 0, "invalid --cost '%s' (samples a second, 1 to %d)", arg,
+				     COST_MAX_HZ);
 		break;
 	case EXPORT_OPT_WEB_CONFIG:
 		x->a.web_config = arg;
@@ -324,7 +331,8 @@ static int silent_libbpf(enum libbpf_print_level level, const char *fmt, va_list
 /* The census, its programs' costs, the aggregate's site methods. 0 or 1. */
 static int start_census(struct exporter *x)
 {
-	struct census_opts o = { .cap = x->a.cap, .max_keys = x->a.max_keys, .complete = x->a.complete };
+	struct census_opts o = { .cap = x->a.cap, .max_keys = x->a.max_keys, .complete = x->a.complete,
+				 .cost_hz = x->a.cost_hz };
 	const struct probe_choice *choice;
 	const char *missing;
 	int err;
@@ -342,6 +350,8 @@ static int start_census(struct exporter *x)
 		fprintf(stderr, "zctrace: cannot start the census: %s\n", strerror(-err));
 		return 1;
 	}
+	if (census_cost_refused(x->census, &o))
+		fprintf(stderr, "zctrace: --cost: not measured: %s\n", census_cost_refused(x->census, &o));
 	choice = census_choice(x->census);
 	for (int s = 0; s < NR_SITES; s++) {
 		x->expo.site_method[s] = site_method_of(choice, s, NULL);

@@ -34,9 +34,10 @@ struct top_args {
 	unsigned max_keys;
 	bool complete;		/* --complete: also what needs the raw syscall tracepoints */
 	bool bpf_stats;		/* --bpf-stats: the census's own BPF cost in each table */
+	unsigned cost_hz;	/* --cost: the sampler's rate; 0: off */
 };
 
-enum { TOP_OPT_COMPLETE = 0x100, TOP_OPT_BPF_STATS };
+enum { TOP_OPT_COMPLETE = 0x100, TOP_OPT_BPF_STATS, TOP_OPT_COST };
 
 /* One line of the table: a process, or the processes of one cgroup or command name. */
 struct top_row {
@@ -58,6 +59,7 @@ static const struct argp_option top_options[] = {
 	{ "max-keys", 'k', "N", 0, "(process, site) keys the kernel keeps, LRU (default 16384)", 0 },
 	CENSUS_COMPLETE_OPTION(TOP_OPT_COMPLETE),
 	CENSUS_BPF_STATS_OPTION(TOP_OPT_BPF_STATS, "in each table"),
+	CENSUS_COST_OPTION(TOP_OPT_COST, "(COPY CPU: the share of one CPU)"),
 	{ 0 }
 };
 
@@ -72,6 +74,7 @@ static const char top_doc[] =
 	"EXAMPLES:\n"
 	"    zctrace top\n"
 	"    zctrace top -i 5 --by cgroup\n"
+	"    zctrace top --cost                # and the CPU time of each process's copies\n"
 	"    zctrace top -n 3 --json > top.jsonl\n";
 
 static int top_parse(int key, char *arg, struct argp_state *state)
@@ -126,6 +129,10 @@ static int top_parse(int key, char *arg, struct argp_state *state)
 	case TOP_OPT_BPF_STATS:
 		a->bpf_stats = true;
 		break;
+	case TOP_OPT_COST:
+		if (census_parse_cost(arg, &a->cost_hz))
+			argp_error(state, "bad --cost '%s' (samples a second, 1 to %d)", arg, COST_MAX_HZ);
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
@@ -144,12 +151,23 @@ static void add_figs(struct census_figs *to, const struct census_figs *f)
 	to->from_user += f->from_user;
 	to->to_user += f->to_user;
 	to->unattributed += f->unattributed;
+	for (int s = 0; s < NR_SITES; s++)
+		to->cpu_samples[s] += f->cpu_samples[s];
+}
+
+static uint64_t cpu_samples(const struct census_figs *f)
+{
+	uint64_t n = 0;
+
+	for (int s = 0; s < NR_SITES; s++)
+		n += f->cpu_samples[s];
+	return n;
 }
 
 static bool moved_any(const struct census_figs *f)
 {
 	for (int s = 0; s < NR_SITES; s++)
-		if (f->site[s].count)
+		if (f->site[s].count || f->cpu_samples[s])
 			return true;
 	return f->from_user || f->to_user || f->unattributed;
 }
@@ -235,6 +253,17 @@ static void sites_line(const struct census_figs *f, double secs, char *buf, size
 	}
 }
 
+/* @s for a terminal: a control byte (a newline in a name, an escape) as '?'. */
+static const char *printable(char *out, size_t n, const char *s)
+{
+	size_t i = 0;
+
+	for (; s[i] && i + 1 < n; i++)
+		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	out[i] = '\0';
+	return out;
+}
+
 static int terminal_rows(void)
 {
 	struct winsize ws;
@@ -306,13 +335,17 @@ static void print_table(const struct top_args *a, const struct census *c, const 
 		printf("census BPF programs: %.2f ms of CPU in %" PRIu64 " events (%.0f ns each)\n", bpf[0] / 1e6, bpf[1],
 		       bpf[1] ? (double)bpf[0] / bpf[1] : 0);
 	print_unmeasured(c);
+	if (snap->sample_ns)
+		printf("COPY CPU: the share of one CPU spent copying, from the kernel's stacks sampled at %.0f Hz "
+		       "(cpu-clock)\n", 1e9 / snap->sample_ns);
 	printf("\n");
-	printf("%-8s %-16s %8s %8s %8s %8s %8s %8s  %s\n", by_name[a->by], a->by == BY_PROCESS ? "COMM" : "PROCS",
-	       "MOVED/s", "COPIED/s", "COPIES/B", "PINNED/s", "LATER/s", "UNATTR/s", "SITES (bytes/s)");
+	printf("%-8s %-16s %8s %8s %8s %8s %8s %8s%s  %s\n", by_name[a->by], a->by == BY_PROCESS ? "COMM" : "PROCS",
+	       "MOVED/s", "COPIED/s", "COPIES/B", "PINNED/s", "LATER/s", "UNATTR/s", snap->sample_ns ? " COPY CPU" : "",
+	       "SITES (bytes/s)");
 	for (int i = 0; i < n && i < shown; i++) {
 		const struct top_row *r = &rows[i];
 		double cpb = census_copies_per_byte(&r->d);
-		char cpbs[16], who[24];
+		char cpbs[16], who[24], name[CENSUS_CGROUP_LEN];
 
 		if (cpb < 0)
 			snprintf(cpbs, sizeof(cpbs), "-");
@@ -321,24 +354,28 @@ static void print_table(const struct top_args *a, const struct census *c, const 
 		sites_line(&r->d, secs, sites, sizeof(sites));
 		if (a->by == BY_PROCESS) {
 			snprintf(who, sizeof(who), "%u%s", r->proc->tgid, r->proc->exited ? "*" : "");
-			printf("%-8s %-16s", who, r->proc->comm);
+			printf("%-8s %-16s", who, printable(name, sizeof(name), r->proc->comm));
 		} else {
 			snprintf(who, sizeof(who), "%d", r->nprocs);
-			printf("%-25s", r->key);
+			printf("%-25s", printable(name, sizeof(name), r->key));
 			printf(" %s", who);
 		}
-		printf(" %8s %8s %8s %8s %8s %8s  %s\n", rate(b1, sizeof(b1), census_payload(&r->d), secs),
+		printf(" %8s %8s %8s %8s %8s %8s", rate(b1, sizeof(b1), census_payload(&r->d), secs),
 		       rate(b2, sizeof(b2), r->copied, secs), cpbs,
 		       rate(b3, sizeof(b3), r->d.site[SITE_ZC_PIN].bytes, secs),
 		       rate(b4, sizeof(b4), r->d.site[SITE_DEFERRED_COPY].bytes, secs),
-		       account ? rate(b5, sizeof(b5), r->d.unattributed, secs) : "-", sites);
+		       account ? rate(b5, sizeof(b5), r->d.unattributed, secs) : "-");
+		if (snap->sample_ns)
+			printf(" %7.1f%%", secs > 0 ? 100.0 * cpu_samples(&r->d) * snap->sample_ns / 1e9 / secs : 0);
+		printf("  %s\n", sites);
 	}
 	if (n > shown)
 		printf("(%d more)\n", n - shown);
 	fflush(stdout);
 }
 
-static json_object *row_json(const struct top_args *a, const struct top_row *r, double secs, bool account)
+static json_object *row_json(const struct top_args *a, const struct top_row *r, double secs, bool account,
+			     uint64_t sample_ns)
 {
 	json_object *o = json_object_new_object(), *sites = json_object_new_object();
 	double cpb = census_copies_per_byte(&r->d);
@@ -355,12 +392,15 @@ static json_object *row_json(const struct top_args *a, const struct top_row *r, 
 	for (int s = 0; s < NR_SITES; s++) {
 		json_object *js;
 
-		if (!r->d.site[s].count)
+		if (!r->d.site[s].count && !r->d.cpu_samples[s])
 			continue;
 		js = json_object_new_object();
 		json_object_object_add(js, "copies", json_object_new_int64(r->d.site[s].count));
 		json_object_object_add(js, "bytes", json_object_new_int64(r->d.site[s].bytes));
 		json_object_object_add(js, "bytes_per_s", json_object_new_double(secs > 0 ? r->d.site[s].bytes / secs : 0));
+		/* without --cost the copies' CPU time is not measured: no key, not 0 */
+		if (sample_ns)
+			json_object_object_add(js, "cpu_ns", json_object_new_int64(r->d.cpu_samples[s] * sample_ns));
 		json_object_object_add(sites, site_name(s), js);
 	}
 	json_object_object_add(o, "sites", sites);
@@ -373,6 +413,8 @@ static json_object *row_json(const struct top_args *a, const struct top_row *r, 
 	json_object_object_add(o, "copied_later_bytes", json_object_new_int64(r->d.site[SITE_DEFERRED_COPY].bytes));
 	/* without the boundary account nothing says what no site explained: null, not 0 */
 	json_object_object_add(o, "unattributed_bytes", account ? json_object_new_int64(r->d.unattributed) : NULL);
+	if (sample_ns)
+		json_object_object_add(o, "copy_cpu_ns", json_object_new_int64(cpu_samples(&r->d) * sample_ns));
 	return o;
 }
 
@@ -408,6 +450,8 @@ static int print_json(const struct top_args *a, const struct census *c, const st
 	for (int i = 0; i < nun; i++)
 		json_object_object_add(un, names[i], json_object_new_string(whys[i]));
 	json_object_object_add(o, "not_measured", un);
+	if (snap->sample_ns)
+		json_object_object_add(o, "sample_ns", json_object_new_int64(snap->sample_ns));
 	/* without --bpf-stats the census's own cost is not measured: no key, not 0 */
 	if (bpf) {
 		json_object *b = json_object_new_object();
@@ -417,7 +461,7 @@ static int print_json(const struct top_args *a, const struct census *c, const st
 		json_object_object_add(o, "bpf", b);
 	}
 	for (int i = 0; i < n && i < shown; i++)
-		json_object_array_add(jr, row_json(a, &rows[i], snap->interval_s, census_has_account(c)));
+		json_object_array_add(jr, row_json(a, &rows[i], snap->interval_s, census_has_account(c), snap->sample_ns));
 	json_object_object_add(o, "rows", jr);
 	json_object_object_add(o, "more_rows", json_object_new_int(n > shown ? n - shown : 0));
 	err = puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0 || fflush(stdout) ? -EIO : 0;
@@ -459,6 +503,7 @@ int cmd_top(int argc, char **argv)
 	co.cap = a.cap;
 	co.max_keys = a.max_keys;
 	co.complete = a.complete;
+	co.cost_hz = a.cost_hz;
 	catch_stop_signals();
 	restart_after_stop_signals();
 	prog_stats_init(&cost.ps);
@@ -472,6 +517,8 @@ int cmd_top(int argc, char **argv)
 		prog_stats_close(&cost.ps);
 		return 1;
 	}
+	if (census_cost_refused(c, &co))
+		fprintf(stderr, "zctrace top: --cost: not measured: %s\n", census_cost_refused(c, &co));
 	prog_stats_begin(&cost.ps);
 	for (long i = 0; !stop_signal && (!a.count || i < a.count); i++) {
 		struct census_snap snap;

@@ -144,6 +144,8 @@ static void add_figs(struct census_figs *to, const struct census_figs *from)
 	to->from_user += from->from_user;
 	to->to_user += from->to_user;
 	to->unattributed += from->unattributed;
+	for (int s = 0; s < NR_SITES; s++)
+		to->cpu_samples[s] += from->cpu_samples[s];
 }
 
 static void add_to_series(struct expo_series *s, const struct census_figs *f)
@@ -275,6 +277,7 @@ void expo_add(struct expo *e, const struct census_snap *snap)
 	e->skipped = snap->skipped;
 	e->keys = snap->keys;
 	e->max_keys = snap->max_keys;
+	e->sample_ns = snap->sample_ns;
 }
 
 /* ---- writing ---- */
@@ -338,6 +341,23 @@ static void write_site_counters(FILE *f, const struct expo *e, enum expo_format 
 		for (int i = 0; i < NR_SITES; i++)
 			if (s->seen_sites & 1ULL << i)
 				label_sample(f, "zctrace_copy_bytes", "_total", s, site_name(i), s->figs.site[i].bytes);
+}
+
+/* --cost: each site's copies' CPU time by label pair, where the sampler found any */
+static void write_cpu(FILE *f, const struct expo *e, enum expo_format fmt)
+{
+	if (!e->sample_ns)
+		return;
+	family(f, fmt, "zctrace_copy_cpu_seconds", FAM_COUNTER, "seconds",
+	       "CPU time in each copy site's copies, from the kernel's stacks sampled on every CPU (--cost)");
+	for_each_series(e, s)
+		for (int i = 0; i < NR_SITES; i++)
+			if (s->figs.cpu_samples[i])
+				fprintf(f, "zctrace_copy_cpu_seconds_total{site=\"%s\",comm=\"%s\",cgroup=\"%s\"} %.6f\n",
+					site_name(i), s->comm, s->cgroup, s->figs.cpu_samples[i] * (e->sample_ns / 1e9));
+	family(f, fmt, "zctrace_cost_sample_seconds", FAM_GAUGE, "seconds",
+	       "The CPU time one sample of the sampler stands for (--cost: 1/HZ, cpu-clock)");
+	fprintf(f, "zctrace_cost_sample_seconds %.9f\n", e->sample_ns / 1e9);
 }
 
 static void write_label_counter(FILE *f, const struct expo *e, enum expo_format fmt, const char *name,
@@ -461,6 +481,7 @@ int expo_write(FILE *f, const struct expo *e, enum expo_format fmt)
 		write_label_counter(f, e, fmt, "zctrace_unattributed_bytes",
 				    "Bytes that crossed to or from user memory that no copy site explains",
 				    unattributed_of);
+	write_cpu(f, e, fmt);
 	write_histograms(f, e, fmt);
 	write_sites(f, e, fmt);
 	write_costs(f, e, fmt);

@@ -44,6 +44,7 @@ struct expo {
 	bool account;				/* the boundary account is kept: unattributed bytes are measured */
 	const char *account_why;		/* ... and why not, where it is not */
 	const struct prog_stats *costs;		/* the BPF programs' costs, or NULL when not measured */
+	uint64_t sample_ns;			/* --cost: the CPU time of one sample; 0: no CPU time series */
 };
 
 enum expo_format {

@@ -43,6 +43,8 @@ struct cproc {
 	uint64_t acct_total[16];		/* the account's totals by group */
 	uint64_t unattributed;			/* at the last read, before the delta */
 	struct census_counts threads[NR_SITES];	/* what its threads counted since the last read */
+	uint64_t cpu_raw[NR_SITES];		/* its copy samples (--cost) at the last read */
+	uint64_t cpu_now[NR_SITES];		/* ... at this read (kept where its key was not read) */
 	struct census_proc out;
 };
 
@@ -75,6 +77,7 @@ struct census {
 	void *hist_buf;				/* one read of census_hists: a value per CPU */
 	struct skip_mark skips0, skips;		/* program runs the kernel skipped: at the start, now */
 	char skips_uncounted[96];		/* which skips this kernel does not count, or "" */
+	uint64_t sample_ns;			/* --cost: the CPU time of one sample; 0 without it */
 };
 
 /* Where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1. */
@@ -114,7 +117,25 @@ void census_tracer_opts(const struct census_opts *o, struct tracer_opts *to)
 			1ULL << SITE_TX_COPY | 1ULL << PROBE_ZC_NOTICES,
 		.skip_why = "the machine-wide census does not use it",
 		.no_syscall_tps = !o->complete,
+		.sample_hz = o->cost_hz,
 	};
+}
+
+int census_parse_cost(const char *arg, unsigned *hz)
+{
+	unsigned long v;
+	char *end;
+
+	if (!arg) {
+		*hz = COST_DEFAULT_HZ;
+		return 0;
+	}
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || arg[0] == '+' || v < 1 || v > COST_MAX_HZ)
+		return -EINVAL;
+	*hz = v;
+	return 0;
 }
 
 static int on_thread_exit(void *ctx, void *data, size_t size);
@@ -156,6 +177,8 @@ int census_open(struct census **cp, const struct census_opts *o)
 		return err;
 	}
 	kfigures_mark_skips(&c->skips0, c->obj);
+	/* the sampler's period, as cost_attach() sets it */
+	c->sample_ns = o->cost_hz && probe_attached(c->choice, PROBE_COST) ? 1000000000ULL / o->cost_hz : 0;
 	c->last = now_s();
 	*cp = c;
 	return 0;
@@ -181,6 +204,11 @@ static uint64_t read_skips(struct census *c, char *what, size_t n)
 	total = k->skipped;
 	free(k);
 	return total;
+}
+
+const char *census_cost_refused(const struct census *c, const struct census_opts *o)
+{
+	return o->cost_hz && !c->sample_ns ? probe_refusal(c->choice, PROBE_COST) : NULL;
 }
 
 bool census_has_account(const struct census *c)
@@ -446,6 +474,25 @@ static void read_account(struct census *c)
 			on_account, c);
 }
 
+static void on_cpu_samples(void *ctx, const void *k, const void *v)
+{
+	const struct census_cpu *cpu = v;
+	struct cproc *p = proc_of(ctx, *(const __u32 *)k);
+
+	if (!p)
+		return;
+	p->seen = true;
+	memcpy(p->cpu_now, cpu->samples, sizeof(p->cpu_now));
+}
+
+/* The sampler's copy samples by process (--cost). */
+static void read_cpu_samples(struct census *c)
+{
+	if (c->sample_ns)
+		kfig_each_entry(bpf_map__fd(c->obj->maps.census_cpu), sizeof(__u32), sizeof(struct census_cpu),
+				on_cpu_samples, c);
+}
+
 static uint64_t grow(uint64_t now, uint64_t before)
 {
 	/* lower than before: the key was evicted and made again, so all of it is new */
@@ -635,6 +682,9 @@ static void settle(struct census *c, struct cproc *p)
 			t->site[s].hist[k] += d->site[s].hist[k];
 		}
 		*was = now;
+		d->cpu_samples[s] = grow(p->cpu_now[s], p->cpu_raw[s]);
+		p->cpu_raw[s] = p->cpu_now[s];
+		t->cpu_samples[s] += d->cpu_samples[s];
 	}
 	memset(p->threads, 0, sizeof(p->threads));
 	d->from_user = d->to_user = 0;
@@ -684,6 +734,7 @@ static void forget(struct census *c, uint32_t tgid)
 			c->deleted++;
 	}
 	bpf_map_delete_elem(bpf_map__fd(c->obj->maps.idents), &tgid);
+	bpf_map_delete_elem(bpf_map__fd(c->obj->maps.census_cpu), &tgid);
 	/* a kept key evicted under the walk starts it over: bounded, what is left goes at a later read */
 	uint64_t steps = 4 * (uint64_t)bpf_map__max_entries(c->obj->maps.account) + 16;
 
@@ -700,7 +751,7 @@ static void forget(struct census *c, uint32_t tgid)
 static bool any(const struct census_figs *f)
 {
 	for (int s = 0; s < NR_SITES; s++)
-		if (f->site[s].count)
+		if (f->site[s].count || f->cpu_samples[s])
 			return true;
 	return f->from_user || f->to_user;
 }
@@ -741,6 +792,7 @@ int census_read(struct census *c, struct census_snap *snap)
 		return err;
 	keys = read_sites(c);
 	read_account(c);
+	read_cpu_samples(c);
 	if (c->capsnap < c->nlist) {
 		struct census_proc *s = realloc(c->snap, c->nlist * sizeof(*s));
 
@@ -777,7 +829,9 @@ int census_read(struct census *c, struct census_snap *snap)
 	snap->procs = c->snap;
 	snap->nprocs = n;
 	snap->evicted = c->evicted;
-	snap->dropped = misc.sites_dropped + misc.account_dropped + misc.census_exits_dropped;
+	snap->dropped = misc.sites_dropped + misc.account_dropped + misc.census_exits_dropped +
+			misc.census_samples_dropped;
+	snap->sample_ns = c->sample_ns;
 	snap->keys = keys;
 	snap->max_keys = c->max_keys;
 	snap->interval_s = now - c->last;

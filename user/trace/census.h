@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "trace/cost.h"
 #include "trace/probes.h"
 #include "zctrace.h"
 
@@ -35,7 +36,14 @@ struct census_opts {
 	uint32_t max_keys;	/* (process, site) keys the kernel keeps; 0 = the default */
 	bool complete;		/* --complete: the boundary account and the sites that need the raw
 				 * syscall tracepoints too, at their cost to every syscall of the machine */
+	unsigned cost_hz;	/* --cost: the sampler at this rate, each copy site's CPU time; 0: off */
 };
+
+/* --cost[=HZ], alike in `top` and `export` (KEY: the command's own key) */
+#define CENSUS_COST_OPTION(key, what)								\
+	{ "cost", key, "HZ", OPTION_ARG_OPTIONAL,						\
+	  "What each process's copies cost in CPU time " what ": the kernel's stacks sampled HZ times a "	\
+	  "second on each CPU (default " COST_DEFAULT_HZ_STR "), each sample in a copy placed at its site", 0 }
 
 /* One process's figures: over one interval (deltas) or since it was first seen (totals). */
 struct census_figs {
@@ -45,6 +53,7 @@ struct census_figs {
 				 * the boundary account, what its sites took from user memory */
 	uint64_t to_user;	/* ... and into user memory (read, recv, ...) */
 	uint64_t unattributed;	/* boundary bytes no site explains (only with the boundary account) */
+	uint64_t cpu_samples[NR_SITES];	/* the sampler's samples in each site's copies (--cost) */
 };
 
 struct census_proc {
@@ -70,15 +79,20 @@ struct census_snap {
 	uint64_t keys;		/* keys held now */
 	uint64_t max_keys;
 	double interval_s;	/* time since the previous read */
+	uint64_t sample_ns;	/* --cost: the CPU time one sample stands for; 0 without the sampler */
 	uint64_t hist[NR_SITES][MAX_SLOTS];	/* copies by log2 size since the previous read, every process */
 };
 
+/* --cost's argument (NULL: the default rate) into *@hz. 0, or -EINVAL out of 1..COST_MAX_HZ. */
+int census_parse_cost(const char *arg, unsigned *hz);
 /* Opens, chooses the probes, loads and attaches for every process but this one. 0 or -errno. */
 int census_open(struct census **cp, const struct census_opts *o);
 /* Reads every map; @snap stays valid until the next read or census_close(). 0 or -errno. */
 int census_read(struct census *c, struct census_snap *snap);
 /* The probe choice, for the sites' methods (site_method_of()). */
 const struct probe_choice *census_choice(const struct census *c);
+/* Why --cost, asked for in @o, has no sampler (the kernel's refusal); NULL where it has one. */
+const char *census_cost_refused(const struct census *c, const struct census_opts *o);
 /* Whether the census keeps the boundary account (--complete, where the kernel allows it). */
 bool census_has_account(const struct census *c);
 /*

@@ -433,8 +433,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		skip_zc_path(choice);
 	if (o->skip)
 		skip_probes(choice, o->skip, o->skip_why ? o->skip_why : "not wanted");
-	if (o->machine_wide)
-		skip_probes(choice, 1ULL << PROBE_COST, "the census does not sample");
+	if (o->machine_wide && !o->sample_hz)
+		skip_probes(choice, 1ULL << PROBE_COST, "the census samples only with --cost");
 	else if (!o->sample_hz)
 		skip_probes(choice, 1ULL << PROBE_COST, "turned off (--sample-hz 0)");
 	if (!o->machine_wide) {
@@ -471,6 +471,11 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 			break;
 		if (!o->machine_wide && (err = bpf_map__set_max_entries(obj->maps.idents, RUN_IDENTS))) {
 			fprintf(stderr, "zctrace: cannot size BPF map idents: %s\n", strerror(-err));
+			break;
+		}
+		/* the census's copy samples by process: only where the census samples (--cost) */
+		if ((!o->machine_wide || !o->sample_hz) && (err = bpf_map__set_max_entries(obj->maps.census_cpu, 1))) {
+			fprintf(stderr, "zctrace: cannot size BPF map census_cpu: %s\n", strerror(-err));
 			break;
 		}
 		if (!task_storage && (err = task_state_in_hashes(obj, o->machine_wide)))
