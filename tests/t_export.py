@@ -753,8 +753,9 @@ def export_web_config_refuses():
 
 def export_tls_basic_auth():
     """zctrace export --web-config with TLS (a CA of the test's own) and a bcrypt user, scraped by
-    Debian's Prometheus: with the password up is 1, with a wrong one or none up is 0, and what it
-    stores is what the exporter serves. curl gets no metric line without credentials, with a wrong
+    Debian's Prometheus: with the password up is 1, with a wrong one or none up is 0, what it
+    stores is what the exporter serves, and that is what a plain-HTTP exporter serves beside it
+    (every family, every site's method). curl gets no metric line without credentials, with a wrong
     password, trusting no CA, or over plain HTTP. The file is then replaced by one that also needs a
     client certificate signed by the CA: the exporter reloads it, the job with that certificate
     still scrapes (up 1) and the one without it no longer does (up 0), and curl with a stranger's
@@ -800,6 +801,15 @@ def export_tls_basic_auth():
         stored = {r["metric"]["__name__"] for r in prom.query('{job="good",__name__=~"zctrace_.*"}')}
         assert stored and stored <= {f + s for f in families for s in ("", "_total", "_bucket", "_sum", "_count",
                                                                        "_info")}, (stored - families, families)
+        # the same exposition as a plain-HTTP exporter's beside it: every family, and how each site is counted
+        plain = Exporter()
+        try:
+            shape = lambda t: ({m.group(1) for m in re.finditer(r"^# TYPE (\S+) ", t, re.M)},
+                               sorted(l for l in t.splitlines() if l.startswith(("zctrace_site_info", "zctrace_census_info"))))
+            assert_eq("the TLS exposition's families and sites against plain HTTP's", shape(curl(exp.url, *ca, *cred)[2]),
+                      shape(plain.text()[1]))
+        finally:
+            plain.stop()
         # a client certificate signed by the CA is needed now
         pki.write("web.yml", pki.config("RequireAndVerifyClientCert"))
         want = {"good": 0, "good_with_cert": 1, "wrong": 0, "none": 0}
