@@ -26,11 +26,10 @@ done
 	'file_file-copyrange_warm$' 'pipe_copy_thread$' 'pipe_copy_process$' \
 	'sock_udp-copy_2thr_process$' 'sock_udp-zerocopy_1thr_thread$' 'sock_unix-stream_2thr_process$' \
 	'boundary_mmsg_calls_exact$' 'top_counts_a_process_exactly$' 'export_prometheus_round_trip$' \
-	'top_cost_of_copies$' 'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' 'cost_of_zerocopy_pinning$' 'cost_of_pipes$' \
+	'top_cost_of_copies$' 'export_copy_cpu_seconds$' 'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' \
+	'cost_of_zerocopy_pinning$' 'cost_of_pipes$' \
 	'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$'
-# where the small sends' notices held from the start (6.1, 6.12 and their RT builds) they are made
-# once there, three times on 5.10 (above)
-[ "${1:-}" = rt ] && ZCTRACE_TEST_REPEAT=1 exec /usr/bin/python3 tests/run.py \
+[ "${1:-}" = rt ] && exec /usr/bin/python3 tests/run.py \
 	'probes_report$' 'json_schema$' 'preempt_rt_passes_fentry_over$' \
 	'ledger_tcp-twocopy_64K_1thr$' 'ledger_tcp-onecopy_64K_1thr$' 'ledger_tcp-zerocopy_64K_1thr$' \
 	'ledger_tcp-sendfile_64K_1thr$' 'ledger_tcp-zerocopy_64K_4thr$' 'ledger_uring-sendzc_64K_4thr$' \
@@ -39,11 +38,12 @@ done
 	'pipe_copy_thread$' 'pipe_copy_process$' \
 	'sock_udp-copy_2thr_process$' 'sock_udp-zerocopy_1thr_thread$' 'sock_unix-stream_2thr_process$' \
 	'micro_syscall_counts_exact$' 'micro_pagefault_counts_exact$' 'boundary_mmsg_calls_exact$' \
-	'processes_sharing_a_cpu_counted_apart$' 'top_cost_of_copies$' 'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' \
+	'processes_sharing_a_cpu_counted_apart$' 'top_cost_of_copies$' 'export_copy_cpu_seconds$' \
+	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' \
 	'cost_of_zerocopy_pinning$' 'cost_of_pipes$' 'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$'
 # a stock kernel: fentry is its default method (probes_report checks that --method fentry changes
 # nothing), so the ledgers below are its fentry method matrix, and method_matrix_fentry is left out
-ZCTRACE_TEST_REPEAT=1 exec /usr/bin/python3 tests/run.py \
+exec /usr/bin/python3 tests/run.py \
 	'probes_report$' 'json_schema$' 'method_matrix_kprobe$' 'method_matrix_tracepoint$' \
 	'ledger_tcp-twocopy_64K_1thr$' 'ledger_tcp-onecopy_64K_1thr$' 'ledger_tcp-zerocopy_64K_1thr$' \
 	'ledger_tcp-sendfile_64K_1thr$' 'ledger_tcp-zerocopy_64K_4thr$' 'ledger_tcp-zerocopy_1K_4thr$' \
@@ -66,7 +66,7 @@ ZCTRACE_TEST_REPEAT=1 exec /usr/bin/python3 tests/run.py \
 	'uring_sendzc_without_usage_reports$' 'uring_notices_fall_back$' uring_file \
 	'top_counts_a_process_exactly$' 'top_counts_threads_exactly$' 'top_counts_files_where_measured$' \
 	'top_by_cgroup_and_comm$' 'top_evictions_counted$' 'top_cost_of_copies$' 'census_attach_points$' \
-	'export_prometheus_round_trip$' 'export_says_what_it_measures$' 'export_usage_errors$' \
+	'export_prometheus_round_trip$' 'export_says_what_it_measures$' 'export_usage_errors$' 'export_copy_cpu_seconds$' \
 	'floor_attaches_empty_programs$' 'detach_after_the_report_leaves_nothing$' 'sweep_loads_one_tracer$' 'sweep_stopped_leaves_nothing$' \
 	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' 'cost_of_zerocopy_pinning$' 'cost_of_pipes$' \
 	'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$'
