@@ -528,6 +528,16 @@ def export_says_what_it_measures():
                     sites["pipe_write_copy"]
 
 
+def end_all(*running):
+    """Kills what a test left running (processes, Exporters) after a failure; a no-op for those
+    that ended."""
+    for r in running:
+        if r is not None:
+            r.kill()
+            if isinstance(r, subprocess.Popen):
+                r.wait()
+
+
 # Names itself with the bytes of argv[1] (hex; prctl(PR_SET_NAME), as any program may), then moves
 # argv[2] bytes over a Unix socket pair and waits for a line.
 ODD_NAMER = r"""
@@ -567,15 +577,9 @@ def export_comm_any_bytes():
         promtool_check(exp.text()[1])
         job.stdin.close()
         assert job.wait(timeout=30) == 0
-        job = None
         exp.stop()
-        exp = None
     finally:
-        if job:
-            job.kill()
-            job.wait()
-        if exp:
-            exp.kill()
+        end_all(job, exp)
 
 
 def export_copy_cpu_seconds():
@@ -625,15 +629,9 @@ def export_copy_cpu_seconds():
               f"{cpu['pipe_read_copy'] / (mib << 20):.3f} ns/B; the process's own CPU {own / 1e6:.0f} ms", flush=True)
         prog.stdin.close()
         assert prog.wait(timeout=30) == 0
-        prog = None
         exp.stop()
-        exp = None
     finally:
-        if prog:
-            prog.kill()
-            prog.wait()
-        if exp:
-            exp.kill()
+        end_all(prog, exp)
 
 
 # ---- zctrace export --web-config: TLS and basic auth, the exporter-toolkit's format ----

@@ -171,7 +171,7 @@ static error_t export_parse(int key, char *arg, struct argp_state *state)
 		x->a.bpf_stats = true;
 		break;
 	case EXPORT_OPT_COST:
-		if (census_parse_cost(arg, &x->a.cost_hz))
+		if (cost_parse_hz(arg, 1, &x->a.cost_hz))
 			argp_failure(state, EXIT_USAGE, 0, "invalid --cost '%s' (samples a second, 1 to %d)", arg,
 				     COST_MAX_HZ);
 		break;

@@ -168,11 +168,8 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		a->full = true;
 		break;
 	case OPT_SAMPLE_HZ:
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || *end || end == arg || v < 0 || v > COST_MAX_HZ)
+		if (cost_parse_hz(arg, 0, &a->sample_hz))
 			argp_failure(state, EXIT_USAGE, 0, "invalid --sample-hz '%s' (0 to %d)", arg, COST_MAX_HZ);
-		a->sample_hz = v;
 		break;
 	case 'v':
 		cli_verbose = true;

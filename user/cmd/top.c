@@ -130,7 +130,7 @@ static int top_parse(int key, char *arg, struct argp_state *state)
 		a->bpf_stats = true;
 		break;
 	case TOP_OPT_COST:
-		if (census_parse_cost(arg, &a->cost_hz))
+		if (cost_parse_hz(arg, 1, &a->cost_hz))
 			argp_error(state, "bad --cost '%s' (samples a second, 1 to %d)", arg, COST_MAX_HZ);
 		break;
 	case ARGP_KEY_ARG:

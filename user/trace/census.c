@@ -121,23 +121,6 @@ void census_tracer_opts(const struct census_opts *o, struct tracer_opts *to)
 	};
 }
 
-int census_parse_cost(const char *arg, unsigned *hz)
-{
-	unsigned long v;
-	char *end;
-
-	if (!arg) {
-		*hz = COST_DEFAULT_HZ;
-		return 0;
-	}
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || arg[0] == '+' || v < 1 || v > COST_MAX_HZ)
-		return -EINVAL;
-	*hz = v;
-	return 0;
-}
-
 static int on_thread_exit(void *ctx, void *data, size_t size);
 
 /* The exited threads' ring and room for one read of census_hists, where the census counts in threads. */

@@ -83,8 +83,6 @@ struct census_snap {
 	uint64_t hist[NR_SITES][MAX_SLOTS];	/* copies by log2 size since the previous read, every process */
 };
 
-/* --cost's argument (NULL: the default rate) into *@hz. 0, or -EINVAL out of 1..COST_MAX_HZ. */
-int census_parse_cost(const char *arg, unsigned *hz);
 /* Opens, chooses the probes, loads and attaches for every process but this one. 0 or -errno. */
 int census_open(struct census **cp, const struct census_opts *o);
 /* Reads every map; @snap stays valid until the next read or census_close(). 0 or -errno. */

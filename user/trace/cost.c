@@ -447,6 +447,23 @@ int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, 
 	return err;
 }
 
+int cost_parse_hz(const char *arg, unsigned lo, unsigned *hz)
+{
+	char *end;
+	long v;
+
+	if (!arg) {
+		*hz = COST_DEFAULT_HZ;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < lo || v > COST_MAX_HZ)
+		return -EINVAL;
+	*hz = v;
+	return 0;
+}
+
 int cost_refill(struct zctrace_bpf *obj)
 {
 	return nlinks ? fill_map(obj) : 0;

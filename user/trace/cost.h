@@ -31,6 +31,8 @@ struct cost_figures {
 	__u64 exiting;			/* of all, samples of tasks exiting: task-clock leaves them out */
 };
 
+/* A sampling rate @arg (NULL: COST_DEFAULT_HZ) into *@hz: 0, or -EINVAL outside @lo..COST_MAX_HZ. */
+int cost_parse_hz(const char *arg, unsigned lo, unsigned *hz);
 /* The role word (bpf/costwalk.h) of kernel function @name (suffixes such as ".isra.0" ignored). */
 __u32 cost_word_of_name(const char *name);
 /* The name of class @cls (enum site, then enum cost_class): a site's name or a kind's. */
