@@ -204,26 +204,62 @@ static __u32 site_kind(int site)
 	}
 }
 
+#define NR_COST_RULES (sizeof(cost_rules) / sizeof(cost_rules[0]))
+
+/*
+ * The rules by their name's first byte, each byte's in the table's order (rule_start[b] to
+ * rule_start[b + 1] in rule_order), with their names' lengths: kallsyms' 100,000 names or more
+ * are each held to a handful of rules, not to all of them.
+ */
+static unsigned short rule_order[NR_COST_RULES], rule_start[257];
+static unsigned short rule_len[NR_COST_RULES];
+
+static void index_rules(void)
+{
+	unsigned short fill[256];
+
+	if (rule_start[256])
+		return;
+	for (size_t i = 0; i < NR_COST_RULES; i++)
+		rule_start[(unsigned char)cost_rules[i].name[0] + 1]++;
+	for (int b = 0; b < 256; b++)
+		rule_start[b + 1] += rule_start[b];
+	memcpy(fill, rule_start, sizeof(fill));
+	for (size_t i = 0; i < NR_COST_RULES; i++) {
+		rule_order[fill[(unsigned char)cost_rules[i].name[0]]++] = i;
+		rule_len[i] = strlen(cost_rules[i].name);
+	}
+}
+
 __u32 cost_word_of_name(const char *full)
 {
 	char name[128];
 	size_t len = strcspn(full, ".");
+	unsigned b;
 
-	if (len >= sizeof(name))
+	if (len >= sizeof(name) || !len)
 		return 0;
 	memcpy(name, full, len);
 	name[len] = '\0';
 	for (int s = 0; s < NR_SITES; s++)
 		for (int f = 0; f < MAX_COST_FNS && probe_sites[s].cost_fns[f]; f++)
-			if (!strcmp(probe_sites[s].cost_fns[f], name))
+			if (probe_sites[s].cost_fns[f][0] == name[0] && !strcmp(probe_sites[s].cost_fns[f], name))
 				return s == SITE_FILE_WRITE_COPY ? cost_word(ROLE_WRITE_SITE, s, COST_FS)
 								 : cost_word(ROLE_SITE, s, site_kind(s));
-	for (size_t i = 0; i < sizeof(cost_rules) / sizeof(cost_rules[0]); i++)
-		if (!cost_rules[i].prefix && !strcmp(cost_rules[i].name, name))
-			return cost_word(cost_rules[i].role, 0, cost_rules[i].cls);
-	for (size_t i = 0; i < sizeof(cost_rules) / sizeof(cost_rules[0]); i++)
-		if (cost_rules[i].prefix && !strncmp(cost_rules[i].name, name, strlen(cost_rules[i].name)))
-			return cost_word(cost_rules[i].role, 0, cost_rules[i].cls);
+	index_rules();
+	b = (unsigned char)name[0];
+	for (unsigned k = rule_start[b]; k < rule_start[b + 1]; k++) {
+		const struct cost_rule *r = &cost_rules[rule_order[k]];
+
+		if (!r->prefix && !strcmp(r->name, name))
+			return cost_word(r->role, 0, r->cls);
+	}
+	for (unsigned k = rule_start[b]; k < rule_start[b + 1]; k++) {
+		const struct cost_rule *r = &cost_rules[rule_order[k]];
+
+		if (r->prefix && !strncmp(r->name, name, rule_len[rule_order[k]]))
+			return cost_word(r->role, 0, r->cls);
+	}
 	return 0;
 }
 
