@@ -375,15 +375,31 @@ static int build_table(char *why, size_t n)
 	return 0;
 }
 
-/* Writes the table into @obj's map, then its length, so the walk never reads a half-filled table. */
+/*
+ * Writes the table into @obj's map, then its length, so the walk never reads a half-filled table:
+ * in one call where the kernel takes a batch (5.6), as 10,000 calls cost seconds in an emulator.
+ */
 static int fill_map(struct zctrace_bpf *obj)
 {
 	int fd = bpf_map__fd(obj->maps.cost_ranges);
+	__u32 count = ntable, *keys;
 
 	obj->bss->cost_nranges = 0;
+	keys = calloc(ntable ? ntable : 1, sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
 	for (__u32 i = 0; i < ntable; i++)
-		if (bpf_map_update_elem(fd, &i, &table[i], BPF_ANY))
-			return -errno;
+		keys[i] = i;
+	if (ntable && bpf_map_update_batch(fd, keys, table, &count, NULL)) {
+		for (__u32 i = 0; i < ntable; i++)
+			if (bpf_map_update_elem(fd, &keys[i], &table[i], BPF_ANY)) {
+				int err = -errno;
+
+				free(keys);
+				return err;
+			}
+	}
+	free(keys);
 	obj->bss->cost_nranges = ntable;
 	return 0;
 }
