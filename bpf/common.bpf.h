@@ -184,8 +184,9 @@ static __always_inline long func_ret(void *ctx)
 }
 
 /*
- * The same for a function whose @nargs arguments have not changed in any kernel zctrace runs on:
- * the compat object, without bpf_get_func_ret() (5.17), reads it where fexit puts it, after them.
+ * The same for a function whose first @nargs arguments are all it has on every kernel before 5.17:
+ * the compat object, built for those kernels (no bpf_get_func_ret()), reads the return where fexit
+ * puts it, after them.
  */
 static __always_inline long func_ret_after(void *ctx, int nargs)
 {

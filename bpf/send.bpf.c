@@ -404,13 +404,18 @@ static __always_inline void on_pin(__u64 uarg)
 		bpf_map_delete_elem(&zc_owners, &uarg);
 }
 
-/* 6.1 and 6.12 pass the ubuf_info fifth (later kernels add a sixth, the devmem binding) */
+/*
+ * Every kernel passes the ubuf_info fifth (6.16 adds a sixth, the devmem binding). Those five have
+ * not changed since 4.14, so the compat object reads the return after them: a kprobe program
+ * there is skipped unseen where it runs inside another one (5.10 counts no such miss), and a
+ * zerocopy skb copied in that softirq lost its deferred copy.
+ */
 SEC("fexit/skb_zerocopy_iter_stream")
 int BPF_PROG(skb_zerocopy_iter_stream_fexit, struct sock *sk, struct sk_buff *skb, struct msghdr *msg,
 	     int len, struct ubuf_info *uarg)
 {
 	on_pin((__u64)uarg);
-	on_returned_bytes(SITE_ZC_PIN, METHOD_FENTRY, (int)func_ret(ctx));
+	on_returned_bytes(SITE_ZC_PIN, METHOD_FENTRY, (int)func_ret_after(ctx, 5));
 	return 0;
 }
 
@@ -517,11 +522,19 @@ static __always_inline void on_udp_pin(struct sock *sk, struct sk_buff *skb, __u
 		call->pinned += length;
 }
 
+/*
+ * From 6.0 its first argument is the send's msghdr. The compat object's kernels (before 5.17) pass
+ * (sk, skb, from, length), and fexit puts the return after them.
+ */
 SEC("fexit/__zerocopy_sg_from_iter")
 int BPF_PROG(zerocopy_sg_from_iter_fexit, struct msghdr *msg, struct sock *sk, struct sk_buff *skb,
 	     struct iov_iter *from, size_t length)
 {
+#ifdef ZCT_COMPAT
+	on_udp_pin((struct sock *)ctx[0], (struct sk_buff *)ctx[1], ctx[3], (int)ctx[4], METHOD_FENTRY);
+#else
 	on_udp_pin(sk, skb, length, (int)func_ret(ctx), METHOD_FENTRY);
+#endif
 	return 0;
 }
 
