@@ -414,6 +414,33 @@ struct cost_cpu {
 };
 
 /*
+ * Timed copies (run --time-copies): each call of a copy routine timed from its entry to its
+ * return on its CPU, less the copies timed inside it (an interrupt's), and placed by the walk
+ * over its caller's stack. Calls the CPU left for another task before they returned are not
+ * timed, only counted.
+ */
+#define COPY_TIME_DEPTH 8	/* timed calls in progress on one CPU: a task's and interrupts' */
+
+struct copy_time_frame {
+	__u64 start;
+	__u64 nested;		/* ns of the timed calls inside this one */
+	__u32 tid;
+	__u32 fn;		/* which routine: its return must find its own entry */
+};
+
+struct copy_time_cpu {
+	__u64 ns[COST_SLOTS];	/* by class, as the sampler's: a site's copy or other copies */
+	__u64 calls[COST_SLOTS];
+	__u64 switched;		/* calls the CPU switched away from before they returned */
+	__u64 unmatched;	/* returns whose entry was not the last one open on the CPU */
+	__u64 too_deep;		/* entries beyond COPY_TIME_DEPTH */
+	__u32 depth;
+	__u32 pad;
+	struct copy_time_frame f[COPY_TIME_DEPTH];
+	__u64 ips[COST_FRAMES];	/* the walk's scratch */
+};
+
+/*
  * The census's copy samples (top and export --cost): per process, the sampler's samples that a
  * copy site's copy holds. CENSUS_CPU_PROCS processes, the least recently sampled evicted.
  */

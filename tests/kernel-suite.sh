@@ -28,7 +28,7 @@ done
 	'boundary_mmsg_calls_exact$' 'top_counts_a_process_exactly$' 'export_prometheus_round_trip$' \
 	'top_cost_of_copies$' 'export_copy_cpu_seconds$' 'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' \
 	'cost_of_zerocopy_pinning$' 'cost_of_pipes$' \
-	'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$'
+	'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$' 'timed_copies_cross_check$'
 [ "${1:-}" = rt ] && exec /usr/bin/python3 tests/run.py \
 	'probes_report$' 'json_schema$' 'preempt_rt_passes_fentry_over$' \
 	'ledger_tcp-twocopy_64K_1thr$' 'ledger_tcp-onecopy_64K_1thr$' 'ledger_tcp-zerocopy_64K_1thr$' \
@@ -40,7 +40,7 @@ done
 	'micro_syscall_counts_exact$' 'micro_pagefault_counts_exact$' 'boundary_mmsg_calls_exact$' \
 	'processes_sharing_a_cpu_counted_apart$' 'top_cost_of_copies$' 'export_copy_cpu_seconds$' \
 	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' \
-	'cost_of_zerocopy_pinning$' 'cost_of_pipes$' 'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$'
+	'cost_of_zerocopy_pinning$' 'cost_of_pipes$' 'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$' 'timed_copies_cross_check$'
 # a stock kernel: fentry is its default method (probes_report checks that --method fentry changes
 # nothing), so the ledgers below are its fentry method matrix, and method_matrix_fentry is left out
 exec /usr/bin/python3 tests/run.py \
@@ -69,4 +69,4 @@ exec /usr/bin/python3 tests/run.py \
 	'export_prometheus_round_trip$' 'export_says_what_it_measures$' 'export_usage_errors$' 'export_copy_cpu_seconds$' \
 	'floor_attaches_empty_programs$' 'detach_after_the_report_leaves_nothing$' 'sweep_loads_one_tracer$' 'sweep_stopped_leaves_nothing$' \
 	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' 'cost_of_zerocopy_pinning$' 'cost_of_pipes$' \
-	'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$'
+	'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$' 'timed_copies_cross_check$'

@@ -52,6 +52,7 @@ struct run_args {
 	bool complete;		/* --complete: a command's every syscall, by the raw syscall tracepoints */
 	bool full;		/* --full: the complete report */
 	unsigned sample_hz;	/* --sample-hz: the sampler's rate on each CPU, 0 = off */
+	bool time_copies;	/* --time-copies: each copy routine's calls timed */
 	enum method cap;
 };
 
@@ -77,6 +78,7 @@ static const char run_doc[] =
 	"failed, 2 on a usage error.";
 
 #define OPT_SAMPLE_HZ 0x100	/* --sample-hz: a long option alone */
+#define OPT_TIME_COPIES 0x101	/* --time-copies: a long option alone */
 
 static const struct argp_option run_options[] = {
 	{ "pid", 'p', "PID", 0, "Trace a running process (and the children it forks from now on)", 0 },
@@ -105,6 +107,10 @@ static const struct argp_option run_options[] = {
 	{ "sample-hz", OPT_SAMPLE_HZ, "HZ", 0,
 	  "Sample the traced tasks' stacks HZ times a second on each CPU, for the CPU time of each copy "
 	  "site (default " COST_DEFAULT_HZ_STR "; 0: no sampler)", 0 },
+	{ "time-copies", OPT_TIME_COPIES, NULL, 0,
+	  "Also time each socket receive's copy and each deferred copy from entry to return "
+	  "(fentry/fexit): an exact cross-check of the sampler's time for those sites, at a cost per "
+	  "copy call", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log", 0 },
 	{},
 };
@@ -170,6 +176,9 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 	case OPT_SAMPLE_HZ:
 		if (cost_parse_hz(arg, 0, &a->sample_hz))
 			argp_failure(state, EXIT_USAGE, 0, "invalid --sample-hz '%s' (0 to %d)", arg, COST_MAX_HZ);
+		break;
+	case OPT_TIME_COPIES:
+		a->time_copies = true;
 		break;
 	case 'v':
 		cli_verbose = true;
@@ -353,6 +362,7 @@ static int run_start(struct run *r)
 
 	tracer_opts_for(&to, r->a.def, r->a.cap, r->a.no_phase, r->a.complete);
 	to.sample_hz = r->a.sample_hz;
+	to.time_copies = r->a.time_copies;
 	/* the sending end alone may send through a device that has the kernel copy its page references */
 	if (r->wo.remote == WL_REMOTE_CONNECT && r->a.def && r->a.def->site[SITE_SPLICE_REF] == EXP_SENT)
 		to.skip_zc_path = false;

@@ -18,6 +18,9 @@ void ledger_collect(struct ledger *l, struct zctrace_bpf *obj, const struct skip
 		l->method[s] = site_method_of(l->choice, s, &l->method_label[s]);
 	kfigures_read(&l->k, obj);
 	cost_read(obj, &l->cost, ledger_has(l, PROBE_COST) ? NULL : refusal_of(l, PROBE_COST));
+	/* skipped only where not asked for */
+	copy_time_read(obj, &l->timed, !l->choice[PROBE_COPY_TIME].skip,
+		       ledger_has(l, PROBE_COPY_TIME) ? NULL : refusal_of(l, PROBE_COPY_TIME));
 	cost_bounds(l);
 	kfigures_read_skips(&l->k, obj, from, to);
 	boundary_explain(&l->k, l->method, ledger_has(l, PROBE_BOUNDARY), &l->bnd);

@@ -50,6 +50,7 @@ struct ledger {
 	/* what the kernel counted */
 	struct kfigures k;
 	struct cost_figures cost;		/* the sampler's: CPU time by site and kind (costs.h) */
+	struct copy_time_figures timed;		/* timed copies (run --time-copies), where asked */
 	double copy_bound[NR_SITES];		/* memcpy's bytes per ns at each timed site's mean copy size,
 						 * 0 where not measured (costs.h) */
 	struct boundary bnd;			/* the boundary account against the sites */

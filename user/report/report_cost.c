@@ -197,3 +197,69 @@ json_object *cost_json(const struct ledger *l)
 	add(o, "page_refs_per_call", trade_json(&ref));
 	return o;
 }
+
+/* The classes a timed copy can be placed in: the copy sites, then other_copies. */
+static bool timed_class(const struct ledger *l, int cls)
+{
+	return l->timed.calls[cls] && (cls < NR_SITES || cls == COST_COPY_OTHER);
+}
+
+void copy_time_print(FILE *f, const struct ledger *l)
+{
+	const struct copy_time_figures *t = &l->timed;
+
+	if (!t->asked)
+		return;
+	if (!t->measured) {
+		fprintf(f, "\nTimed copies: %s\n", t->why);
+		return;
+	}
+	fprintf(f, "\nTimed copies (fentry/fexit skb_copy_datagram_iter and skb_copy_ubufs, less the copies timed "
+		"inside; calls the CPU left before they returned, not timed: %" PRIu64 ")\n", (uint64_t)t->switched);
+	fprintf(f, "  %-16s %10s %9s %10s %12s\n", "SITE", "CALLS", "CPU ms", "NS/BYTE", "SAMPLED ms");
+	for (int c = 0; c < NR_COST_CLASSES; c++) {
+		char npb[16] = "-", sampled[16] = "-";
+
+		if (!timed_class(l, c))
+			continue;
+		if (c < NR_SITES && l->k.site[c].bytes)
+			snprintf(npb, sizeof(npb), "%.3f", (double)t->ns[c] / l->k.site[c].bytes);
+		if (l->cost.measured)
+			snprintf(sampled, sizeof(sampled), "%.1f", cost_span_of(l, c).ns / 1e6);
+		fprintf(f, "  %-16s %10" PRIu64 " %9.1f %10s %12s\n", cost_class_name(c), (uint64_t)t->calls[c],
+			t->ns[c] / 1e6, npb, sampled);
+	}
+	if (t->unmatched || t->too_deep)
+		fprintf(f, "  not timed either: %" PRIu64 " returns without their entry, %" PRIu64 " calls nested too "
+			"deep\n", (uint64_t)t->unmatched, (uint64_t)t->too_deep);
+}
+
+json_object *copy_time_json(const struct ledger *l)
+{
+	const struct copy_time_figures *t = &l->timed;
+	json_object *o = json_object_new_object(), *by;
+
+	add(o, "measured", json_object_new_boolean(t->measured));
+	if (!t->measured) {
+		add(o, "why", json_object_new_string(t->asked ? t->why : "not measured: not asked for (--time-copies)"));
+		return o;
+	}
+	add(o, "switched", json_object_new_uint64(t->switched));
+	add(o, "unmatched", json_object_new_uint64(t->unmatched));
+	add(o, "too_deep", json_object_new_uint64(t->too_deep));
+	by = json_object_new_object();
+	for (int c = 0; c < NR_COST_CLASSES; c++) {
+		json_object *k;
+
+		if (!timed_class(l, c))
+			continue;
+		k = json_object_new_object();
+		add(k, "calls", json_object_new_uint64(t->calls[c]));
+		add(k, "cpu_ns", json_object_new_uint64(t->ns[c]));
+		add(k, "ns_per_byte", c < NR_SITES && l->k.site[c].bytes
+		    ? json_object_new_double((double)t->ns[c] / l->k.site[c].bytes) : NULL);
+		add(by, cost_class_name(c), k);
+	}
+	add(o, "by_site", by);
+	return o;
+}

@@ -391,6 +391,7 @@ json_object *ledger_json(const struct ledger *l, const struct micro *m)
 		add(root, "exit_status", json_object_new_int(l->exit_status));
 	add(root, "sites", sites_json(l, have_payload, payload));
 	add(root, "cost", cost_json(l));
+	add(root, "timed_copies", copy_time_json(l));
 	add(root, "boundary", boundary_json(l));
 	add(root, "unattributed", l->bnd.measured ? u64(l->bnd.unattributed) : NULL);
 	add(root, "sched", sched_json(l));

@@ -644,6 +644,7 @@ void ledger_print(FILE *f, const struct ledger *l, const struct micro *m, bool h
 	print_sides(f, l, have_payload ? payload : 0);
 	print_zc_path(f, l);
 	cost_print(f, l, full);
+	copy_time_print(f, l);
 	if (histograms)
 		print_size_hists(f, l);
 	if (full) {

@@ -448,6 +448,23 @@ void cost_detach(void)
 	nlinks = 0;
 }
 
+/* Whether a function table went to a map: the sampler's, or timed copies' where it is off. */
+static bool table_filled;
+
+int cost_table_fill(struct zctrace_bpf *obj, char *why, size_t n)
+{
+	int err;
+
+	why[0] = '\0';
+	if ((err = build_table(why, n)) || (err = fill_map(obj))) {
+		if (!why[0])
+			snprintf(why, n, "cannot fill the sampler's function table: %s", strerror(-err));
+		return err;
+	}
+	table_filled = true;
+	return 0;
+}
+
 int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, char *why, size_t n)
 {
 	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_SOFTWARE,
@@ -462,11 +479,8 @@ int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, 
 	}
 	attr.sample_period = 1000000000ULL / hz;
 	period_ns = attr.sample_period;
-	if ((err = build_table(why, n)) || (err = fill_map(obj))) {
-		if (err && !why[0])
-			snprintf(why, n, "cannot fill the sampler's function table: %s", strerror(-err));
+	if ((err = cost_table_fill(obj, why, n)))
 		return err;
-	}
 	err = online_cpus(online);
 	if (err) {
 		snprintf(why, n, "cannot read the online CPUs: %s", strerror(-err));
@@ -518,7 +532,7 @@ int cost_parse_hz(const char *arg, unsigned lo, unsigned *hz)
 
 int cost_refill(struct zctrace_bpf *obj)
 {
-	return nlinks ? fill_map(obj) : 0;
+	return table_filled ? fill_map(obj) : 0;
 }
 
 void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_off)
@@ -568,4 +582,38 @@ void cost_interval(__u64 k, double *lo, double *hi)
 
 	*lo = mid - half > 0 ? mid - half : 0;
 	*hi = mid + half;
+}
+
+void copy_time_read(struct zctrace_bpf *obj, struct copy_time_figures *t, bool asked, const char *why_off)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(obj->maps.copy_times);
+	struct copy_time_cpu *per = NULL;
+	__u32 zero = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->asked = asked;
+	if (why_off) {
+		if (!strncmp(why_off, "not attached: ", 14))
+			why_off += 14;
+		snprintf(t->why, sizeof(t->why), "not measured: %s", why_off);
+		return;
+	}
+	if (ncpu > 0)
+		per = calloc(ncpu, sizeof(*per));
+	if (!per || bpf_map_lookup_elem(fd, &zero, per)) {
+		snprintf(t->why, sizeof(t->why), "not measured: cannot read BPF map copy_times: %s", strerror(errno));
+		free(per);
+		return;
+	}
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		for (int k = 0; k < NR_COST_CLASSES; k++) {
+			t->ns[k] += per[cpu].ns[k];
+			t->calls[k] += per[cpu].calls[k];
+		}
+		t->switched += per[cpu].switched;
+		t->unmatched += per[cpu].unmatched;
+		t->too_deep += per[cpu].too_deep;
+	}
+	free(per);
+	t->measured = true;
 }

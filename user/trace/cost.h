@@ -31,6 +31,18 @@ struct cost_figures {
 	__u64 exiting;			/* of all, samples of tasks exiting: task-clock leaves them out */
 };
 
+/* Timed copies (run --time-copies), summed over the CPUs. */
+struct copy_time_figures {
+	bool asked;			/* --time-copies given: the report has a section, measured or not */
+	bool measured;			/* false: why says why */
+	char why[200];
+	__u64 ns[NR_COST_CLASSES];	/* exclusive ns of timed calls: a site's, or other_copies */
+	__u64 calls[NR_COST_CLASSES];
+	__u64 switched;			/* calls the CPU left before they returned: counted, not timed */
+	__u64 unmatched;
+	__u64 too_deep;
+};
+
 /* A sampling rate @arg (NULL: COST_DEFAULT_HZ) into *@hz: 0, or -EINVAL outside @lo..COST_MAX_HZ. */
 int cost_parse_hz(const char *arg, unsigned lo, unsigned *hz);
 /* The role word (bpf/costwalk.h) of kernel function @name (suffixes such as ".isra.0" ignored). */
@@ -43,12 +55,17 @@ const char *cost_class_name(int cls);
  * in @obj. 0, or a negative errno with why in @why.
  */
 int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, char *why, size_t n);
+/* Fills the walk's function table in @obj (cost_attach() does): 0, or a negative errno, why in @why. */
+int cost_table_fill(struct zctrace_bpf *obj, char *why, size_t n);
 /* Refills the function table after tracer_reset() emptied the maps. 0 or a negative errno. */
 int cost_refill(struct zctrace_bpf *obj);
 /* Closes the sampling events and their links (nothing if none). */
 void cost_detach(void);
 /* Reads the counts into @c, or says why there are none (@why_off: the probe's refusal, or NULL). */
 void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_off);
+
+/* Reads timed copies into @t, or says why there are none (@why_off: the probe's refusal, NULL if attached). */
+void copy_time_read(struct zctrace_bpf *obj, struct copy_time_figures *t, bool asked, const char *why_off);
 
 /*
  * A 95% interval for a count of @k samples (a Poisson count: the score interval), in samples.

@@ -363,6 +363,14 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		{ METHOD_PERF_EVENT, "perf_event cpu-clock on every CPU, kernel stacks placed by copy site",
 		  { PROG(cost_sample) }, { "perf:cpu-clock" } },
 	} },
+	/* each call of the copy routines timed from entry to return, placed as the sampler places a sample */
+	[PROBE_COPY_TIME] = { "copy_time", .cands = {
+		{ METHOD_FENTRY, "fentry/fexit skb_copy_datagram_iter (receive copies) + skb_copy_ubufs (deferred "
+		  "copies) + tp_btf sched_switch",
+		  { PROG(skb_copy_datagram_iter_time_in), PROG(skb_copy_datagram_iter_time_out),
+		    PROG(skb_copy_ubufs_time_in), PROG(skb_copy_ubufs_time_out), PROG(copy_time_switch) },
+		  { "fentry:skb_copy_datagram_iter", "fentry:skb_copy_ubufs", "tp_btf:sched_switch" } },
+	} },
 };
 
 _Static_assert(sizeof(probe_sites) / sizeof(probe_sites[0]) == NR_PROBES, "one row per probe site");

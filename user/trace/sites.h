@@ -22,6 +22,7 @@ enum probe_id {
 	PROBE_BOUNDARY,			/* bytes that crossed to or from user memory, by call and file type */
 	PROBE_CENSUS,			/* the census's counters in each thread, read by a task iterator */
 	PROBE_COST,			/* the sampler: CPU time by copy site and kind (cost.c) */
+	PROBE_COPY_TIME,		/* timed copies: each copy routine's calls timed (run --time-copies) */
 	NR_PROBES,
 };
 

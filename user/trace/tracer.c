@@ -380,6 +380,11 @@ static int attach_all(struct zctrace_bpf *obj, unsigned sample_hz, char *prog, s
 		if (!bpf_program__autoload(p) || !strcmp(bpf_program__section_name(p), "usdt"))
 			continue;
 		snprintf(point, sizeof(point), "attach:%s", bpf_program__name(p));
+		/* timed copies are placed by the sampler's function table: filled here where it is off */
+		if (p == obj->progs.copy_time_switch && !obj->bss->cost_nranges && (err = cost_table_fill(obj, why, n))) {
+			snprintf(prog, prog_n, "%s", bpf_program__name(p));
+			return err;
+		}
 		if (probes_refused_by_env(point)) {
 			err = -EINVAL;
 			snprintf(why, n, "attach refused: %s (simulated by ZCTRACE_REFUSE)", strerror(-err));
@@ -418,7 +423,8 @@ bool tracer_opts_same(const struct tracer_opts *a, const struct tracer_opts *b)
 {
 	return a->cap == b->cap && a->skip_zc_path == b->skip_zc_path && a->gate_on_phase == b->gate_on_phase &&
 	       a->skip == b->skip && a->machine_wide == b->machine_wide && a->max_keys == b->max_keys &&
-	       a->no_syscall_tps == b->no_syscall_tps && a->io_fentry == b->io_fentry && a->sample_hz == b->sample_hz;
+	       a->no_syscall_tps == b->no_syscall_tps && a->io_fentry == b->io_fentry && a->sample_hz == b->sample_hz &&
+	       a->time_copies == b->time_copies;
 }
 
 int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const struct tracer_opts *o)
@@ -437,6 +443,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		skip_probes(choice, 1ULL << PROBE_COST, "the census samples only with --cost");
 	else if (!o->sample_hz)
 		skip_probes(choice, 1ULL << PROBE_COST, "turned off (--sample-hz 0)");
+	if (!o->time_copies)
+		skip_probes(choice, 1ULL << PROBE_COPY_TIME, "not asked for (--time-copies)");
 	if (!o->machine_wide) {
 		skip_probes(choice, 1ULL << PROBE_CENSUS, "the census's own");
 		refuse_standalone(choice);

@@ -26,6 +26,7 @@ struct tracer_opts {
 	bool no_syscall_tps;	/* nothing that needs the syscall tracepoints (sys_enter, sys_exit) */
 	bool io_fentry;		/* the I/O syscalls by fentry/fexit where allowed, not the tracepoints */
 	unsigned sample_hz;	/* the sampler's rate on each CPU (cost.h); 0: no sampler */
+	bool time_copies;	/* time each copy routine's calls (fentry/fexit): run --time-copies */
 };
 
 /*
