@@ -240,16 +240,23 @@ static __always_inline void copy_time_enter(__u32 fn)
 	/* masked where the verifier sees it (5.10's loses the check above through the spill) */
 	barrier_var(d);
 	d &= COPY_TIME_DEPTH - 1;
+	/*
+	 * An interrupt can time a copy of its own at any point here (a softirq's deferred copy). The
+	 * slot is cleared, then claimed, then filled: a call that comes in before the claim takes the
+	 * slot and leaves it; one that comes in after lands above it and adds to its nested time.
+	 */
+	ct->f[d].nested = 0;
+	barrier();
+	ct->depth = d + 1;
+	barrier();
 	ct->f[d].tid = (__u32)bpf_get_current_pid_tgid();
 	ct->f[d].fn = fn;
-	ct->f[d].nested = 0;
 	ct->f[d].start = bpf_ktime_get_ns();
-	ct->depth = d + 1;
 }
 
 static __always_inline void copy_time_exit(void *ctx, __u32 fn)
 {
-	__u64 now = bpf_ktime_get_ns(), took;
+	__u64 now = bpf_ktime_get_ns(), took, start, nested;
 	__u32 zero = 0, d, state = WALK_COPYING, cls = COST_COPY_OTHER, tid = (__u32)bpf_get_current_pid_tgid();
 	struct copy_time_cpu *ct = bpf_map_lookup_elem(&copy_times, &zero);
 	bool leading = true;
@@ -263,14 +270,22 @@ static __always_inline void copy_time_exit(void *ctx, __u32 fn)
 	d--;
 	barrier_var(d);
 	d &= COPY_TIME_DEPTH - 1;
+	start = ct->f[d].start;
+	nested = ct->f[d].nested;
 	if (ct->f[d].tid != tid || ct->f[d].fn != fn) {
 		ct->unmatched++;
 		return;
 	}
+	/* the frame is read before it is let go: an interrupt's call may take the slot from here on */
+	barrier();
 	ct->depth = d;
-	took = now - ct->f[d].start;
-	took -= ct->f[d].nested < took ? ct->f[d].nested : took;
-	/* the caller's stack: the tracer's own frames (this program, its trampoline) first */
+	took = now > start ? now - start : 0;
+	took -= nested < took ? nested : took;
+	/*
+	 * The caller's stack: the tracer's own frames (this program, its trampoline) first. The
+	 * scratch is the CPU's: an interrupt's timed copy inside this walk is skb_copy_ubufs(),
+	 * which reads no stack.
+	 */
 	n = fn == COPY_TIME_UBUFS ? 0 : bpf_get_stack(ctx, ct->ips, sizeof(ct->ips), 0);
 	n = n > 0 ? (__u64)n / sizeof(__u64) : 0;
 	for (__u32 i = 0; i < COST_FRAMES; i++) {
@@ -304,7 +319,7 @@ static __always_inline void copy_time_exit(void *ctx, __u32 fn)
 
 		barrier_var(up);
 		up &= COPY_TIME_DEPTH - 1;
-		ct->f[up].nested += bpf_ktime_get_ns() - ct->f[d].start;
+		ct->f[up].nested += bpf_ktime_get_ns() - start;
 	}
 }
 

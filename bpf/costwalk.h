@@ -12,6 +12,8 @@
  *   gives the kind of its layer (tcp_sendmsg_locked(): the protocol stack).
  * - The syscall layer decides only near the leaf: it is at the root of every stack.
  * - A leaf where interrupts come back on took a sample that was due while they were off.
+ * - JITed BPF code (zctrace's programs, their trampolines) is the tracer's time, except above a
+ *   copy routine: there it is a trampoline on the copy's way, passed by.
  */
 #ifndef ZCTRACE_COSTWALK_H
 #define ZCTRACE_COSTWALK_H
@@ -27,6 +29,7 @@ enum cost_role {
 	ROLE_KIND,		/* a function of one kind of time: the class in the word's third byte */
 	ROLE_SYSCALL,		/* the syscall layer */
 	ROLE_DISPLACE,		/* where interrupts come back on */
+	ROLE_BPF,		/* JITed BPF: a program, a trampoline (the tracer's time, or passed by) */
 };
 
 /* A function's role word: role, site (ROLE_SITE) and the class of its time outside a copy. */
@@ -68,6 +71,16 @@ static inline int cost_step(struct cost_walk *w, __u32 depth, __u32 word)
 	case ROLE_COPY:
 		w->copying = 1;
 		return 0;
+	case ROLE_BPF:
+		/*
+		 * Above a copy, JITed code is the trampoline of a program on a copy's function: passed
+		 * by, whatever its address (a trampoline made after the function table is named in
+		 * none, and falls in the range of the BPF symbol before it). Otherwise the tracer's.
+		 */
+		if (w->copying)
+			return 0;
+		w->cls = COST_CLASS(word);
+		return 1;
 	case ROLE_SITE:
 		w->cls = w->copying ? COST_SITE(word) : COST_CLASS(word);
 		return 1;

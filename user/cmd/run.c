@@ -109,8 +109,8 @@ static const struct argp_option run_options[] = {
 	  "site (default " COST_DEFAULT_HZ_STR "; 0: no sampler)", 0 },
 	{ "time-copies", OPT_TIME_COPIES, NULL, 0,
 	  "Also time each socket receive's copy and each deferred copy from entry to return "
-	  "(fentry/fexit): an exact cross-check of the sampler's time for those sites, at a cost per "
-	  "copy call", 0 },
+	  "(fentry/fexit): a cross-check of the sampler's time for those sites, at a cost per copy "
+	  "call", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log", 0 },
 	{},
 };

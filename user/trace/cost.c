@@ -28,13 +28,13 @@ struct cost_rule {
 
 #define COPY(n) { n, ROLE_COPY, 0, false }
 #define PASS(n) { n, ROLE_NONE, 0, false }
-#define PASS_ALL(n) { n, ROLE_NONE, 0, true }
 #define KIND(n, c) { n, ROLE_KIND, c, false }
 #define KINDS(n, c) { n, ROLE_KIND, c, true }
 #define SPLICE(n) { n, ROLE_SPLICE, COST_PAGE_REF, false }
 #define SYSCALL(n) { n, ROLE_SYSCALL, COST_SYSCALL, false }
 #define SYSCALLS(n) { n, ROLE_SYSCALL, COST_SYSCALL, true }
 #define DISPLACE(n) { n, ROLE_DISPLACE, COST_DISPLACED, false }
+#define JITED(n) { n, ROLE_BPF, COST_TRACER, true }
 
 /*
  * Exact names first (a site's own functions, from the probe table, before all), then prefixes,
@@ -113,7 +113,7 @@ static const struct cost_rule cost_rules[] = {
 	 * by, as it also calls the traced function (a copy under fexit'd skb_copy_datagram_iter()
 	 * has it between the copy and tcp_recvmsg_locked())
 	 */
-	KINDS("bpf_prog_", COST_TRACER), PASS_ALL("bpf_trampoline_"), KINDS("__bpf_trace_", COST_TRACER),
+	JITED("bpf_prog_"), JITED("bpf_trampoline_"), KINDS("__bpf_trace_", COST_TRACER),
 	KINDS("bpf_trace_run", COST_TRACER), KINDS("__bpf_prog_enter", COST_TRACER),
 	KINDS("__bpf_prog_exit", COST_TRACER), KINDS("bpf_", COST_TRACER), KINDS("__bpf", COST_TRACER),
 	KINDS("htab_", COST_TRACER), KINDS("__htab", COST_TRACER), KINDS("array_map_", COST_TRACER),
@@ -313,7 +313,7 @@ static int build_table(char *why, size_t n)
 	FILE *f = fopen("/proc/kallsyms", "r");
 	struct ksym *syms = NULL, *grown;
 	size_t nsyms = 0, cap = 0;
-	char line[512], name[256], type;
+	char line[512], name[256], module[32], type;
 	unsigned long long addr;
 	bool any_addr = false;
 
@@ -322,7 +322,8 @@ static int build_table(char *why, size_t n)
 		return -errno;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+		module[0] = '\0';
+		if (sscanf(line, "%llx %c %255s %31s", &addr, &type, name, module) < 3)
 			continue;
 		any_addr |= addr != 0;
 		if (nsyms == cap) {
@@ -338,7 +339,8 @@ static int build_table(char *why, size_t n)
 		}
 		/* every symbol ends the one before it; only text symbols can be a frame's function */
 		syms[nsyms].addr = addr;
-		syms[nsyms].word = (type == 't' || type == 'T') ? cost_word_of_name(name) : 0;
+		syms[nsyms].word = !strcmp(module, "[bpf]") ? cost_word(ROLE_BPF, 0, COST_TRACER)
+				   : (type == 't' || type == 'T') ? cost_word_of_name(name) : 0;
 		nsyms++;
 	}
 	fclose(f);
@@ -479,8 +481,6 @@ int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, 
 	}
 	attr.sample_period = 1000000000ULL / hz;
 	period_ns = attr.sample_period;
-	if ((err = cost_table_fill(obj, why, n)))
-		return err;
 	err = online_cpus(online);
 	if (err) {
 		snprintf(why, n, "cannot read the online CPUs: %s", strerror(-err));

@@ -51,11 +51,12 @@ __u32 cost_word_of_name(const char *name);
 const char *cost_class_name(int cls);
 
 /*
- * Attaches the sampler's program @prog at @hz on every online CPU and fills its function table
- * in @obj. 0, or a negative errno with why in @why.
+ * Attaches the sampler's program @prog at @hz on every online CPU (its function table filled
+ * first: cost_table_fill()). 0, or a negative errno with why in @why.
  */
 int cost_attach(struct zctrace_bpf *obj, struct bpf_program *prog, unsigned hz, char *why, size_t n);
-/* Fills the walk's function table in @obj (cost_attach() does): 0, or a negative errno, why in @why. */
+/* Fills the walk's function table in @obj, for the sampler and the timed copies: 0, or a negative
+ * errno with why in @why. */
 int cost_table_fill(struct zctrace_bpf *obj, char *why, size_t n);
 /* Refills the function table after tracer_reset() emptied the maps. 0 or a negative errno. */
 int cost_refill(struct zctrace_bpf *obj);

@@ -365,45 +365,67 @@ static void keep_loaded_data(struct zctrace_bpf *obj)
 	}
 }
 
+/* The timed copies' entry programs: attached after their returns, so no entry goes unreturned. */
+static bool copy_time_entry(struct zctrace_bpf *obj, struct bpf_program *p)
+{
+	return p == obj->progs.skb_copy_datagram_iter_time_in || p == obj->progs.skb_copy_ubufs_time_in;
+}
+
+/* Attaches @p; 0, or a negative errno with why in @why. */
+static int attach_one(struct zctrace_bpf *obj, int i, unsigned sample_hz, char *why, size_t n)
+{
+	struct bpf_program *p = *obj->skeleton->progs[i].prog;
+	struct bpf_link **link = obj->skeleton->progs[i].link;
+	char point[96];
+	int err;
+
+	snprintf(point, sizeof(point), "attach:%s", bpf_program__name(p));
+	if (probes_refused_by_env(point)) {
+		err = -EINVAL;
+		snprintf(why, n, "attach refused: %s (simulated by ZCTRACE_REFUSE)", strerror(-err));
+	} else if (!strcmp(bpf_program__section_name(p), "perf_event")) {
+		/* the sampler: a sampling event on each CPU, opened here (cost.c) */
+		char sampler_why[200] = "";
+
+		if (!(err = cost_attach(obj, p, sample_hz, sampler_why, sizeof(sampler_why))))
+			return 0;
+		snprintf(why, n, "attach refused: %s", sampler_why);
+	} else if ((*link = bpf_program__attach(p))) {
+		return 0;
+	} else {
+		err = errno ? -errno : -EINVAL;
+		snprintf(why, n, "attach refused: %s", strerror(-err));
+	}
+	return err;
+}
+
 /* Attaches program by program; a refusal names its program in @prog and the kernel's answer in @why. */
 static int attach_all(struct zctrace_bpf *obj, unsigned sample_hz, char *prog, size_t prog_n, char *why, size_t n)
 {
 	struct bpf_object_skeleton *sk = obj->skeleton;
-	char point[96];
+	struct bpf_program *walker = bpf_program__autoload(obj->progs.cost_sample) ? obj->progs.cost_sample
+				     : bpf_program__autoload(obj->progs.copy_time_switch) ? obj->progs.copy_time_switch
+				     : NULL;
+	int err;
 
-	for (int i = 0; i < sk->prog_cnt; i++) {
-		struct bpf_program *p = *sk->progs[i].prog;
-		struct bpf_link **link = sk->progs[i].link;
-		int err;
-
-		/* USDT programs attach per binary, once the target exists */
-		if (!bpf_program__autoload(p) || !strcmp(bpf_program__section_name(p), "usdt"))
-			continue;
-		snprintf(point, sizeof(point), "attach:%s", bpf_program__name(p));
-		/* timed copies are placed by the sampler's function table: filled here where it is off */
-		if (p == obj->progs.copy_time_switch && !obj->bss->cost_nranges && (err = cost_table_fill(obj, why, n))) {
-			snprintf(prog, prog_n, "%s", bpf_program__name(p));
-			return err;
-		}
-		if (probes_refused_by_env(point)) {
-			err = -EINVAL;
-			snprintf(why, n, "attach refused: %s (simulated by ZCTRACE_REFUSE)", strerror(-err));
-		} else if (!strcmp(bpf_program__section_name(p), "perf_event")) {
-			/* the sampler: a sampling event on each CPU, opened here (cost.c) */
-			char sampler_why[200] = "";
-
-			if (!(err = cost_attach(obj, p, sample_hz, sampler_why, sizeof(sampler_why))))
-				continue;
-			snprintf(why, n, "attach refused: %s", sampler_why);
-		} else if ((*link = bpf_program__attach(p))) {
-			continue;
-		} else {
-			err = errno ? -errno : -EINVAL;
-			snprintf(why, n, "attach refused: %s", strerror(-err));
-		}
-		snprintf(prog, prog_n, "%s", bpf_program__name(p));
+	/* the sampler and the timed copies place by one function table, filled before either attaches */
+	if (walker && (err = cost_table_fill(obj, why, n))) {
+		snprintf(prog, prog_n, "%s", bpf_program__name(walker));
 		return err;
 	}
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < sk->prog_cnt; i++) {
+			struct bpf_program *p = *sk->progs[i].prog;
+
+			/* USDT programs attach per binary, once the target exists */
+			if (!bpf_program__autoload(p) || !strcmp(bpf_program__section_name(p), "usdt") ||
+			    copy_time_entry(obj, p) != (pass == 1))
+				continue;
+			if ((err = attach_one(obj, i, sample_hz, why, n))) {
+				snprintf(prog, prog_n, "%s", bpf_program__name(p));
+				return err;
+			}
+		}
 	return 0;
 }
 
