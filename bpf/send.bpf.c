@@ -524,7 +524,9 @@ static __always_inline void on_udp_pin(struct sock *sk, struct sk_buff *skb, __u
 
 /*
  * From 6.0 its first argument is the send's msghdr. The compat object's kernels (before 5.17) pass
- * (sk, skb, from, length), and fexit puts the return after them.
+ * (sk, skb, from, length), and fexit puts the return after them. 5.17 to 5.19 take the main object
+ * with the older arguments: there user space sets this aside (refuse_old_sg_from_iter()) for the
+ * kprobe flavour, which reads both.
  */
 SEC("fexit/__zerocopy_sg_from_iter")
 int BPF_PROG(zerocopy_sg_from_iter_fexit, struct msghdr *msg, struct sock *sk, struct sk_buff *skb,

@@ -138,6 +138,19 @@ static int btf_id(const char *name, int kind, char *why, size_t n)
 	return id;
 }
 
+bool probes_btf_has_member(const char *st, const char *member)
+{
+	char why[160];
+	int id = btf_id(st, BTF_KIND_STRUCT, why, sizeof(why));
+	const struct btf_type *t = id > 0 ? btf__type_by_id(vmlinux_btf, id) : NULL;
+	const struct btf_member *m = t ? btf_members(t) : NULL;
+
+	for (int i = 0; m && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(vmlinux_btf, m[i].name_off), member))
+			return true;
+	return false;
+}
+
 /*
  * @name in the BTF of a loaded kernel module (ext4's tracepoints when ext4 is a module, as in
  * Debian's kernels): its id there, with *obj_fd holding that BTF open; -ENOENT if in none.

@@ -63,6 +63,8 @@ bool probes_refused_by_env(const char *point);
 const char *probes_btf_path(void);
 /* 0 when the kernel's BTF loads; else -ENOENT and why (naming BTF and the file). */
 int probes_check_btf(char *why, size_t n);
+/* Whether the kernel's struct @st has a member @member (false where there is no BTF). */
+bool probes_btf_has_member(const char *st, const char *member);
 /* Why probe site @s (enum probe_id) attached nothing: its last candidate's refusal; NULL if attached. */
 const char *probe_refusal(const struct probe_choice *choice, int s);
 /* Whether the kernel offers attach point @point ("tp_btf:T", "fentry:F", ...), as the choice tests it. */

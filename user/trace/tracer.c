@@ -306,6 +306,20 @@ static int refuse_without_func_ret(struct zctrace_bpf *obj, struct probe_choice 
 }
 
 /*
+ * The main object's fexit of __zerocopy_sg_from_iter() reads 6.0's arguments (the msghdr first,
+ * with msghdr.sg_from_iter). 5.17 to 5.19 take the main object with the older ones: there it is
+ * set aside, and the kprobe, which reads both, counts UDP's pins. 0, or 1 if set aside.
+ */
+static int refuse_old_sg_from_iter(struct zctrace_bpf *obj, struct probe_choice *choice)
+{
+	if (!bpf_program__autoload(obj->progs.zerocopy_sg_from_iter_fexit) ||
+	    probes_btf_has_member("msghdr", "sg_from_iter"))
+		return 0;
+	return refuse_holders(choice, bpf_program__name(obj->progs.zerocopy_sg_from_iter_fexit),
+			      "reads the arguments __zerocopy_sg_from_iter() has from 6.0 (msghdr first)") > 0;
+}
+
+/*
  * ZCTRACE_REFUSE=load:PROG: a tracing program (fentry/fexit/tp_btf) is pointed at a function or
  * tracepoint with fewer arguments than it reads, which the verifier refuses: the real refusal path,
  * on a kernel that would load it.
@@ -491,7 +505,7 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		}
 		if ((err = choose_probes(obj, choice, o->cap)))
 			break;
-		if (compat && refuse_without_func_ret(obj, choice)) {
+		if ((compat && refuse_without_func_ret(obj, choice)) || (!compat && refuse_old_sg_from_iter(obj, choice))) {
 			zctrace_bpf__destroy(obj);
 			obj = NULL;
 			continue;
