@@ -535,28 +535,44 @@ int cost_refill(struct zctrace_bpf *obj)
 	return table_filled ? fill_map(obj) : 0;
 }
 
+/* "not measured: " and the probe's refusal @off (its "not attached: " left out) into @why. */
+static void not_measured(char *why, size_t n, const char *off)
+{
+	if (!strncmp(off, "not attached: ", 14))
+		off += 14;
+	snprintf(why, n, "not measured: %s", off);
+}
+
+/*
+ * The one entry of per-CPU array @map, every CPU's (@size bytes each), in memory the caller frees;
+ * NULL with why in @why.
+ */
+static void *read_per_cpu(const struct bpf_map *map, size_t size, int ncpu, char *why, size_t n)
+{
+	__u32 zero = 0;
+	void *per = ncpu > 0 ? calloc(ncpu, size) : NULL;
+
+	if (!per || bpf_map_lookup_elem(bpf_map__fd(map), &zero, per)) {
+		snprintf(why, n, "not measured: cannot read BPF map %s: %s", bpf_map__name(map), strerror(errno));
+		free(per);
+		return NULL;
+	}
+	return per;
+}
+
 void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_off)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(obj->maps.cost_cpus);
-	struct cost_cpu *per = NULL;
-	__u32 zero = 0;
+	int ncpu = libbpf_num_possible_cpus();
+	struct cost_cpu *per;
 
 	memset(c, 0, sizeof(*c));
 	if (!nlinks) {
-		const char *why = why_off ? why_off : "the sampler is not attached";
-
-		if (!strncmp(why, "not attached: ", 14))
-			why += 14;
-		snprintf(c->why, sizeof(c->why), "not measured: %s", why);
+		not_measured(c->why, sizeof(c->why), why_off ? why_off : "the sampler is not attached");
 		return;
 	}
-	if (ncpu > 0)
-		per = calloc(ncpu, sizeof(*per));
-	if (!per || bpf_map_lookup_elem(fd, &zero, per)) {
-		snprintf(c->why, sizeof(c->why), "not measured: cannot read BPF map cost_cpus: %s", strerror(errno));
-		free(per);
+	per = read_per_cpu(obj->maps.cost_cpus, sizeof(*per), ncpu, c->why, sizeof(c->why));
+	if (!per)
 		return;
-	}
 	for (int cpu = 0; cpu < ncpu; cpu++) {
 		for (int k = 0; k < NR_COST_CLASSES; k++) {
 			c->all[k] += per[cpu].all[k];
@@ -564,7 +580,6 @@ void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_
 		}
 		c->stack_errors += per[cpu].stack_errors;
 		c->exiting += per[cpu].exiting;
-
 	}
 	free(per);
 	c->measured = true;
@@ -586,25 +601,18 @@ void cost_interval(__u64 k, double *lo, double *hi)
 
 void copy_time_read(struct zctrace_bpf *obj, struct copy_time_figures *t, bool asked, const char *why_off)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(obj->maps.copy_times);
-	struct copy_time_cpu *per = NULL;
-	__u32 zero = 0;
+	int ncpu = libbpf_num_possible_cpus();
+	struct copy_time_cpu *per;
 
 	memset(t, 0, sizeof(*t));
 	t->asked = asked;
 	if (why_off) {
-		if (!strncmp(why_off, "not attached: ", 14))
-			why_off += 14;
-		snprintf(t->why, sizeof(t->why), "not measured: %s", why_off);
+		not_measured(t->why, sizeof(t->why), why_off);
 		return;
 	}
-	if (ncpu > 0)
-		per = calloc(ncpu, sizeof(*per));
-	if (!per || bpf_map_lookup_elem(fd, &zero, per)) {
-		snprintf(t->why, sizeof(t->why), "not measured: cannot read BPF map copy_times: %s", strerror(errno));
-		free(per);
+	per = read_per_cpu(obj->maps.copy_times, sizeof(*per), ncpu, t->why, sizeof(t->why));
+	if (!per)
 		return;
-	}
 	for (int cpu = 0; cpu < ncpu; cpu++) {
 		for (int k = 0; k < NR_COST_CLASSES; k++) {
 			t->ns[k] += per[cpu].ns[k];
