@@ -27,9 +27,15 @@ that have them: `tools/kernels.sh run VERSION 'BENCH_REPS=1 python3 tools/bench.
 
 The fleet section measures the always-on census: iperf3 on loopback at 1 KiB and 64 KiB writes, untraced,
 under the census's attach points with empty programs (zctrace floor --census), under `zctrace export` and
-under `zctrace top`, and the same with --complete (the raw syscall tracepoints too), interleaved; each
-one's median throughput as a ratio of the untraced one, with its spread, against the targets (0.95 at 1
-KiB, 0.99 at 64 KiB, or within 0.02 of the floor where the floor is below them).
+under `zctrace top`, and the same with --complete (the raw syscall tracepoints too). Two instruments:
+- program runs per write, and BPF ns per write: the kernel's own run counts of the census's programs
+  (export --bpf-stats, for that measurement only) over an iperf3 stream of a fixed count of writes; they
+  do not depend on the machine's noise;
+- throughput, in BENCH_FLEET_PAIRS (default 30) rounds of short runs (BENCH_FLEET_DURATION seconds,
+  default 1), each round every variant once in a rotated order; each variant's ratio to the untraced
+  run of its round, their median with its 95% interval (the order statistics of the median, free of any
+  assumed distribution), held against the targets (0.95 at 1 KiB, 0.99 at 64 KiB, or within 0.02 of
+  the floor where the floor is below them).
 
 The commands section measures `zctrace run -- iperf3` where the kernel allows fentry: its I/O syscalls
 followed at their own functions (the default) and by the raw syscall tracepoints (--complete), each beside
@@ -43,10 +49,13 @@ default rate, at 9973 Hz and off, interleaved; each rate's paired ratio to the r
 Usage: tools/bench.py [SECTION ...]   (sections: micro, files, serve, overhead, progcost, fleet, commands,
 sampler; default: all)
 Environment: BENCH_REPS (default 5), BENCH_FILE_SIZE (default 256M), LMBENCH (a directory),
-BENCH_OVERHEAD_DURATION (seconds per overhead and fleet run, default 3), BENCH_FLEET_SIZES (default 1K,64K),
+BENCH_OVERHEAD_DURATION (seconds per overhead and sampler run, default 3), BENCH_FLEET_SIZES (default 1K,64K),
+BENCH_FLEET_PAIRS (default 30), BENCH_FLEET_DURATION (whole seconds per fleet run, default 1),
+BENCH_FLEET_WRITES (writes of the runs-per-write stream, default 200000, at most 2 GiB of them),
 BENCH_FLEET_COMPLETE (0: leave the --complete variants out), BENCH_FLEET_COST (0: leave export --cost out).
 """
 import json
+import math
 import os
 import shutil
 import re
@@ -65,6 +74,9 @@ ZCTRACE = os.path.join(ROOT, "zctrace")
 REPS = int(os.environ.get("BENCH_REPS", "5"))
 FILE_SIZE = os.environ.get("BENCH_FILE_SIZE", "256M")
 OVERHEAD_DURATION = os.environ.get("BENCH_OVERHEAD_DURATION", "3")
+FLEET_PAIRS = max(1, int(os.environ.get("BENCH_FLEET_PAIRS", "30")))
+FLEET_DURATION = os.environ.get("BENCH_FLEET_DURATION", "1")
+FLEET_WRITES = int(os.environ.get("BENCH_FLEET_WRITES", "200000"))
 BPFTRACE_SCRIPT = os.path.join(ROOT, "tools", "overhead.bt")
 
 
@@ -102,7 +114,7 @@ def section(title, variants, baseline):
     for rep in range(REPS):
         for label, name, args in variants:
             times[label].append(run_workload(name, args)["elapsed_s"])
-        print(f"  rep {rep + 1}/{REPS} done", file=sys.stderr, flush=True)
+        print(f"  rep {rep + 1}/{reps} done", file=sys.stderr, flush=True)
     base = statistics.median(times[baseline])
     print(f"  {'variant':<28} {'median s':>9} {'min s':>8} {'max s':>8} {'vs ' + baseline:>22} "
           f"{'CPU copies/B':>13} {'syscalls/MiB':>13}  checks")
@@ -335,13 +347,14 @@ def floor_prog_stats(name, args, options=()):
 IPERF_PORT = 5299
 
 
-def iperf_script(length, out):
-    """A loopback iperf3 run of OVERHEAD_DURATION seconds with @length writes, its client's JSON in @out."""
+def iperf_script(length, out, seconds=OVERHEAD_DURATION, nbytes=None):
+    """A loopback iperf3 run of @seconds (or of @nbytes) with @length writes, its client's JSON in @out."""
     # the client waits for the server's socket (a client that meets a half-started iperf3 server
     # can wait for it forever), and gives up connecting after a second
     return (f"iperf3 -s -1 -p {IPERF_PORT} >/dev/null 2>&1 & s=$!; "
             f"for i in $(seq 50); do ss -Hltn 'sport = :{IPERF_PORT}' | grep -q . && break; sleep 0.05; done; "
-            f"iperf3 -c 127.0.0.1 -p {IPERF_PORT} -t {OVERHEAD_DURATION} -l {length} --connect-timeout 1000 "
+            f"iperf3 -c 127.0.0.1 -p {IPERF_PORT} {f'-n {nbytes}' if nbytes else f'-t {seconds}'} -l {length} "
+            f"--connect-timeout 1000 "
             f"-J > {out} 2>/dev/null; wait $s")
 
 
@@ -497,7 +510,7 @@ def bench_overhead():
             runs[(size, "bpftrace")].append(throughput(run_bpftrace("tcp-onecopy", args)))
             for v in variants:
                 iperf[(size, v)].append(run_iperf(v, size))
-        print(f"  rep {rep + 1}/{REPS} done", file=sys.stderr, flush=True)
+        print(f"  rep {rep + 1}/{reps} done", file=sys.stderr, flush=True)
     missed = []
     overhead_table("tcp-onecopy", "tcp-onecopy: 1 connection", runs, sizes, variants, targets, missed)
     overhead_table("iperf3", "iperf3 on loopback (zctrace run -- COMMAND: every program attached)", iperf,
@@ -530,90 +543,189 @@ def census_ready(variant, proc):
     return False
 
 
+CENSUS = {"export": ["export"], "export --complete": ["export", "--complete"], "export --cost": ["export", "--cost"],
+          "top": ["top", "--json", "-i", "1"]}
+
+
+def census_cmd(variant, *extra):
+    """The command line of census @variant (export ... or top), with @extra options."""
+    args = CENSUS[variant]
+    listen = ["--listen", f"127.0.0.1:{FLEET_PORT}"] if args[0] == "export" else []
+    return [ZCTRACE, *args, *extra, *listen]
+
+
+def beside_census(variant, census, sh):
+    """Runs @sh while zctrace @variant (command line @census) counts; then stops the census, whose
+    exit must be clean. @sh's (exit, stdout, stderr); None if @sh is a callable's result instead."""
+    proc = subprocess.Popen(census, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        if not census_ready(variant, proc):
+            raise RuntimeError(f"zctrace {variant} did not start: {proc.stderr.read()[-300:]}")
+        result = sh() if callable(sh) else run_session(sh, 120)
+    finally:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"zctrace {variant}: exit {proc.returncode}")
+    return result
+
+
 def run_fleet(variant, length):
-    """iperf3 on loopback beside the census as an operator runs it: untraced, under the empty
-    programs of the census's attach points (zctrace floor --census), under zctrace export, or
-    under zctrace top; bytes per second."""
+    """iperf3 on loopback for FLEET_DURATION seconds beside the census as an operator runs it:
+    untraced, under the empty programs of the census's attach points (zctrace floor --census), under
+    zctrace export, or under zctrace top; bytes per second."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out, \
             tempfile.NamedTemporaryFile("w", suffix=".sh") as script:
-        script.write(iperf_script(length, out.name))
+        script.write(iperf_script(length, out.name, seconds=FLEET_DURATION))
         script.flush()
         sh = ["/bin/sh", script.name]
-        census = {"export": [ZCTRACE, "export", "--listen", f"127.0.0.1:{FLEET_PORT}"],
-                  "export --complete": [ZCTRACE, "export", "--complete", "--listen", f"127.0.0.1:{FLEET_PORT}"],
-                  "export --cost": [ZCTRACE, "export", "--cost", "--listen", f"127.0.0.1:{FLEET_PORT}"],
-                  "top": [ZCTRACE, "top", "--json", "-i", "1"]}.get(variant)
         if variant == "untraced":
             rc, _, err = run_session(sh, 120)
         elif variant.startswith("floor"):
             rc, _, err = run_session([ZCTRACE, "floor", "--census", *variant.split()[1:], "--", *sh], 120)
         else:
-            proc = subprocess.Popen(census, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                    start_new_session=True)
-            try:
-                if not census_ready(variant, proc):
-                    raise RuntimeError(f"zctrace {variant} did not start: {proc.stderr.read()[-300:]}")
-                rc, _, err = run_session(sh, 120)
-            finally:
-                proc.terminate()
-                try:
-                    proc.communicate(timeout=30)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.communicate()
-            if proc.returncode != 0:
-                raise RuntimeError(f"zctrace {variant}: exit {proc.returncode}")
+            rc, _, err = beside_census(variant, census_cmd(variant), sh)
         try:
             return iperf_bps(out.name)
         except (ValueError, KeyError):
             raise RuntimeError(f"iperf3 {variant} -l {length}: exit {rc}, no result: {err.strip()[-300:]}")
 
 
-def interleaved(sizes, variants, run):
-    """REPS reps of run(variant, size) for every size and variant, interleaved; each rep starts one
+def interleaved(sizes, variants, run, reps=REPS):
+    """@reps reps of run(variant, size) for every size and variant, interleaved; each rep starts one
     variant later, so that no variant always follows the same one. The results by (size, variant)."""
     runs = {(size, v): [] for size in sizes for v in variants}
-    for rep in range(REPS):
+    for rep in range(reps):
         for size in sizes:
             for v in variants[rep % len(variants):] + variants[:rep % len(variants)]:
                 runs[(size, v)].append(run(v, size))
-        print(f"  rep {rep + 1}/{REPS} done", file=sys.stderr, flush=True)
+        print(f"  rep {rep + 1}/{reps} done", file=sys.stderr, flush=True)
     return runs
+
+
+def bpf_counts():
+    """The exporter's zctrace_bpf_events_total and zctrace_bpf_run_seconds_total, by program."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{FLEET_PORT}/metrics", timeout=5).read().decode()
+    counts = {}
+    for m in re.finditer(r'^zctrace_bpf_(events|run_seconds)_total\{program="([^"]+)"\} (\S+)$', text, re.M):
+        runs, ns = counts.get(m.group(2), (0, 0))
+        if m.group(1) == "events":
+            runs = int(m.group(3))
+        else:
+            ns = float(m.group(3)) * 1e9
+        counts[m.group(2)] = (runs, ns)
+    return counts
+
+
+def census_runs(variant, length):
+    """The census's program runs and BPF ns per write of an iperf3 stream of FLEET_WRITES writes of
+    @length (at most 2 GiB), from the kernel's run counts (export --bpf-stats: the statistics are on
+    for this measurement alone, and it takes no time figure). Every census program's runs count,
+    whoever made them. (runs per write, ns per write, the programs that ran most: [(name, runs per write)])."""
+    writes = max(1, min(FLEET_WRITES, (2 << 30) // size_bytes(length)))
+    with tempfile.NamedTemporaryFile(suffix=".json") as out, \
+            tempfile.NamedTemporaryFile("w", suffix=".sh") as script:
+        script.write(iperf_script(length, out.name, nbytes=writes * size_bytes(length)))
+        script.flush()
+
+        def stream():
+            # the exporter reads the counts each --interval (0.1 s here): a scrape waits out one read
+            time.sleep(0.3)
+            before = bpf_counts()
+            rc, _, err = run_session(["/bin/sh", script.name], 600)
+            time.sleep(0.3)
+            after = bpf_counts()
+            try:
+                sent = json.load(open(out.name))["end"]["sum_sent"]["bytes"]
+            except (ValueError, KeyError):
+                raise RuntimeError(f"iperf3 -l {length}: exit {rc}, no result: {err.strip()[-300:]}")
+            return before, after, sent
+
+        before, after, sent = beside_census(variant, census_cmd(variant, "--bpf-stats", "--interval", "0.1"), stream)
+    if not after:
+        raise RuntimeError(f"zctrace {variant} --bpf-stats served no program counts")
+    per = sent / size_bytes(length)
+    delta = {p: (r - before.get(p, (0, 0))[0], ns - before.get(p, (0, 0))[1]) for p, (r, ns) in after.items()}
+    busiest = sorted(((p, r / per) for p, (r, _) in delta.items() if r), key=lambda x: -x[1])[:3]
+    return sum(r for r, _ in delta.values()) / per, sum(ns for _, ns in delta.values()) / per, busiest
+
+
+def median_ci(xs, level=0.95):
+    """The median of @xs and its @level interval from their order statistics: the k-th smallest and
+    the k-th largest, with k the most that leaves at most (1 - @level) / 2 of a binomial(n, 1/2) on
+    each side. No distribution assumed. (median, low, high); low and high are None below 6 values."""
+    s, n = sorted(xs), len(xs)
+    tail, k, cum = (1 - level) / 2, 0, 0.0
+    while k < n and cum + math.comb(n, k) / 2 ** n <= tail:
+        cum += math.comb(n, k) / 2 ** n
+        k += 1
+    if k == 0:
+        return statistics.median(s), None, None
+    return statistics.median(s), s[k - 1], s[n - k]
 
 
 def bench_fleet():
     """The census (zctrace export, zctrace top) left running while iperf3 streams on loopback, against
-    iperf3 alone and under the census's attach points with empty programs; the targets: 0.95 of
-    untraced at 1 KiB, 0.99 at 64 KiB, or within 0.02 of that floor where it is below them."""
+    iperf3 alone and under the census's attach points with empty programs: program runs and BPF ns per
+    write from the kernel's run counts, and each variant's throughput ratio to untraced from rounds of
+    short runs, with a 95% interval; the targets: 0.95 of untraced at 1 KiB, 0.99 at 64 KiB, or within
+    0.02 of that floor where it is below them."""
     sizes = os.environ.get("BENCH_FLEET_SIZES", "1K,64K").split(",")
     targets = {"1K": 0.95, "64K": 0.99}
     variants = ["untraced", "floor", "export", "top"]
+    counted = ["export"]
     if os.environ.get("BENCH_FLEET_COMPLETE", "1") == "1":
         variants += ["floor --complete", "export --complete"]
+        counted += ["export --complete"]
     if os.environ.get("BENCH_FLEET_COST", "1") == "1":
         variants += ["export --cost"]
-    print(f"\n== the always-on census: iperf3 on loopback, {OVERHEAD_DURATION} s per run, {REPS} reps each, "
-          f"interleaved; median throughput; paired = the median of each rep's ratio to its untraced run, which "
-          f"the targets hold; floor = the census's attach points with empty programs ==", flush=True)
+        counted += ["export --cost"]
     if not shutil.which("iperf3"):
         raise RuntimeError("iperf3 not installed (tools/install-deps.sh installs it)")
-    runs = interleaved(sizes, variants, run_fleet)
-    print(f"  {'size':<5} {'census':<18} {RATIO_HEAD}")
+    print(f"\n== the always-on census: iperf3 on loopback; top attaches the programs export does ==", flush=True)
+    print(f"  program runs per write: the kernel's run counts of the census's programs (--bpf-stats) over "
+          f"{FLEET_WRITES} writes (at most 2 GiB), every run of them on the machine", flush=True)
+    print(f"  {'size':<5} {'census':<18} {'runs/write':>10} {'BPF ns/write':>12}  most runs per write")
+    for size in sizes:
+        for v in counted:
+            runs, ns, busiest = census_runs(v, size)
+            most = ", ".join(f"{p} {r:.2f}" for p, r in busiest)
+            print(f"  {size:<5} {v:<18} {runs:10.3f} {ns:12.1f}  {most}", flush=True)
+    print(f"  throughput: {FLEET_PAIRS} rounds of {FLEET_DURATION} s runs, every variant once a round in a rotated "
+          f"order; paired = each round's ratio to its untraced run: the median and its 95% interval", flush=True)
+    runs = interleaved(sizes, variants, run_fleet, reps=FLEET_PAIRS)
+    print(f"  {'size':<5} {'census':<18} {'median MB/s':>12} {'paired':>7} {'95% interval':>14} {'(min-max)':>13}")
     missed = []
     for size in sizes:
-        ratio = ratio_rows(runs, size, variants, 18)
+        untraced = runs[(size, "untraced")]
+        ratio = {}
+        for v in variants:
+            pairs = [x / u for x, u in zip(runs[(size, v)], untraced)]
+            med, lo, hi = median_ci(pairs)
+            ratio[v] = (med, lo, hi)
+            span = f"{lo:.3f}-{hi:.3f}" if lo is not None else "too few"
+            print(f"  {size:<5} {v:<18} {statistics.median(runs[(size, v)]) / 1e6:12.1f} {med:7.3f} {span:>14} "
+                  f"{min(pairs):6.3f}-{max(pairs):.3f}")
         for v, floor in (("export", "floor"), ("top", "floor"), ("export --complete", "floor --complete")):
             if v not in ratio:
                 continue
-            ok, goal = verdict(ratio[v], ratio[floor], targets.get(size, 0.95))
+            ok, goal = verdict(ratio[v][0], ratio[floor][0], targets.get(size, 0.95))
             how = (f">= {goal:.2f} of untraced" if goal == targets.get(size, 0.95) else
-                   f"within 0.02 of its floor, {ratio[floor]:.3f} (below {targets.get(size, 0.95):.2f} itself)")
-            print(f"  {size}: zctrace {v} {'meets' if ok else 'MISSES'} the target ({how})")
+                   f"within 0.02 of its floor, {ratio[floor][0]:.3f} (below {targets.get(size, 0.95):.2f} itself)")
+            lo, hi = ratio[v][1], ratio[v][2]
+            sure = ("" if lo is None else "; its interval lies above the goal" if lo >= goal else
+                    "; its interval lies below the goal" if hi < goal else "; its interval spans the goal")
+            print(f"  {size}: zctrace {v} {'meets' if ok else 'MISSES'} the target ({how}){sure}")
             if not ok and "complete" not in v:
                 missed.append(f"{v} {size}")
         if "export --cost" in ratio:
             print(f"  {size}: --cost (the sampler at its default rate on every CPU, every process's samples placed) "
-                  f"costs {ratio['export'] - ratio['export --cost']:+.3f} of untraced beside export")
+                  f"costs {ratio['export'][0] - ratio['export --cost'][0]:+.3f} of untraced beside export")
     if missed:
         print(f"  targets missed: {', '.join(missed)}")
 
