@@ -233,9 +233,31 @@ def two_passes_figures_and_ledger():
     assert_eq("send_copy", site_bytes(led, "send_copy"), led["workload"]["bytes"])
     assert_eq("recv_copy", site_bytes(led, "recv_copy"), led["workload"]["bytes_received"])
     t = figures["throughput"]
-    # the default report: the ratios in one line
-    assert re.search(r"^tracer effect \(traced / untraced, the same run with no BPF program\): throughput %.2f, "
-                     r"latency p50 [\d.]+, latency p99 [\d.]+$" % t["ratio"], p.stdout, re.M), \
+    # the default report: the ratios in one line; 2,000 messages take less than half a second, too
+    # short for the rate's spread in each pass
+    assert t["ratio_low"] is None and t["ratio_high"] is None, t
+    assert eff["unresolved"].startswith("too short to resolve"), eff["unresolved"]
+    assert re.search(r"^tracer effect \(traced / untraced, the same run with no BPF program\): throughput %.2f "
+                     r"\(%s\), latency p50 [\d.]+, latency p99 [\d.]+$" % (t["ratio"], re.escape(eff["unresolved"])),
+                     p.stdout, re.M), ("tracer effect line", p.stdout[:1500])
+    # a run of two seconds: each pass's progress in slices, and throughput's ratio with its interval
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        p = zctrace("run", "--no-hist", "--json", f.name, "tcp-onecopy", "--size", "4K", "--duration", "2")
+        led = json.load(open(f.name))
+    assert p.returncode == 0, (p.returncode, p.stdout[-1500:], p.stderr[-500:])
+    eff = led["tracer_effect"]
+    t = eff["figures"][0]
+    for rep in (led["workload"], eff["untraced_report"]):
+        prog = rep["progress"]
+        # 19 readings in two seconds, fewer where the machine is so busy that one comes a slice late
+        assert prog["slice_ns"] == 100_000_000 and 5 <= len(prog["t_ns"]) == len(prog["sent"]) <= 20, prog
+        assert all(a < b for a, b in zip(prog["t_ns"], prog["t_ns"][1:])), prog["t_ns"]
+        assert all(a <= b for a, b in zip(prog["sent"], prog["sent"][1:])) and prog["sent"][-1] <= rep["bytes"], prog
+        assert prog["t_ns"][-1] <= rep["elapsed_s"] * 1e9, (prog, rep["elapsed_s"])
+    assert t["figure"] == "throughput" and eff["unresolved"] is None, eff
+    assert 0 < t["ratio_low"] < t["ratio"] < t["ratio_high"], t
+    assert re.search(r"^tracer effect .*: throughput %.2f \(95%%: %.2f-%.2f\)," % (t["ratio"], t["ratio_low"],
+                                                                                  t["ratio_high"]), p.stdout, re.M), \
         ("tracer effect line", p.stdout[:1500])
     # a microbenchmark: each measurement's median from both passes, in the complete report's table
     # (a short run is noisy: the traced pass may come out ahead, and the line says so)

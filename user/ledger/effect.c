@@ -54,15 +54,85 @@ static void compare_results(struct effect *e, const struct wl_report *traced, co
 	}
 }
 
+/* Student's t at 0.975 for @df degrees of freedom (the nearest tabled df below). */
+static double t975(int df)
+{
+	static const struct { int df; double t; } table[] = {
+		{ 30, 2.042 }, { 20, 2.086 }, { 15, 2.131 }, { 12, 2.179 }, { 10, 2.228 }, { 9, 2.262 },
+		{ 8, 2.306 }, { 7, 2.365 }, { 6, 2.447 }, { 5, 2.571 }, { 4, 2.776 }, { 3, 3.182 },
+	};
+
+	if (df > 60)
+		return 1.96;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (df >= table[i].df)
+			return table[i].t;
+	return 12.706;
+}
+
+/*
+ * The rate of each slice of a pass's progress: its mean and its squared coefficient of variation
+ * over the slices, divided by their count (the relative variance of the mean). How many slices.
+ */
+static int slice_spread(const struct wl_progress *p, double *rel_var)
+{
+	double sum = 0, sq = 0, mean;
+	int n = (int)p->n;
+
+	for (int i = 0; i < n; i++) {
+		uint64_t t0 = i ? p->at_ns[i - 1] : 0, b0 = i ? p->sent[i - 1] : 0;
+		double rate = (double)(p->sent[i] - b0) / (p->at_ns[i] - t0);
+
+		sum += rate;
+		sq += rate * rate;
+	}
+	if (n < 2 || !(sum > 0))
+		return n;
+	mean = sum / n;
+	*rel_var = (sq - n * mean * mean) / (n - 1) / (mean * mean) / n;
+	return n;
+}
+
+/*
+ * Throughput's 95% interval: the delta method on the log of the ratio of the two passes' mean slice
+ * rates, centred on the ratio of their whole-phase throughputs. Slices next to each other are not
+ * independent draws, so it is the least the noise could be, not the most.
+ */
+static void throughput_interval(struct effect *e, struct effect_row *r, const struct wl_report *traced,
+				const struct wl_report *untraced)
+{
+	double vt = 0, vu = 0, half;
+	int nt, nu;
+
+	if (!traced->has_progress || !untraced->has_progress) {
+		snprintf(e->unresolved, sizeof(e->unresolved), "the workload reports no progress to take a spread from");
+		return;
+	}
+	nt = slice_spread(&traced->progress, &vt);
+	nu = slice_spread(&untraced->progress, &vu);
+	if (nt < EFFECT_MIN_SLICES || nu < EFFECT_MIN_SLICES) {
+		snprintf(e->unresolved, sizeof(e->unresolved), "too short to resolve: %d and %d slices of %.1f s, "
+			 "fewer than %d", nt, nu, untraced->progress.slice_ns / 1e9, EFFECT_MIN_SLICES);
+		return;
+	}
+	half = t975((nt < nu ? nt : nu) - 1) * sqrt(vt + vu);
+	r->has_interval = true;
+	r->lo = r->traced / r->untraced * exp(-half);
+	r->hi = r->traced / r->untraced * exp(half);
+}
+
 void effect_compare(struct effect *e, const struct wl_report *traced, const struct wl_report *untraced)
 {
 	e->nrows = 0;
+	e->unresolved[0] = '\0';
 	if (!traced || !untraced) {
 		snprintf(e->why, sizeof(e->why), "%s pass wrote no report", traced ? "the untraced" : "the traced");
 		return;
 	}
 	e->measured = true;
 	add_row(e, "throughput", "MiB/s", throughput(traced), throughput(untraced), true);
+	if (e->nrows)
+		throughput_interval(e, &e->rows[0], traced, untraced);
 	compare_latency(e, traced, untraced);
 	compare_results(e, traced, untraced);
 }
@@ -88,8 +158,15 @@ static void effect_print_brief(FILE *f, const struct effect *e)
 	fprintf(f, "tracer effect (traced / untraced, the same run with no BPF program):");
 	if (!e->nrows)
 		fprintf(f, " the workload reported no timing figure");
-	for (int i = 0; i < e->nrows && i < SHOWN; i++)
-		fprintf(f, "%s %.40s %.2f", i ? "," : "", e->rows[i].name, e->rows[i].traced / e->rows[i].untraced);
+	for (int i = 0; i < e->nrows && i < SHOWN; i++) {
+		const struct effect_row *r = &e->rows[i];
+
+		fprintf(f, "%s %.40s %.2f", i ? "," : "", r->name, r->traced / r->untraced);
+		if (r->has_interval)
+			fprintf(f, " (95%%: %.2f-%.2f)", r->lo, r->hi);
+		else if (i == 0 && e->unresolved[0])
+			fprintf(f, " (%s)", e->unresolved);
+	}
 	if (e->nrows > SHOWN)
 		fprintf(f, " and %d more", e->nrows - SHOWN);
 	fprintf(f, "\n");
@@ -124,6 +201,11 @@ void effect_print(FILE *f, const struct effect *e, bool full)
 		effect_words(r, words, sizeof(words));
 		fprintf(f, "  %-40.40s %-6s %14.2f %14.2f %7.2f  %s\n", r->name, r->unit, r->traced, r->untraced,
 			r->traced / r->untraced, words);
+		if (r->has_interval)
+			fprintf(f, "  %-40s %-6s %29s %7s  95%% interval %.2f-%.2f, from the rate's spread in each pass\n",
+				"", "", "", "", r->lo, r->hi);
+		else if (i == 0 && e->unresolved[0])
+			fprintf(f, "  %-40s %-6s %29s %7s  no interval: %s\n", "", "", "", "", e->unresolved);
 	}
 }
 
@@ -145,9 +227,12 @@ json_object *effect_json(const struct effect *e, json_object *untraced)
 		json_object_object_add(row, "untraced", json_object_new_double(r->untraced));
 		json_object_object_add(row, "ratio", json_object_new_double(r->traced / r->untraced));
 		json_object_object_add(row, "higher_is_better", json_object_new_boolean(r->higher_better));
+		json_object_object_add(row, "ratio_low", r->has_interval ? json_object_new_double(r->lo) : NULL);
+		json_object_object_add(row, "ratio_high", r->has_interval ? json_object_new_double(r->hi) : NULL);
 		json_object_array_add(rows, row);
 	}
 	json_object_object_add(o, "figures", rows);
+	json_object_object_add(o, "unresolved", e->unresolved[0] ? json_object_new_string(e->unresolved) : NULL);
 	json_object_object_add(o, "untraced_report", untraced ? json_object_get(untraced) : NULL);
 	if (e->wall_untraced > 0) {
 		json_object_object_add(o, "wall_s_traced", json_object_new_double(e->wall_traced));

@@ -18,6 +18,8 @@ struct effect_row {
 	char unit[16];
 	double traced, untraced;
 	bool higher_better;	/* a rate (throughput): the tracer lowers it; else a time it raises */
+	bool has_interval;	/* lo .. hi: the ratio's 95% interval, from the rate's spread in each pass */
+	double lo, hi;
 };
 
 struct effect {
@@ -25,6 +27,7 @@ struct effect {
 	char why[160];		/* ... or why not */
 	struct effect_row rows[MAX_EFFECT_ROWS];
 	int nrows;
+	char unresolved[128];	/* why throughput's ratio has no interval, when it has none */
 	double wall_traced, wall_untraced;	/* a command's wall time in each pass (--baseline), s */
 };
 
@@ -32,7 +35,11 @@ struct effect {
  * The timing figures two reports of one workload share (@traced, @untraced: the reports the
  * workload wrote, read; NULL: none): throughput and latency of a stream or file workload, each
  * measurement's median of a microbenchmark. Rows only where both passes reported the figure.
+ * Throughput's ratio gets a 95% interval where both passes reported their progress over at least
+ * EFFECT_MIN_SLICES slices: the spread of the rate through each pass, which one pair of passes
+ * would otherwise hide.
  */
+#define EFFECT_MIN_SLICES 5
 void effect_compare(struct effect *e, const struct wl_report *traced, const struct wl_report *untraced);
 /*
  * "tracer effect" lines: each figure traced, untraced, their ratio and what the tracer did; not

@@ -202,6 +202,30 @@ static void read_micro(json_object *json, struct wl_report *r)
 	}
 }
 
+/* "progress": readings in order of time, each with its bytes; anything else is not a progress. */
+static void read_progress(json_object *o, struct wl_report *r)
+{
+	json_object *t = array(o, WL_KEY_PROGRESS_T_NS), *sent = array(o, WL_KEY_PROGRESS_SENT);
+	struct wl_count slice = count(o, WL_KEY_PROGRESS_SLICE_NS);
+	size_t n = t ? json_object_array_length(t) : 0;
+
+	if (!t || !sent || !slice.found || !slice.v || n != json_object_array_length(sent) || n > WL_MAX_SLICES)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		json_object *ti = json_object_array_get_idx(t, i), *si = json_object_array_get_idx(sent, i);
+
+		if (!json_object_is_type(ti, json_type_int) || !json_object_is_type(si, json_type_int))
+			return;
+		r->progress.at_ns[i] = json_object_get_uint64(ti);
+		r->progress.sent[i] = json_object_get_uint64(si);
+		if (r->progress.at_ns[i] <= (i ? r->progress.at_ns[i - 1] : 0) || (i && r->progress.sent[i] < r->progress.sent[i - 1]))
+			return;
+	}
+	r->progress.slice_ns = slice.v;
+	r->progress.n = n;
+	r->has_progress = true;
+}
+
 static enum wl_kind parse_kind(const char *name)
 {
 	for (int k = 0; name && k < NR_WL_KINDS; k++)
@@ -242,4 +266,5 @@ void wl_report_parse(json_object *json, struct wl_report *r)
 	read_calls(object(json, WL_KEY_CALLS), member(json, WL_KEY_PER_CHUNK), r);
 	read_micro(json, r);
 	read_remote(object(json, WL_KEY_REMOTE), r);
+	read_progress(object(json, WL_KEY_PROGRESS), r);
 }

@@ -61,6 +61,10 @@ enum wl_kind {
 #define WL_KEY_SIZE		"size"
 #define WL_KEY_THREADS		"threads"
 #define WL_KEY_ELAPSED_S	"elapsed_s"
+#define WL_KEY_PROGRESS		"progress"	/* a stream's bytes sent by the end of each slice */
+#define WL_KEY_PROGRESS_SLICE_NS	"slice_ns"
+#define WL_KEY_PROGRESS_T_NS	"t_ns"
+#define WL_KEY_PROGRESS_SENT	"sent"
 #define WL_KEY_LATENCY_NS	"latency_ns"	/* { p50, p90, p99, max, ... } */
 #define WL_KEY_PATH		"path"		/* loopback or veth */
 #define WL_KEY_PEER		"peer"
@@ -148,6 +152,20 @@ struct wl_call {
  * into the parsed JSON, which stays the caller's; absent ones are NULL. A list keeps its length
  * as reported (n*_listed) beside the entries read (n*, at most WL_MAX_*).
  */
+/*
+ * A measured phase's progress: the bytes sent by the end of each slice of it, read while its
+ * threads run, with the time of each reading. The tracer's effect needs the spread of the rate through a pass to tell a real
+ * difference between two passes from noise. When the slices fill the array, each two become one.
+ */
+#define WL_MAX_SLICES 64
+#define WL_SLICE_NS 100000000ull	/* the first slices' length: 0.1 s */
+struct wl_progress {
+	uint64_t slice_ns;
+	size_t n;
+	uint64_t at_ns[WL_MAX_SLICES];	/* each reading's time since the phase's start */
+	uint64_t sent[WL_MAX_SLICES];	/* the bytes sent by then */
+};
+
 struct wl_report {
 	enum wl_kind kind;
 	const char *workload;
@@ -186,6 +204,8 @@ struct wl_report {
 	int remote_dev_sg;			/* the device takes page frags: 1, 0, or -1 when not reported */
 	int remote_dev_csum;			/* ... and checksums what it sends: 1, 0, or -1 */
 	struct wl_count retransmitted, peer_received;	/* the sending end's */
+	bool has_progress;			/* a stream's sending side reported its progress */
+	struct wl_progress progress;
 };
 
 const char *wl_kind_name(enum wl_kind k);

@@ -189,6 +189,10 @@ static int make_channels(void)
 	return 0;
 }
 
+/* The sending side's measured phase, as it went (wl_join_watching()); watched: it was read. */
+static struct wl_progress progress;
+static bool watched;
+
 /* The measured phase: from the start line until every reader has had its channel's end of file. */
 static uint64_t measured_phase(pthread_t *tids, struct peer_run *peer, int *err)
 {
@@ -199,8 +203,8 @@ static uint64_t measured_phase(pthread_t *tids, struct peer_run *peer, int *err)
 	if (opts.duration)
 		deadline_ns = t0 + (uint64_t)(opts.duration * 1e9);
 	pthread_barrier_wait(&start_line);
-	for (int i = 0; i < opts.threads; i++)
-		pthread_join(tids[i], NULL);
+	wl_join_watching(tids, opts.threads, &chans[0].sent, sizeof(chans[0]), opts.threads, t0, &progress);
+	watched = true;
 	*err = peer_wait_done(peer, PEER_TIMEOUT_MS);
 	t1 = wl_now_ns();
 	WL_PHASE_END();
@@ -211,7 +215,7 @@ static json_object *result_json(uint64_t ns, const struct peer_run *peer, bool *
 {
 	json_object *r = json_object_new_object();
 	struct lat_hist *lat = calloc(1, sizeof(*lat));
-	struct wl_stream_sum sum = { .lat = lat };
+	struct wl_stream_sum sum = { .lat = lat, .progress = watched ? &progress : NULL };
 
 	*verified = true;
 	for (int i = 0; i < opts.threads; i++) {

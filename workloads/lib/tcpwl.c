@@ -246,6 +246,10 @@ static int accept_peer(int lfd, struct peer_run *peer, struct tcp_conn *c)
 	return c->send_fd < 0 ? -errno : 0;
 }
 
+/* The sending side's measured phase, as it went (wl_join_watching()); watched: it was read. */
+static struct wl_progress progress;
+static bool watched;
+
 static json_object *result_json(const struct tcp_workload *w, const struct wl_opts *o,
 				 struct tcp_conn *conns, uint64_t elapsed_ns, const struct peer_run *peer,
 				 json_object *remote)
@@ -253,7 +257,8 @@ static json_object *result_json(const struct tcp_workload *w, const struct wl_op
 	json_object *r = json_object_new_object();
 	struct lat_hist *lat = calloc(1, sizeof(*lat));
 	/* the receiving end alone times no message */
-	struct wl_stream_sum sum = { .lat = o->remote == WL_REMOTE_LISTEN ? NULL : lat };
+	struct wl_stream_sum sum = { .lat = o->remote == WL_REMOTE_LISTEN ? NULL : lat,
+				     .progress = watched ? &progress : NULL };
 
 	for (int i = 0; i < o->threads; i++) {
 		sum.sent += conns[i].sent;
@@ -334,8 +339,8 @@ static uint64_t measured_phase(const struct wl_opts *o, struct tcp_conn *conns, 
 	if (o->duration)
 		deadline_ns = t0 + (uint64_t)(o->duration * 1e9);
 	pthread_barrier_wait(&start_line);
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(tids[i], NULL);
+	wl_join_watching(tids, nthreads, &conns[0].sent, sizeof(conns[0]), o->threads, t0, &progress);
+	watched = true;
 	/* the phase ends when the receiver has everything; its figures are read after */
 	if (peer->started)
 		*err = peer_wait_done(peer, PEER_TIMEOUT_MS);

@@ -416,6 +416,10 @@ static void start_senders(pthread_t *tids)
 	}
 }
 
+/* The sending side's measured phase, as it went (wl_join_watching()); watched: it was read. */
+static struct wl_progress progress;
+static bool watched;
+
 /* The measured phase: from the gate's opening until every receiver has every datagram. */
 static uint64_t measured_phase(pthread_t *tids, struct peer_run *peer, int *err)
 {
@@ -427,8 +431,8 @@ static uint64_t measured_phase(pthread_t *tids, struct peer_run *peer, int *err)
 		deadline_ns = t0 + (uint64_t)(opts.duration * 1e9);
 	wl_gate_open(start_gate, 1);
 	pthread_barrier_wait(&start_line);
-	for (int i = 0; i < opts.threads; i++)
-		pthread_join(tids[i], NULL);
+	wl_join_watching(tids, opts.threads, &pairs[0].sent, sizeof(pairs[0]), opts.threads, t0, &progress);
+	watched = true;
 	/* the sending end alone (--connect) has reaped its notices: nothing more is due in its phase */
 	if (peer->started)
 		*err = peer_wait_done(peer, PEER_TIMEOUT_MS);
@@ -476,7 +480,8 @@ static json_object *result_json(uint64_t ns, const struct peer_run *peer, bool *
 	json_object *r = json_object_new_object();
 	struct lat_hist *lat = calloc(1, sizeof(*lat));
 	/* the receiving end alone times no send */
-	struct wl_stream_sum sum = { .lat = opts.remote == WL_REMOTE_LISTEN ? NULL : lat };
+	struct wl_stream_sum sum = { .lat = opts.remote == WL_REMOTE_LISTEN ? NULL : lat,
+				     .progress = watched ? &progress : NULL };
 
 	for (int i = 0; i < opts.threads; i++) {
 		sum.sent += pairs[i].sent;

@@ -110,6 +110,72 @@ json_object *lat_json(const struct lat_hist *h)
 	return o;
 }
 
+/* { "slice_ns": N, "t_ns": [each reading's time into the phase], "sent": [the bytes sent by then] } */
+static json_object *progress_json(const struct wl_progress *p)
+{
+	json_object *o = json_object_new_object(), *t = json_object_new_array(), *sent = json_object_new_array();
+
+	for (size_t i = 0; i < p->n; i++) {
+		json_object_array_add(t, json_object_new_uint64(p->at_ns[i]));
+		json_object_array_add(sent, json_object_new_uint64(p->sent[i]));
+	}
+	json_object_object_add(o, WL_KEY_PROGRESS_SLICE_NS, json_object_new_uint64(p->slice_ns));
+	json_object_object_add(o, WL_KEY_PROGRESS_T_NS, t);
+	json_object_object_add(o, WL_KEY_PROGRESS_SENT, sent);
+	return o;
+}
+
+static uint64_t units_sent(const uint64_t *first, size_t stride, int n)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += __atomic_load_n((const uint64_t *)((const char *)first + i * stride), __ATOMIC_RELAXED);
+	return sum;
+}
+
+/* The array is full: every second reading is kept, and the slices are twice as long from now on. */
+static void progress_halve(struct wl_progress *p)
+{
+	for (size_t i = 0; i < p->n / 2; i++) {
+		p->at_ns[i] = p->at_ns[2 * i + 1];
+		p->sent[i] = p->sent[2 * i + 1];
+	}
+	p->n /= 2;
+	p->slice_ns *= 2;
+}
+
+void wl_join_watching(pthread_t *tids, int nthreads, const uint64_t *first, size_t stride, int n, uint64_t t0,
+		      struct wl_progress *p)
+{
+	uint64_t next;
+
+	p->slice_ns = WL_SLICE_NS;
+	p->n = 0;
+	next = t0 + p->slice_ns;
+	for (int i = 0; i < nthreads; i++) {
+		for (;;) {
+			struct timespec until;
+			uint64_t mono = wl_now_ns(), real;
+
+			/* pthread_timedjoin_np() waits until a CLOCK_REALTIME time */
+			clock_gettime(CLOCK_REALTIME, &until);
+			real = until.tv_sec * 1000000000ull + until.tv_nsec + (next > mono ? next - mono : 0);
+			until = (struct timespec){ .tv_sec = real / 1000000000ull, .tv_nsec = real % 1000000000ull };
+			if (pthread_timedjoin_np(tids[i], NULL, &until) != ETIMEDOUT)
+				break;
+			if ((mono = wl_now_ns()) < next)
+				continue;
+			if (p->n == WL_MAX_SLICES)
+				progress_halve(p);
+			p->at_ns[p->n] = mono - t0;
+			p->sent[p->n++] = units_sent(first, stride, n);
+			/* the next boundary after now: a wake late by more than a slice skips one */
+			next = t0 + ((mono - t0) / p->slice_ns + 1) * p->slice_ns;
+		}
+	}
+}
+
 void wl_stream_figures(json_object *r, const char *name, const struct wl_opts *o, const struct wl_stream_sum *s,
 		       uint64_t ns)
 {
@@ -126,6 +192,8 @@ void wl_stream_figures(json_object *r, const char *name, const struct wl_opts *o
 	json_object_object_add(r, "messages_per_s", json_object_new_double(secs > 0 ? s->messages / secs : 0));
 	if (s->lat)
 		json_object_object_add(r, WL_KEY_LATENCY_NS, lat_json(s->lat));
+	if (s->progress)
+		json_object_object_add(r, WL_KEY_PROGRESS, progress_json(s->progress));
 }
 
 int wl_unit_failed(const char *name, const char *unit, int i, const char *what, int err)

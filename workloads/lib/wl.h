@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sys/sdt.h>
 #include <json-c/json.h>
 #include "opts.h"
@@ -39,10 +40,19 @@ void lat_merge(struct lat_hist *into, const struct lat_hist *from);
 uint64_t lat_percentile(const struct lat_hist *h, double p);
 json_object *lat_json(const struct lat_hist *h);
 
-/* A stream's sums over its channels (connections, socket pairs, pipes); @lat may be NULL. */
+/*
+ * Joins @tids (@nthreads) and, while waiting, fills @p from @n units' byte counts: the first at
+ * @first, the next @stride bytes further (each unit's "sent", written by its own thread alone and
+ * read here without a lock: a stale read is at most one message behind). From @t0, the phase's start.
+ */
+void wl_join_watching(pthread_t *tids, int nthreads, const uint64_t *first, size_t stride, int n, uint64_t t0,
+		      struct wl_progress *p);
+
+/* A stream's sums over its channels (connections, socket pairs, pipes); @lat and @progress may be NULL. */
 struct wl_stream_sum {
 	uint64_t sent, received, messages;
 	const struct lat_hist *lat;
+	const struct wl_progress *progress;
 };
 
 /*
