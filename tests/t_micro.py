@@ -97,6 +97,10 @@ def micro_assumption_can_fail():
     (a,) = led["assumptions"]
     assert not a["holds"] and a["measured"] == 0 and a["expected"] == 6000, a
     assert not led["ok"]
+    # the check names the assumption that failed, and its figures
+    (c,) = [c for c in led["checks"] if c["name"] == "assumptions hold"]
+    assert c["detail"] == (f"0 of 1; the first that failed: step {a['step']}, {a['measure']}: measured 0, "
+                           f"not {a['min']}-{a['max']}"), c
     out = zctrace("run", "--no-hist", "syscall", "--call", "clock_gettime", "--assume", "kernel",
                   "--iters", "100", "--reps", "2", "--warmup", "0")
     assert re.search(r"assumption: each clock_gettime.*entered the kernel once — FAILS \(0 of 200", out.stdout), \

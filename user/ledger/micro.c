@@ -97,8 +97,28 @@ static bool measure_value(const struct micro *m, const struct ledger *l, struct 
 	return false;
 }
 
+/* "; the first that failed: step S, MEASURE: measured X, not MIN-MAX" (or why it has no figure); "" if none did */
+static const char *first_failed(const struct micro *m, char *buf, size_t n)
+{
+	for (int i = 0; i < m->nassumptions; i++) {
+		const struct assumption *a = &m->assumptions[i];
+
+		if (a->holds)
+			continue;
+		if (a->known)
+			snprintf(buf, n, "; the first that failed: step %d, %.48s: measured %llu, not %llu-%llu", a->step,
+				 a->measure, (unsigned long long)a->measured, (unsigned long long)a->min,
+				 (unsigned long long)a->max);
+		else
+			snprintf(buf, n, "; the first that failed: %.48s: %.96s", a->measure, a->why);
+		return buf;
+	}
+	return "";
+}
+
 void micro_check(struct micro *m, struct ledger *l)
 {
+	char failed[224];
 	const struct wl_report *rep = &l->rep;
 	int held = 0, nsteps = rep->nsteps_listed;
 	size_t n = rep->nassumptions_listed;
@@ -131,6 +151,7 @@ void micro_check(struct micro *m, struct ledger *l)
 		as->holds = as->known && as->measured >= as->min && as->measured <= as->max;
 		held += as->holds;
 	}
-	add_check(l, held == (int)n && n > 0, "assumptions hold", "%d of %zu%s", held, n,
-		  n > MAX_ASSUMPTIONS ? " (more than zctrace checks: the rest count as failed)" : "");
+	add_check(l, held == (int)n && n > 0, "assumptions hold", "%d of %zu%s%s", held, n,
+		  n > MAX_ASSUMPTIONS ? " (more than zctrace checks: the rest count as failed)" : "",
+		  first_failed(m, failed, sizeof(failed)));
 }
