@@ -4,6 +4,7 @@
  * with the program attached to each; the counts, summed over the CPUs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,58 +208,72 @@ static __u32 site_kind(int site)
 #define NR_COST_RULES (sizeof(cost_rules) / sizeof(cost_rules[0]))
 
 /*
- * The rules by their name's first byte, each byte's in the table's order (rule_start[b] to
- * rule_start[b + 1] in rule_order), with their names' lengths: kallsyms' 100,000 names or more
- * are each held to a handful of rules, not to all of them.
+ * The names a function is known by: each site's own functions (from the probe table) first, then
+ * the exact rules, then the prefixes, in the table's order; the first that matches gives the
+ * word. Indexed by a hash of the first two bytes (every rule has three or more), so that each of
+ * kallsyms' 100,000 names or more is held to a handful of names, not to all of them.
  */
-static unsigned short rule_order[NR_COST_RULES], rule_start[257];
-static unsigned short rule_len[NR_COST_RULES];
+#define NAME_BUCKETS 4096
+#define MAX_NAMES (NR_COST_RULES + NR_SITES * MAX_COST_FNS)
+struct known_name {
+	const char *name;
+	unsigned short len;
+	bool prefix;
+	__u32 word;
+};
+static struct known_name known[MAX_NAMES];
+static unsigned short name_order[MAX_NAMES], name_start[NAME_BUCKETS + 1];
+static unsigned nknown;
 
-static void index_rules(void)
+static unsigned name_bucket(const char *name)
 {
-	unsigned short fill[256];
+	return ((unsigned char)name[0] * 131u + (unsigned char)name[1]) % NAME_BUCKETS;
+}
 
-	if (rule_start[256])
+static void add_known(const char *name, bool prefix, __u32 word)
+{
+	known[nknown++] = (struct known_name){ name, (unsigned short)strlen(name), prefix, word };
+}
+
+static void index_names(void)
+{
+	unsigned short fill[NAME_BUCKETS];
+
+	if (nknown)
 		return;
-	for (size_t i = 0; i < NR_COST_RULES; i++)
-		rule_start[(unsigned char)cost_rules[i].name[0] + 1]++;
-	for (int b = 0; b < 256; b++)
-		rule_start[b + 1] += rule_start[b];
-	memcpy(fill, rule_start, sizeof(fill));
-	for (size_t i = 0; i < NR_COST_RULES; i++) {
-		rule_order[fill[(unsigned char)cost_rules[i].name[0]]++] = i;
-		rule_len[i] = strlen(cost_rules[i].name);
-	}
+	for (int s = 0; s < NR_SITES; s++)
+		for (int f = 0; f < MAX_COST_FNS && probe_sites[s].cost_fns[f]; f++)
+			add_known(probe_sites[s].cost_fns[f], false,
+				  s == SITE_FILE_WRITE_COPY ? cost_word(ROLE_WRITE_SITE, s, COST_FS)
+							    : cost_word(ROLE_SITE, s, site_kind(s)));
+	for (int prefix = 0; prefix < 2; prefix++)
+		for (size_t i = 0; i < NR_COST_RULES; i++)
+			if (cost_rules[i].prefix == prefix)
+				add_known(cost_rules[i].name, prefix, cost_word(cost_rules[i].role, 0, cost_rules[i].cls));
+	for (unsigned i = 0; i < nknown; i++)
+		name_start[name_bucket(known[i].name) + 1]++;
+	for (int b = 0; b < NAME_BUCKETS; b++)
+		name_start[b + 1] += name_start[b];
+	memcpy(fill, name_start, sizeof(fill));
+	for (unsigned i = 0; i < nknown; i++)
+		name_order[fill[name_bucket(known[i].name)]++] = i;
 }
 
 __u32 cost_word_of_name(const char *full)
 {
-	char name[128];
 	size_t len = strcspn(full, ".");
 	unsigned b;
 
-	if (len >= sizeof(name) || !len)
+	if (len < 2)
 		return 0;
-	memcpy(name, full, len);
-	name[len] = '\0';
-	for (int s = 0; s < NR_SITES; s++)
-		for (int f = 0; f < MAX_COST_FNS && probe_sites[s].cost_fns[f]; f++)
-			if (probe_sites[s].cost_fns[f][0] == name[0] && !strcmp(probe_sites[s].cost_fns[f], name))
-				return s == SITE_FILE_WRITE_COPY ? cost_word(ROLE_WRITE_SITE, s, COST_FS)
-								 : cost_word(ROLE_SITE, s, site_kind(s));
-	index_rules();
-	b = (unsigned char)name[0];
-	for (unsigned k = rule_start[b]; k < rule_start[b + 1]; k++) {
-		const struct cost_rule *r = &cost_rules[rule_order[k]];
+	index_names();
+	b = name_bucket(full);
+	for (unsigned k = name_start[b]; k < name_start[b + 1]; k++) {
+		const struct known_name *kn = &known[name_order[k]];
 
-		if (!r->prefix && !strcmp(r->name, name))
-			return cost_word(r->role, 0, r->cls);
-	}
-	for (unsigned k = rule_start[b]; k < rule_start[b + 1]; k++) {
-		const struct cost_rule *r = &cost_rules[rule_order[k]];
-
-		if (r->prefix && !strncmp(r->name, name, rule_len[rule_order[k]]))
-			return cost_word(r->role, 0, r->cls);
+		if (kn->prefix ? kn->len <= len && !memcmp(kn->name, full, kn->len)
+			       : kn->len == len && !memcmp(kn->name, full, len))
+			return kn->word;
 	}
 	return 0;
 }
@@ -307,43 +322,102 @@ static int ksym_cmp(const void *a, const void *b)
 /* The next symbol's start ends a function; one longer than this ends at it (a section's last). */
 #define COST_MAX_FUNC_LEN (1U << 20)
 
+/*
+ * One line of /proc/kallsyms, "ADDR TYPE NAME" with "\t[MODULE]" after it for a module's (or
+ * "[bpf]"), split in place. False where it is not one. By hand: sscanf() took as long as the
+ * kernel took to write the 100,000 lines or more.
+ */
+static bool split_ksym(char *line, unsigned long long *addr, char *type, char **name, const char **module)
+{
+	char *end, *tab;
+
+	*addr = strtoull(line, &end, 16);
+	if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ' || !end[3])
+		return false;
+	*type = end[1];
+	*name = end + 3;
+	*module = "";
+	if ((tab = strchr(*name, '\t'))) {
+		*tab = '\0';
+		*module = tab + 1;
+	}
+	return true;
+}
+
+/* Adds one symbol to @syms (grown as needed). 0 or -ENOMEM. */
+static int add_ksym(struct ksym **syms, size_t *nsyms, size_t *cap, unsigned long long addr, char type,
+		    const char *name, const char *module)
+{
+	if (*nsyms == *cap) {
+		struct ksym *grown = realloc(*syms, (*cap ? *cap * 2 : 65536) * sizeof(**syms));
+
+		if (!grown)
+			return -ENOMEM;
+		*syms = grown;
+		*cap = *cap ? *cap * 2 : 65536;
+	}
+	/* every symbol ends the one before it; only text symbols can be a frame's function */
+	(*syms)[*nsyms].addr = addr;
+	(*syms)[*nsyms].word = !strcmp(module, "[bpf]") ? cost_word(ROLE_BPF, 0, COST_TRACER)
+			       : (type == 't' || type == 'T') ? cost_word_of_name(name) : 0;
+	(*nsyms)++;
+	return 0;
+}
+
 /* Reads /proc/kallsyms into the table: every function with a role, sorted, each to the next symbol. */
 static int build_table(char *why, size_t n)
 {
-	FILE *f = fopen("/proc/kallsyms", "r");
-	struct ksym *syms = NULL, *grown;
-	size_t nsyms = 0, cap = 0;
-	char line[512], name[256], module[32], type;
-	unsigned long long addr;
+	enum { KSYMS_BUF = 1 << 20 };
+	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	struct ksym *syms = NULL;
+	size_t nsyms = 0, cap = 0, have = 0;
 	bool any_addr = false;
+	char *buf;
+	ssize_t got;
+	int err = 0;
 
-	if (!f) {
+	if (fd < 0) {
 		snprintf(why, n, "cannot read /proc/kallsyms: %s", strerror(errno));
 		return -errno;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		module[0] = '\0';
-		if (sscanf(line, "%llx %c %255s %31s", &addr, &type, name, module) < 3)
-			continue;
-		any_addr |= addr != 0;
-		if (nsyms == cap) {
-			cap = cap ? cap * 2 : 65536;
-			grown = realloc(syms, cap * sizeof(*syms));
-			if (!grown) {
-				free(syms);
-				fclose(f);
-				snprintf(why, n, "out of memory reading /proc/kallsyms");
-				return -ENOMEM;
-			}
-			syms = grown;
-		}
-		/* every symbol ends the one before it; only text symbols can be a frame's function */
-		syms[nsyms].addr = addr;
-		syms[nsyms].word = !strcmp(module, "[bpf]") ? cost_word(ROLE_BPF, 0, COST_TRACER)
-				   : (type == 't' || type == 'T') ? cost_word_of_name(name) : 0;
-		nsyms++;
+	if (!(buf = malloc(KSYMS_BUF + 1))) {
+		close(fd);
+		snprintf(why, n, "out of memory reading /proc/kallsyms");
+		return -ENOMEM;
 	}
-	fclose(f);
+	/* whole lines from each read; a line cut at the end of one waits for the next */
+	while (!err && (got = read(fd, buf + have, KSYMS_BUF - have)) > 0) {
+		char *line = buf, *nl;
+
+		have += got;
+		buf[have] = '\0';
+		while (!err && (nl = memchr(line, '\n', buf + have - line))) {
+			unsigned long long addr;
+			const char *module;
+			char type, *name;
+
+			*nl = '\0';
+			if (split_ksym(line, &addr, &type, &name, &module)) {
+				any_addr |= addr != 0;
+				err = add_ksym(&syms, &nsyms, &cap, addr, type, name, module);
+			}
+			line = nl + 1;
+		}
+		have = buf + have - line;
+		memmove(buf, line, have);
+		if (have == KSYMS_BUF)
+			have = 0;	/* no line is a megabyte long: not kallsyms */
+	}
+	if (got < 0 && !err)
+		err = -errno;
+	free(buf);
+	close(fd);
+	if (err) {
+		free(syms);
+		snprintf(why, n, err == -ENOMEM ? "out of memory reading /proc/kallsyms" : "cannot read /proc/kallsyms: %s",
+			 strerror(-err));
+		return err;
+	}
 	if (!any_addr) {
 		free(syms);
 		snprintf(why, n, "/proc/kallsyms shows no addresses (kernel.kptr_restrict)");
