@@ -23,6 +23,8 @@ const volatile __u32 nr_cpus = 1;	/* possible CPUs: the copies of a per-CPU valu
 const volatile __u32 standalone_sites = 0;
 /* the zerocopy notices are followed (zc_notices): a zerocopy send is kept for its notice */
 const volatile __u8 zc_notices_on = 0;
+/* the census counts TCP from each socket's own counters (tcpcount.bpf.c) */
+const volatile __u8 tcp_counters = 0;
 /* ... and socket_lengths, beside the slots it turns on (maps.bpf.h) */
 
 /* Set by user space: the process zctrace started, whose exec starts the perf counters. */

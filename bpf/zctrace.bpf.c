@@ -30,6 +30,7 @@
 #include "recv.bpf.c"
 #include "usdt.bpf.c"
 #include "census.bpf.c"
+#include "tcpcount.bpf.c"
 #include "cost.bpf.c"
 
 char LICENSE[] SEC("license") = "GPL";

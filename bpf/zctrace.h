@@ -450,4 +450,15 @@ struct census_cpu {
 
 #define CENSUS_CPU_PROCS 8192
 
+/*
+ * One process's TCP bytes from its sockets' own counters (tcpcount.bpf.c): what it gave TCP to
+ * send (copied, pinned or page-referenced) and what TCP gave it (read, spliced or mapped; not
+ * MSG_PEEK), since the census started.
+ */
+struct tcp_flow {
+	__u64 sent;
+	__u64 received;
+	__u64 shared_sweep;	/* the last sweep that found one of its sockets held by another process too */
+};
+
 #endif /* ZCTRACE_H */

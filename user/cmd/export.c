@@ -358,6 +358,7 @@ static int start_census(struct exporter *x)
 		x->expo.site_why[s] = probe_refusal(choice, s);
 	}
 	x->expo.account = census_has_account(x->census);
+	x->expo.tcp_counters = census_has_tcp_counters(x->census);
 	x->expo.account_why = x->expo.account ? NULL : probe_refusal(choice, PROBE_BOUNDARY);
 	x->expo.costs = x->costs.stats_fd >= 0 ? &x->costs : NULL;
 	prog_stats_begin(&x->costs);

@@ -46,6 +46,7 @@ struct top_row {
 	int nprocs;
 	struct census_figs d;
 	uint64_t copied;	/* CPU-copy bytes in the interval: the sort key */
+	bool tcp_shared;	/* a process of it held a TCP socket another process held too */
 };
 
 static const struct argp_option top_options[] = {
@@ -153,6 +154,8 @@ static void add_figs(struct census_figs *to, const struct census_figs *f)
 	to->unattributed += f->unattributed;
 	for (int s = 0; s < NR_SITES; s++)
 		to->cpu_samples[s] += f->cpu_samples[s];
+	to->tcp_sent += f->tcp_sent;
+	to->tcp_received += f->tcp_received;
 }
 
 static uint64_t cpu_samples(const struct census_figs *f)
@@ -169,7 +172,7 @@ static bool moved_any(const struct census_figs *f)
 	for (int s = 0; s < NR_SITES; s++)
 		if (f->site[s].count || f->cpu_samples[s])
 			return true;
-	return f->from_user || f->to_user || f->unattributed;
+	return f->from_user || f->to_user || f->unattributed || f->tcp_sent || f->tcp_received;
 }
 
 /* The interval's rows: a process each, or summed by cgroup or command name. */
@@ -196,6 +199,7 @@ static int make_rows(const struct census_snap *snap, enum top_by by, struct top_
 			r->proc = p;
 		}
 		r->nprocs++;
+		r->tcp_shared |= p->tcp_shared;
 		add_figs(&r->d, &p->delta);
 	}
 	for (int k = 0; k < n; k++)
@@ -274,9 +278,9 @@ static int terminal_rows(void)
 /* One line per reason: what the census does not measure here, and why. */
 static void print_unmeasured(const struct census *c)
 {
-	const char *names[NR_SITES + 1], *whys[NR_SITES + 1];
-	int n = census_unmeasured(c, names, whys, NR_SITES + 1);
-	bool done[NR_SITES + 1] = {};
+	const char *names[NR_SITES + 2], *whys[NR_SITES + 2];
+	int n = census_unmeasured(c, names, whys, NR_SITES + 2);
+	bool done[NR_SITES + 2] = {};
 
 	for (int i = 0; i < n; i++) {
 		if (done[i])
@@ -375,7 +379,7 @@ static void print_table(const struct top_args *a, const struct census *c, const 
 }
 
 static json_object *row_json(const struct top_args *a, const struct top_row *r, double secs, bool account,
-			     uint64_t sample_ns)
+			     bool tcp, uint64_t sample_ns)
 {
 	json_object *o = json_object_new_object(), *sites = json_object_new_object();
 	double cpb = census_copies_per_byte(&r->d);
@@ -413,6 +417,10 @@ static json_object *row_json(const struct top_args *a, const struct top_row *r, 
 	json_object_object_add(o, "copied_later_bytes", json_object_new_int64(r->d.site[SITE_DEFERRED_COPY].bytes));
 	/* without the boundary account nothing says what no site explained: null, not 0 */
 	json_object_object_add(o, "unattributed_bytes", account ? json_object_new_int64(r->d.unattributed) : NULL);
+	/* TCP from the sockets' own counters: null where the kernel does not allow them */
+	json_object_object_add(o, "tcp_sent_bytes", tcp ? json_object_new_int64(r->d.tcp_sent) : NULL);
+	json_object_object_add(o, "tcp_received_bytes", tcp ? json_object_new_int64(r->d.tcp_received) : NULL);
+	json_object_object_add(o, "tcp_socket_shared", tcp ? json_object_new_boolean(r->tcp_shared) : NULL);
 	if (sample_ns)
 		json_object_object_add(o, "copy_cpu_ns", json_object_new_int64(cpu_samples(&r->d) * sample_ns));
 	return o;
@@ -421,8 +429,8 @@ static json_object *row_json(const struct top_args *a, const struct top_row *r, 
 static int print_json(const struct top_args *a, const struct census *c, const struct census_snap *snap,
 		      struct top_row *rows, int n, const uint64_t *bpf)
 {
-	const char *names[NR_SITES + 1], *whys[NR_SITES + 1];
-	int nun = census_unmeasured(c, names, whys, NR_SITES + 1);
+	const char *names[NR_SITES + 2], *whys[NR_SITES + 2];
+	int nun = census_unmeasured(c, names, whys, NR_SITES + 2);
 	json_object *un = json_object_new_object();
 	static const char *const by_name[] = { "process", "cgroup", "comm" };
 	json_object *o = json_object_new_object(), *jr = json_object_new_array(), *m = json_object_new_object();
@@ -452,6 +460,10 @@ static int print_json(const struct top_args *a, const struct census *c, const st
 	json_object_object_add(o, "not_measured", un);
 	if (snap->sample_ns)
 		json_object_object_add(o, "sample_ns", json_object_new_int64(snap->sample_ns));
+	if (census_has_tcp_counters(c)) {
+		json_object_object_add(o, "tcp_unowned_sent_bytes", json_object_new_int64(snap->tcp_unowned_sent));
+		json_object_object_add(o, "tcp_unowned_received_bytes", json_object_new_int64(snap->tcp_unowned_received));
+	}
 	/* without --bpf-stats the census's own cost is not measured: no key, not 0 */
 	if (bpf) {
 		json_object *b = json_object_new_object();
@@ -461,7 +473,8 @@ static int print_json(const struct top_args *a, const struct census *c, const st
 		json_object_object_add(o, "bpf", b);
 	}
 	for (int i = 0; i < n && i < shown; i++)
-		json_object_array_add(jr, row_json(a, &rows[i], snap->interval_s, census_has_account(c), snap->sample_ns));
+		json_object_array_add(jr, row_json(a, &rows[i], snap->interval_s, census_has_account(c),
+						   census_has_tcp_counters(c), snap->sample_ns));
 	json_object_object_add(o, "rows", jr);
 	json_object_object_add(o, "more_rows", json_object_new_int(n > shown ? n - shown : 0));
 	err = puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0 || fflush(stdout) ? -EIO : 0;

@@ -146,6 +146,8 @@ static void add_figs(struct census_figs *to, const struct census_figs *from)
 	to->unattributed += from->unattributed;
 	for (int s = 0; s < NR_SITES; s++)
 		to->cpu_samples[s] += from->cpu_samples[s];
+	to->tcp_sent += from->tcp_sent;
+	to->tcp_received += from->tcp_received;
 }
 
 static void add_to_series(struct expo_series *s, const struct census_figs *f)
@@ -172,7 +174,7 @@ static uint64_t copy_bytes(const struct census_figs *f)
 
 	for (int s = 0; s < NR_SITES; s++)
 		b += f->site[s].bytes;
-	return b;
+	return b + f->tcp_sent + f->tcp_received;
 }
 
 static int cmp_label(const void *a, const void *b)
@@ -223,8 +225,11 @@ static void admit(struct expo *e, struct row_label *rows, int n)
 			s = e->max_series;
 			e->folded++;
 		}
-		for (j = i; j < n && !cmp_label(&rows[i], &rows[j]); j++)
+		for (j = i; j < n && !cmp_label(&rows[i], &rows[j]); j++) {
+			if (rows[j].p->tcp_shared)
+				e->series[s].tcp_shared_read = e->reads + 1;
 			add_to_series(&e->series[s], &rows[j].p->delta);
+		}
 	}
 }
 
@@ -258,6 +263,8 @@ void expo_add(struct expo *e, const struct census_snap *snap)
 		expo_label_value(r.cgroup, sizeof(r.cgroup), p->cgroup, sizeof(p->cgroup));
 		r.hash = label_hash(r.comm, r.cgroup);
 		s = find_series(e, r.comm, r.cgroup, r.hash, &slot);
+		if (s >= 0 && p->tcp_shared)
+			e->series[s].tcp_shared_read = e->reads + 1;
 		if (s >= 0)
 			add_to_series(&e->series[s], &p->delta);
 		else if (!grow_rows(&rows, nnew, &cap))
@@ -278,6 +285,8 @@ void expo_add(struct expo *e, const struct census_snap *snap)
 	e->keys = snap->keys;
 	e->max_keys = snap->max_keys;
 	e->sample_ns = snap->sample_ns;
+	e->tcp_unowned_sent = snap->tcp_unowned_sent;
+	e->tcp_unowned_received = snap->tcp_unowned_received;
 }
 
 /* ---- writing ---- */
@@ -371,6 +380,45 @@ static void write_label_counter(FILE *f, const struct expo *e, enum expo_format 
 static uint64_t unattributed_of(const struct census_figs *fg)
 {
 	return fg->unattributed;
+}
+
+static uint64_t tcp_sent_of(const struct census_figs *fg)
+{
+	return fg->tcp_sent;
+}
+
+static uint64_t tcp_received_of(const struct census_figs *fg)
+{
+	return fg->tcp_received;
+}
+
+static void scalar(FILE *f, enum expo_format fmt, const char *name, enum family_type type, const char *help,
+		   uint64_t v);
+
+/* TCP bytes from the sockets' own counters, where they are measured: no series, not 0, elsewhere */
+static void write_tcp(FILE *f, const struct expo *e, enum expo_format fmt)
+{
+	if (!e->tcp_counters)
+		return;
+	write_label_counter(f, e, fmt, "zctrace_tcp_sent_bytes",
+			    "TCP bytes the processes gave their sockets to send, copied, pinned (MSG_ZEROCOPY) or "
+			    "page-referenced (sendfile, splice), from each socket's own counters (write_seq)",
+			    tcp_sent_of);
+	write_label_counter(f, e, fmt, "zctrace_tcp_received_bytes",
+			    "TCP bytes the processes' sockets gave them, read, spliced or mapped, from each socket's own "
+			    "counters (copied_seq); bytes read with MSG_PEEK are not in it", tcp_received_of);
+	family(f, fmt, "zctrace_tcp_socket_shared", FAM_GAUGE, NULL,
+	       "1 where a process of the label pair held a TCP socket that another process held too, at the last "
+	       "read: its bytes are counted once, to the process that opened, accepted or first held it");
+	for_each_series(e, s)
+		if (s->tcp_shared_read == e->reads)
+			label_sample(f, "zctrace_tcp_socket_shared", "", s, NULL, 1);
+	scalar(f, fmt, "zctrace_tcp_unowned_sent_bytes", FAM_COUNTER,
+	       "TCP bytes sent through sockets that ended before any process was found to own them",
+	       e->tcp_unowned_sent);
+	scalar(f, fmt, "zctrace_tcp_unowned_received_bytes", FAM_COUNTER,
+	       "TCP bytes received through sockets that ended before any process was found to own them",
+	       e->tcp_unowned_received);
 }
 
 /* One histogram per counted site over every process: log2 slots as cumulative buckets. */
@@ -481,6 +529,7 @@ int expo_write(FILE *f, const struct expo *e, enum expo_format fmt)
 		write_label_counter(f, e, fmt, "zctrace_unattributed_bytes",
 				    "Bytes that crossed to or from user memory that no copy site explains",
 				    unattributed_of);
+	write_tcp(f, e, fmt);
 	write_cpu(f, e, fmt);
 	write_histograms(f, e, fmt);
 	write_sites(f, e, fmt);

@@ -26,6 +26,7 @@ struct expo_series {
 	struct census_figs figs;
 	uint64_t seen_sites;			/* bit per site: had a copy once, so its series stay */
 	bool used;				/* had a process row: its series are written */
+	uint64_t tcp_shared_read;		/* the last read at which one of its processes shared a TCP socket */
 };
 
 struct expo {
@@ -43,6 +44,8 @@ struct expo {
 	const char *site_why[NR_SITES];		/* ... and why not, where it does not */
 	bool account;				/* the boundary account is kept: unattributed bytes are measured */
 	const char *account_why;		/* ... and why not, where it is not */
+	bool tcp_counters;			/* TCP bytes from the sockets' own counters are measured */
+	uint64_t tcp_unowned_sent, tcp_unowned_received;	/* ... of sockets no process was found to own */
 	const struct prog_stats *costs;		/* the BPF programs' costs, or NULL when not measured */
 	uint64_t sample_ns;			/* --cost: the CPU time of one sample; 0: no CPU time series */
 };

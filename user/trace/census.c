@@ -45,6 +45,7 @@ struct cproc {
 	struct census_counts threads[NR_SITES];	/* what its threads counted since the last read */
 	uint64_t cpu_raw[NR_SITES];		/* its copy samples (--cost) at the last read */
 	uint64_t cpu_now[NR_SITES];		/* ... at this read (kept where its key was not read) */
+	struct tcp_flow tcp_raw, tcp_now;	/* its sockets' TCP bytes at the last read, and at this one */
 	struct census_proc out;
 };
 
@@ -199,6 +200,11 @@ bool census_has_account(const struct census *c)
 	return probe_attached(c->choice, PROBE_BOUNDARY);
 }
 
+bool census_has_tcp_counters(const struct census *c)
+{
+	return probe_attached(c->choice, PROBE_TCP_COUNTERS);
+}
+
 int census_unmeasured(const struct census *c, const char **names, const char **whys, int n)
 {
 	int k = 0;
@@ -211,6 +217,10 @@ int census_unmeasured(const struct census *c, const char **names, const char **w
 	if (!census_has_account(c) && k < n) {
 		names[k] = "unattributed";
 		whys[k++] = probe_refusal(c->choice, PROBE_BOUNDARY);
+	}
+	if (!census_has_tcp_counters(c) && k < n) {
+		names[k] = "tcp_counters";
+		whys[k++] = probe_refusal(c->choice, PROBE_TCP_COUNTERS);
 	}
 	return k;
 }
@@ -476,6 +486,41 @@ static void read_cpu_samples(struct census *c)
 				on_cpu_samples, c);
 }
 
+static void on_tcp_flow(void *ctx, const void *k, const void *v)
+{
+	struct cproc *p = proc_of(ctx, *(const __u32 *)k);
+
+	if (!p)
+		return;
+	p->seen = true;
+	p->tcp_now = *(const struct tcp_flow *)v;
+}
+
+/*
+ * Each process's TCP bytes: a sweep over every socket first (tcpcount.bpf.c), so that what each
+ * moved up to now is in tcp_flows, then the map. 0 or -errno.
+ */
+static int read_tcp_flows(struct census *c)
+{
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	if (!census_has_tcp_counters(c))
+		return 0;
+	c->obj->bss->tcp_sweep++;
+	if ((fd = bpf_iter_create(bpf_link__fd(c->obj->links.tcp_sweep_iter))) < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		;
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	if (n)
+		return n;
+	kfig_each_entry(bpf_map__fd(c->obj->maps.tcp_flows), sizeof(__u32), sizeof(struct tcp_flow), on_tcp_flow, c);
+	return 0;
+}
+
 static uint64_t grow(uint64_t now, uint64_t before)
 {
 	/* lower than before: the key was evicted and made again, so all of it is new */
@@ -670,6 +715,12 @@ static void settle(struct census *c, struct cproc *p)
 		t->cpu_samples[s] += d->cpu_samples[s];
 	}
 	memset(p->threads, 0, sizeof(p->threads));
+	d->tcp_sent = grow(p->tcp_now.sent, p->tcp_raw.sent);
+	d->tcp_received = grow(p->tcp_now.received, p->tcp_raw.received);
+	t->tcp_sent += d->tcp_sent;
+	t->tcp_received += d->tcp_received;
+	p->out.tcp_shared = census_has_tcp_counters(c) && p->tcp_now.shared_sweep == c->obj->bss->tcp_sweep;
+	p->tcp_raw = p->tcp_now;
 	d->from_user = d->to_user = 0;
 	if (!census_has_account(c)) {
 		sites_moved(d);
@@ -718,6 +769,7 @@ static void forget(struct census *c, uint32_t tgid)
 	}
 	bpf_map_delete_elem(bpf_map__fd(c->obj->maps.idents), &tgid);
 	bpf_map_delete_elem(bpf_map__fd(c->obj->maps.census_cpu), &tgid);
+	bpf_map_delete_elem(bpf_map__fd(c->obj->maps.tcp_flows), &tgid);
 	/* a kept key evicted under the walk starts it over: bounded, what is left goes at a later read */
 	uint64_t steps = 4 * (uint64_t)bpf_map__max_entries(c->obj->maps.account) + 16;
 
@@ -736,7 +788,7 @@ static bool any(const struct census_figs *f)
 	for (int s = 0; s < NR_SITES; s++)
 		if (f->site[s].count || f->cpu_samples[s])
 			return true;
-	return f->from_user || f->to_user;
+	return f->from_user || f->to_user || f->tcp_sent || f->tcp_received;
 }
 
 /* Frees the processes forgotten at the last read. */
@@ -772,6 +824,8 @@ int census_read(struct census *c, struct census_snap *snap)
 		c->list[i]->seen = false;
 	}
 	if ((err = read_threads(c)) || (err = read_hists(c, snap)))
+		return err;
+	if ((err = read_tcp_flows(c)))
 		return err;
 	keys = read_sites(c);
 	read_account(c);
@@ -815,6 +869,9 @@ int census_read(struct census *c, struct census_snap *snap)
 	snap->dropped = misc.sites_dropped + misc.account_dropped + misc.census_exits_dropped +
 			misc.census_samples_dropped;
 	snap->sample_ns = c->sample_ns;
+	snap->tcp_unowned_sent = c->obj->bss->tcp_unowned_sent;
+	snap->tcp_unowned_received = c->obj->bss->tcp_unowned_received;
+	snap->dropped += c->obj->bss->tcp_flows_dropped;
 	snap->keys = keys;
 	snap->max_keys = c->max_keys;
 	snap->interval_s = now - c->last;

@@ -54,6 +54,9 @@ struct census_figs {
 	uint64_t to_user;	/* ... and into user memory (read, recv, ...) */
 	uint64_t unattributed;	/* boundary bytes no site explains (only with the boundary account) */
 	uint64_t cpu_samples[NR_SITES];	/* the sampler's samples in each site's copies (--cost) */
+	/* its TCP bytes from its sockets' own counters (census_has_tcp_counters()): given to TCP to
+	 * send, copied or not, and given to it by TCP, however (not MSG_PEEK) */
+	uint64_t tcp_sent, tcp_received;
 };
 
 struct census_proc {
@@ -63,6 +66,7 @@ struct census_proc {
 	char comm[CENSUS_COMM_LEN];
 	uint64_t cgroup_id;	/* its cgroup v2 id (0 if unknown) */
 	char cgroup[CENSUS_CGROUP_LEN];	/* its path under the cgroup v2 root, "/system.slice/x.service" */
+	bool tcp_shared;	/* one of its TCP sockets was held by another process too at this read */
 	struct census_figs delta;	/* since the previous read */
 	struct census_figs total;	/* since the census first saw it */
 };
@@ -80,6 +84,8 @@ struct census_snap {
 	uint64_t max_keys;
 	double interval_s;	/* time since the previous read */
 	uint64_t sample_ns;	/* --cost: the CPU time one sample stands for; 0 without the sampler */
+	/* TCP bytes of sockets that ended before any process was found to own them, since the start */
+	uint64_t tcp_unowned_sent, tcp_unowned_received;
 	uint64_t hist[NR_SITES][MAX_SLOTS];	/* copies by log2 size since the previous read, every process */
 };
 
@@ -93,9 +99,11 @@ const struct probe_choice *census_choice(const struct census *c);
 const char *census_cost_refused(const struct census *c, const struct census_opts *o);
 /* Whether the census keeps the boundary account (--complete, where the kernel allows it). */
 bool census_has_account(const struct census *c);
+/* Whether it counts TCP from the sockets' own counters (tcp_sent, tcp_received). */
+bool census_has_tcp_counters(const struct census *c);
 /*
  * What the census does not measure on this kernel in this mode: the sites (and "unattributed",
- * the boundary account) and why, at most @n. How many.
+ * the boundary account, and "tcp_counters", the sockets' own counters) and why, at most @n. How many.
  */
 int census_unmeasured(const struct census *c, const char **names, const char **whys, int n);
 /* The tracer the census starts with @o: for `zctrace floor --census`. */

@@ -664,6 +664,8 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 			obj->rodata->census_threads = 1;
 		if (s == PROBE_ZC_NOTICES)
 			obj->rodata->zc_notices_on = 1;
+		if (s == PROBE_TCP_COUNTERS)
+			obj->rodata->tcp_counters = 1;
 		if (ps->cands[ch->chosen].standalone)
 			obj->rodata->standalone_sites |= 1U << s;
 		/* one program, three jobs: each done only where its probe chose it */

@@ -363,6 +363,13 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		{ METHOD_PERF_EVENT, "perf_event cpu-clock on every CPU, kernel stacks placed by copy site",
 		  { PROG(cost_sample) }, { "perf:cpu-clock" } },
 	} },
+	/* each process's TCP bytes from its sockets' counters: no program on a send or a receive */
+	[PROBE_TCP_COUNTERS] = { "tcp_counters", .cands = {
+		{ METHOD_ITER, "tcp_sock byte counters in socket storage: a task_file iterator at each read, "
+		  "tp_btf inet_sock_set_state and tcp_destroy_sock",
+		  { PROG(tcp_sweep_iter), PROG(tcp_state_btf), PROG(tcp_destroy_btf) },
+		  { "tp_btf:inet_sock_set_state", "tp_btf:tcp_destroy_sock" } },
+	} },
 	/* each call of the copy routines timed from entry to return, placed as the sampler places a sample */
 	[PROBE_COPY_TIME] = { "copy_time", .cands = {
 		{ METHOD_FENTRY, "fentry/fexit skb_copy_datagram_iter (receive copies) + skb_copy_ubufs (deferred "

@@ -23,6 +23,7 @@ enum probe_id {
 	PROBE_CENSUS,			/* the census's counters in each thread, read by a task iterator */
 	PROBE_COST,			/* the sampler: CPU time by copy site and kind (cost.c) */
 	PROBE_COPY_TIME,		/* timed copies: each copy routine's calls timed (run --time-copies) */
+	PROBE_TCP_COUNTERS,		/* the census's TCP bytes from each socket's own counters */
 	NR_PROBES,
 };
 

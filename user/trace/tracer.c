@@ -197,7 +197,8 @@ static int set_machine_wide(struct zctrace_bpf *obj, unsigned max_keys)
 	    (err = bpf_map__set_max_entries(obj->maps.idents, max_keys)) ||
 	    (err = bpf_map__set_type(obj->maps.account, BPF_MAP_TYPE_LRU_HASH)) ||
 	    (err = bpf_map__set_max_entries(obj->maps.account, max_keys)) ||
-	    (err = bpf_map__set_max_entries(obj->maps.census_exits, CENSUS_EXITS_BYTES)))
+	    (err = bpf_map__set_max_entries(obj->maps.census_exits, CENSUS_EXITS_BYTES)) ||
+	    (err = bpf_map__set_max_entries(obj->maps.tcp_flows, max_keys)))
 		fprintf(stderr, "zctrace: cannot size the census maps: %s\n", strerror(-err));
 	return err;
 }
@@ -481,8 +482,12 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		skip_probes(choice, 1ULL << PROBE_COST, "turned off (--sample-hz 0)");
 	if (!o->time_copies)
 		skip_probes(choice, 1ULL << PROBE_COPY_TIME, "not asked for (--time-copies)");
+	/* two looks at one socket must not meet: one takes it by compare-and-swap (tcpcount.bpf.c) */
+	if (compat)
+		skip_probes(choice, 1ULL << PROBE_TCP_COUNTERS, "needs the object of kernels with bpf_loop() (5.17): "
+			    "this kernel's has no compare-and-swap; TCP is counted per call");
 	if (!o->machine_wide) {
-		skip_probes(choice, 1ULL << PROBE_CENSUS, "the census's own");
+		skip_probes(choice, 1ULL << PROBE_CENSUS | 1ULL << PROBE_TCP_COUNTERS, "the census's own");
 		refuse_standalone(choice);
 	} else {
 		receives_per_call(choice);
