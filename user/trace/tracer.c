@@ -484,8 +484,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		skip_probes(choice, 1ULL << PROBE_COPY_TIME, "not asked for (--time-copies)");
 	/* two looks at one socket must not meet: one takes it by compare-and-swap (tcpcount.bpf.c) */
 	if (compat)
-		skip_probes(choice, 1ULL << PROBE_TCP_COUNTERS, "needs the object of kernels with bpf_loop() (5.17): "
-			    "this kernel's has no compare-and-swap; TCP is counted per call");
+		skip_probes(choice, 1ULL << PROBE_TCP_COUNTERS, "the object for kernels before bpf_loop() (5.17) has "
+			    "no compare-and-swap: TCP is counted per call");
 	if (!o->machine_wide) {
 		skip_probes(choice, 1ULL << PROBE_CENSUS | 1ULL << PROBE_TCP_COUNTERS, "the census's own");
 		refuse_standalone(choice);
