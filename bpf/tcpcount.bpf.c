@@ -13,25 +13,29 @@
 #include "common.bpf.h"
 #include "settings.bpf.h"
 
-#define TALLY_FROZEN 1		/* this side's FIN is queued, or never will be: nothing more is sent */
+#define TALLY_FROZEN 1		/* this side's FIN is queued, or never will be: sent stops at sent_cap */
 #define TALLY_FIN_READ 2	/* the peer's FIN was read: copied_seq passed its sequence number */
-#define TALLY_BASE 4		/* the counters were looked at once: the base of every delta */
-#define TALLY_SHARED 8		/* held by another process beside its owner at the last sweep */
+#define TALLY_BASE 4		/* the positions below are the base of every delta */
 
+/*
+ * A socket's positions: how far each side has got, in bytes, as 64-bit numbers that never wrap.
+ * Sent: bytes_acked + (write_seq - snd_una), the acknowledged bytes and those queued after them;
+ * received: bytes_received - (rcv_nxt - copied_seq), the arrived bytes less those not read yet.
+ */
 struct tcp_tally {
 	__u32 owner;		/* its process: the one that connected, closed it, or held it in a sweep */
-	__u32 flags;
-	__u64 acked;		/* bytes_acked (64 bits: past every wrap of the 32-bit sequence) */
-	__u64 received;		/* bytes_received */
-	__u32 unacked;		/* write_seq - snd_una: taken, not yet acknowledged */
-	__u32 unread;		/* rcv_nxt - copied_seq: arrived, not yet given */
+	__u32 unused;
+	__u64 flags;		/* set by atomic or: a sweep and a state change can meet */
+	__u64 sent_pos;		/* the positions at the last look */
+	__u64 recv_pos;
+	__u64 sent_cap;		/* the send side's position where it froze (TALLY_FROZEN) */
+	__s64 owe_sent;		/* a look that read the counters mid-change can come out short or */
+	__s64 owe_received;	/* ... over: the difference goes into the next, so the looks add up */
 	__u64 pend_sent;	/* moved before any owner was known */
 	__u64 pend_received;
-	__s64 owe_sent;		/* a look that read the counters mid-change can come out below the last: */
-	__s64 owe_received;	/* ... owed, and taken off the next, so that the looks add up exactly */
-	__u64 busy;		/* a look is under way (a sweep and a state change can meet) */
 	__u64 owner_sweep;	/* the last sweep that found its owner holding it */
 	__u64 other_sweep;	/* ... and another process */
+	__u64 busy;		/* a look is under way */
 };
 
 struct {
@@ -41,9 +45,13 @@ struct {
 	__type(value, struct tcp_tally);
 } tcp_tallies SEC(".maps");
 
-/* Each process's TCP bytes since the census started (the census sizes it, and reads it each read). */
+/*
+ * Each process's TCP bytes since the census started (the census sizes it, reads it each read, and
+ * removes a process that is gone). Not an LRU: a process's entry is never lost to another's;
+ * one that finds no room is counted in tcp_flows_dropped.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct tcp_flow);
@@ -75,50 +83,67 @@ static __always_inline void tcp_credit(__u32 tgid, __u64 sent, __u64 received, b
 		f->shared_sweep = tcp_sweep;
 }
 
+/* Sets @bits in the socket's flags; a sweep's look and a state change's can meet. */
+static __always_inline void tally_set(struct tcp_tally *t, __u64 bits)
+{
+#ifdef ZCT_COMPAT
+	t->flags |= bits;
+#else
+	__sync_fetch_and_or(&t->flags, bits);
+#endif
+}
+
 /*
- * What the socket's counters moved since the last look, to its owner (held until one is known).
- * Sent: bytes_acked grew by what the peer acknowledged, and the unacknowledged span by what is
- * new in it; no 32-bit wrap can hide 4 GiB between two looks. Received alike, by bytes_received
- * and the unread span. The SYN is behind the first look (made at ESTABLISHED), this side's FIN
- * after the freeze, and the peer's FIN, where it was read, is taken off once.
+ * The send side's position now. Each reader reads bytes_acked before snd_una, as the kernel
+ * writes them the other way round (tcp_snd_una_update()): a look in between comes out short, and
+ * the next makes it up, never over. Likewise bytes_received before rcv_nxt (tcp_rcv_nxt_update()).
+ */
+static __always_inline __u64 tcp_sent_pos(struct tcp_sock *tp)
+{
+	__u64 acked = tp->bytes_acked;
+
+	return acked + (__u32)(tp->write_seq - tp->snd_una);
+}
+
+/*
+ * What the socket's positions moved since the last look, to its owner (held until one is known).
+ * The SYN is behind the base; this side's FIN lies past sent_cap; the peer's FIN, where it was
+ * read (SOCK_DONE, read first, and nothing unread), is taken off once.
  */
 static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t)
 {
+	bool done = sk->__sk_common.skc_flags & (1UL << SOCK_DONE);
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
-	__u64 acked, received;
-	__u32 unacked, unread;
+	__u64 sent_now, recv_now, received;
+	__u32 rcv_nxt, copied;
 	__s64 sent, got;
-	bool fin_in;
 
 	if (!tp)
 		return;
-	acked = tp->bytes_acked;
+	sent_now = tcp_sent_pos(tp);
 	received = tp->bytes_received;
-	unacked = tp->write_seq - tp->snd_una;
-	unread = tp->rcv_nxt - tp->copied_seq;
-	/* SOCK_DONE: the peer's FIN arrived; nothing unread: it was read too */
-	fin_in = (sk->__sk_common.skc_flags & (1UL << SOCK_DONE)) && !unread;
+	rcv_nxt = tp->rcv_nxt;
+	copied = tp->copied_seq;
+	recv_now = received - (__u32)(rcv_nxt - copied);
+	if (t->flags & TALLY_FROZEN && sent_now > t->sent_cap)
+		sent_now = t->sent_cap;
 	if (!(t->flags & TALLY_BASE)) {
-		t->flags |= TALLY_BASE | (fin_in ? TALLY_FIN_READ : 0);
-		sent = got = 0;
-	} else {
-		sent = (__s64)(acked - t->acked) + (__s64)unacked - (__s64)t->unacked;
-		got = (__s64)(received - t->received) - ((__s64)unread - (__s64)t->unread);
-		if (fin_in && !(t->flags & TALLY_FIN_READ)) {
-			got--;
-			t->flags |= TALLY_FIN_READ;
-		}
+		t->sent_pos = sent_now;
+		t->recv_pos = recv_now;
+		tally_set(t, TALLY_BASE | (done && rcv_nxt == copied ? TALLY_FIN_READ : 0));
+		return;
 	}
-	t->acked = acked;
-	t->received = received;
-	t->unacked = unacked;
-	t->unread = unread;
-	/* the counters were read one by one: what one look comes short by, the next makes up */
-	sent += t->owe_sent;
-	got += t->owe_received;
-	t->owe_sent = sent < 0 && !(t->flags & TALLY_FROZEN) ? sent : 0;
+	sent = (__s64)(sent_now - t->sent_pos) + t->owe_sent;
+	got = (__s64)(recv_now - t->recv_pos) + t->owe_received;
+	if (done && rcv_nxt == copied && !(t->flags & TALLY_FIN_READ)) {
+		got--;
+		tally_set(t, TALLY_FIN_READ);
+	}
+	t->sent_pos = sent_now;
+	t->recv_pos = recv_now;
+	t->owe_sent = sent < 0 ? sent : 0;
 	t->owe_received = got < 0 ? got : 0;
-	if (t->flags & TALLY_FROZEN || sent < 0)
+	if (sent < 0)
 		sent = 0;
 	if (got < 0)
 		got = 0;
@@ -132,9 +157,10 @@ static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t)
 }
 
 /*
- * One look at a time: a sweep (no socket lock) can meet a state change or the socket's end on
- * another CPU, and two looks from one snapshot would count the same bytes twice. The one that
- * finds another under way leaves it to that one, which reads the counters as they are now.
+ * One look at a time: a sweep (no socket lock) can meet a state change on another CPU, or be
+ * interrupted by one on its own, and two looks from one base would count the same bytes twice.
+ * The one that finds another under way leaves it to that one; a freeze it would have made is
+ * already in sent_cap, which that look holds to.
  */
 static __always_inline void tcp_look(struct sock *sk, struct tcp_tally *t)
 {
@@ -145,9 +171,17 @@ static __always_inline void tcp_look(struct sock *sk, struct tcp_tally *t)
 	if (__sync_val_compare_and_swap(&t->busy, 0, 1))
 		return;
 	tcp_look_now(sk, t);
-	asm volatile("" ::: "memory");
-	t->busy = 0;
+	__sync_lock_test_and_set(&t->busy, 0);
 #endif
+}
+
+/* A new connection on this socket: its positions start at zero, the SYN at @syn (owed). */
+static __always_inline void tcp_rebase(struct tcp_tally *t, __s64 syn)
+{
+	t->sent_pos = t->recv_pos = t->sent_cap = 0;
+	t->owe_sent = syn;
+	t->owe_received = 0;
+	t->flags = TALLY_BASE;
 }
 
 static __always_inline bool tcp_counted(struct sock *sk)
@@ -158,13 +192,15 @@ static __always_inline bool tcp_counted(struct sock *sk)
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(tcp_state_btf, struct sock *sk, int oldstate, int newstate)
 {
+	bool opening = newstate == TCP_SYN_SENT || (newstate == TCP_SYN_RECV && oldstate != TCP_SYN_SENT);
 	struct tcp_tally *t;
+	struct tcp_sock *tp;
 
 	if (!tcp_counted(sk))
 		return 0;
-	/* connect() and the base at ESTABLISHED (the SYN behind it) make the storage; nothing else does */
-	t = bpf_sk_storage_get(&tcp_tallies, sk, 0,
-			       newstate == TCP_SYN_SENT || newstate == TCP_ESTABLISHED ? BPF_SK_STORAGE_GET_F_CREATE : 0);
+	/* a connection opening, or met at ESTABLISHED with no storage yet, makes the storage */
+	t = bpf_sk_storage_get(&tcp_tallies, sk, 0, opening || newstate == TCP_ESTABLISHED ?
+			       BPF_SK_STORAGE_GET_F_CREATE : 0);
 	if (!t)
 		return 0;
 	/*
@@ -176,12 +212,28 @@ int BPF_PROG(tcp_state_btf, struct sock *sk, int oldstate, int newstate)
 		t->owner = bpf_get_current_pid_tgid() >> 32;
 		t->owner_sweep = tcp_sweep;	/* as if the sweep under way had found it */
 	}
-	if (newstate == TCP_SYN_SENT)
-		return 0;	/* the sequence numbers are not chosen yet */
+	/*
+	 * connect() (the first, or again after a failed one or connect(AF_UNSPEC), which zero the
+	 * counters) and a passive child as it is made: zero positions, before the sequence numbers
+	 * exist. The active side's SYN will be acknowledged as a byte, so it is owed; data sent
+	 * with the SYN (TCP Fast Open) counts.
+	 */
+	if (newstate == TCP_SYN_SENT) {
+		tcp_rebase(t, -1);
+		return 0;
+	}
+	if (newstate == TCP_SYN_RECV && oldstate != TCP_SYN_SENT) {
+		if (!(t->flags & TALLY_BASE))
+			tcp_rebase(t, 0);
+		return 0;
+	}
+	/* this side's FIN is queued right after this change, or never will be: sent stops here */
+	if ((newstate == TCP_FIN_WAIT1 || newstate == TCP_LAST_ACK || newstate == TCP_CLOSE) &&
+	    !(t->flags & TALLY_FROZEN) && (tp = bpf_skc_to_tcp_sock(sk))) {
+		t->sent_cap = tcp_sent_pos(tp);
+		tally_set(t, TALLY_FROZEN);
+	}
 	tcp_look(sk, t);
-	/* this side's FIN is queued right after this change, or never will be */
-	if (newstate == TCP_FIN_WAIT1 || newstate == TCP_LAST_ACK || newstate == TCP_CLOSE)
-		t->flags |= TALLY_FROZEN;
 	return 0;
 }
 
@@ -193,6 +245,9 @@ int BPF_PROG(tcp_destroy_btf, struct sock *sk)
 
 	if (!tcp_counted(sk) || !(t = bpf_sk_storage_get(&tcp_tallies, sk, 0, 0)))
 		return 0;
+	/* close() of a socket already CLOSE (reset by its peer) destroys it in the closer's call */
+	if (!t->owner && sk->sk_lock.owned)
+		t->owner = bpf_get_current_pid_tgid() >> 32;
 	tcp_look(sk, t);
 	if (t->pend_sent || t->pend_received) {
 		__sync_fetch_and_add(&tcp_unowned_sent, t->pend_sent);
@@ -223,14 +278,15 @@ int tcp_sweep_iter(struct bpf_iter__task_file *ctx)
 	    sk->sk_protocol != IPPROTO_TCP)
 		return 0;
 	state = sk->__sk_common.skc_state;
-	if (state == TCP_LISTEN || state == TCP_CLOSE || state == TCP_SYN_SENT || state == TCP_NEW_SYN_RECV)
+	if (state == TCP_LISTEN || state == TCP_SYN_SENT || state == TCP_NEW_SYN_RECV)
 		return 0;
-	if (!(t = bpf_sk_storage_get(&tcp_tallies, sk, 0, BPF_SK_STORAGE_GET_F_CREATE)))
+	/* a socket already CLOSE is looked at if it has storage (its data may still be read), never made one */
+	if (!(t = bpf_sk_storage_get(&tcp_tallies, sk, 0, state == TCP_CLOSE ? 0 : BPF_SK_STORAGE_GET_F_CREATE)))
 		return 0;
 	tgid = task->tgid;
-	/* first met here: no FIN of this side can come after a base taken past ESTABLISHED */
-	if (!(t->flags & TALLY_BASE) && state != TCP_ESTABLISHED && state != TCP_CLOSE_WAIT)
-		t->flags |= TALLY_FROZEN;
+	/* first met here, from before the census: past this side's FIN, nothing more is sent */
+	if (!(t->flags & TALLY_BASE) && state != TCP_ESTABLISHED && state != TCP_CLOSE_WAIT && state != TCP_SYN_RECV)
+		tally_set(t, TALLY_FROZEN);
 	if (!t->owner)
 		t->owner = tgid;
 	if (tgid != t->owner && t->owner_sweep + 1 < tcp_sweep) {

@@ -114,7 +114,7 @@ def section(title, variants, baseline):
     for rep in range(REPS):
         for label, name, args in variants:
             times[label].append(run_workload(name, args)["elapsed_s"])
-        print(f"  rep {rep + 1}/{reps} done", file=sys.stderr, flush=True)
+        print(f"  rep {rep + 1}/{REPS} done", file=sys.stderr, flush=True)
     base = statistics.median(times[baseline])
     print(f"  {'variant':<28} {'median s':>9} {'min s':>8} {'max s':>8} {'vs ' + baseline:>22} "
           f"{'CPU copies/B':>13} {'syscalls/MiB':>13}  checks")
@@ -510,7 +510,7 @@ def bench_overhead():
             runs[(size, "bpftrace")].append(throughput(run_bpftrace("tcp-onecopy", args)))
             for v in variants:
                 iperf[(size, v)].append(run_iperf(v, size))
-        print(f"  rep {rep + 1}/{reps} done", file=sys.stderr, flush=True)
+        print(f"  rep {rep + 1}/{REPS} done", file=sys.stderr, flush=True)
     missed = []
     overhead_table("tcp-onecopy", "tcp-onecopy: 1 connection", runs, sizes, variants, targets, missed)
     overhead_table("iperf3", "iperf3 on loopback (zctrace run -- COMMAND: every program attached)", iperf,

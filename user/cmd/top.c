@@ -185,8 +185,9 @@ static int make_rows(const struct census_snap *snap, enum top_by by, struct top_
 		const char *key = by == BY_CGROUP ? p->cgroup : p->comm;
 		struct top_row *r = NULL;
 
-		/* a process that exited shows once with its last figures, even with none new */
-		if (!moved_any(&p->delta) && !(p->exited_now && moved_any(&p->total)))
+		/* a process that exited shows once with its last figures, even with none new; one that
+		 * shares a TCP socket shows, to say so */
+		if (!moved_any(&p->delta) && !p->tcp_shared && !(p->exited_now && moved_any(&p->total)))
 			continue;
 		if (by != BY_PROCESS)
 			for (int k = 0; k < n && !r; k++)

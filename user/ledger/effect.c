@@ -89,7 +89,8 @@ static int slice_spread(const struct wl_progress *p, double *rel_var)
 	if (n < 2 || !(sum > 0))
 		return n;
 	mean = sum / n;
-	*rel_var = (sq - n * mean * mean) / (n - 1) / (mean * mean) / n;
+	/* rounding can take a spread of nothing below zero */
+	*rel_var = fmax(0, (sq - n * mean * mean) / (n - 1)) / (mean * mean) / n;
 	return n;
 }
 

@@ -511,7 +511,8 @@ static int read_tcp_flows(struct census *c)
 	c->obj->bss->tcp_sweep++;
 	if ((fd = bpf_iter_create(bpf_link__fd(c->obj->links.tcp_sweep_iter))) < 0)
 		return -errno;
-	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+	/* the sweep writes nothing: past a million descriptors a read says EAGAIN, and goes on at the next */
+	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN)))
 		;
 	n = n < 0 ? -errno : 0;
 	close(fd);
