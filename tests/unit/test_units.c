@@ -115,7 +115,8 @@ static void test_lookups(void)
  * ones (the census's, without the syscall tracepoints), each best first. The census's own row
  * (an iterator) has none: without it the census counts in the sites hash; nor has tx_copy; the
  * sampler's perf event works on every kernel zctrace loads on; timed copies are fentry's alone,
- * asked for as a cross-check of the sampler.
+ * asked for as a cross-check of the sampler; the TCP counters are tracepoints and an iterator
+ * already, and where they are refused the copy sites count TCP per call.
  */
 static void test_probe_table(void)
 {
@@ -127,7 +128,8 @@ static void test_probe_table(void)
 			continue;
 		/* the census's iterator; the copy on transmit, which no tracepoint marks (counted where
 		 * fentry or kprobes are allowed, "not supported" with the reason elsewhere) */
-		bool fallback = s == PROBE_CENSUS || s == SITE_TX_COPY || s == PROBE_COST || s == PROBE_COPY_TIME;
+		bool fallback = s == PROBE_CENSUS || s == SITE_TX_COPY || s == PROBE_COST || s == PROBE_COPY_TIME ||
+				s == PROBE_TCP_COUNTERS;
 
 		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++) {
 			const struct candidate *cand = &ps->cands[c], *prev = c ? &ps->cands[c - 1] : NULL;
