@@ -94,9 +94,10 @@ static __always_inline void tally_set(struct tcp_tally *t, __u64 bits)
 }
 
 /*
- * The send side's position now. Each reader reads bytes_acked before snd_una, as the kernel
- * writes them the other way round (tcp_snd_una_update()): a look in between comes out short, and
- * the next makes it up, never over. Likewise bytes_received before rcv_nxt (tcp_rcv_nxt_update()).
+ * The send side's position now. A look under the socket's lock (a state change, the end) reads
+ * it whole; a sweep's look holds no lock, and one that falls between the kernel's update of
+ * bytes_acked and of snd_una (tcp_snd_una_update()) reads it off by that acknowledgement, which
+ * the next look makes up (the owed difference). Likewise bytes_received and rcv_nxt.
  */
 static __always_inline __u64 tcp_sent_pos(struct tcp_sock *tp)
 {
@@ -112,11 +113,11 @@ static __always_inline __u64 tcp_sent_pos(struct tcp_sock *tp)
  */
 static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t)
 {
-	bool done = sk->__sk_common.skc_flags & (1UL << SOCK_DONE);
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 	__u64 sent_now, recv_now, received;
 	__u32 rcv_nxt, copied;
 	__s64 sent, got;
+	bool done;
 
 	if (!tp)
 		return;
@@ -125,6 +126,8 @@ static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t)
 	rcv_nxt = tp->rcv_nxt;
 	copied = tp->copied_seq;
 	recv_now = received - (__u32)(rcv_nxt - copied);
+	/* after the counters: a FIN that arrives in between is then seen unread, not read */
+	done = sk->__sk_common.skc_flags & (1UL << SOCK_DONE);
 	if (t->flags & TALLY_FROZEN && sent_now > t->sent_cap)
 		sent_now = t->sent_cap;
 	if (!(t->flags & TALLY_BASE)) {
@@ -230,6 +233,17 @@ int BPF_PROG(tcp_state_btf, struct sock *sk, int oldstate, int newstate)
 	/* this side's FIN is queued right after this change, or never will be: sent stops here */
 	if ((newstate == TCP_FIN_WAIT1 || newstate == TCP_LAST_ACK || newstate == TCP_CLOSE) &&
 	    !(t->flags & TALLY_FROZEN) && (tp = bpf_skc_to_tcp_sock(sk))) {
+		/*
+		 * Closed from SYN_SENT before its SYN was queued (a Fast Open connect never written
+		 * to, a connect() that failed after SYN_SENT): the sequence numbers are left over from
+		 * before, and nothing was sent. tcp_connect() sets snd_nxt to write_seq as it queues it.
+		 */
+		if (oldstate == TCP_SYN_SENT && tp->snd_nxt != tp->write_seq) {
+			t->sent_cap = 0;
+			t->owe_sent = 0;
+			tally_set(t, TALLY_FROZEN);
+			return 0;
+		}
 		t->sent_cap = tcp_sent_pos(tp);
 		tally_set(t, TALLY_FROZEN);
 	}

@@ -682,6 +682,12 @@ for i in range(2):
     c = socket.socket()
     c.sendto(b"f" * 3000, socket.MSG_FASTOPEN, addr)
     c.close()
+# with the cookie held, TCP_FASTOPEN_CONNECT defers the SYN to the first write: closed unwritten,
+# it leaves SYN_SENT with no SYN sent and sequence numbers never set
+c = socket.socket()
+c.setsockopt(socket.IPPROTO_TCP, 30, 1)
+c.connect(addr)
+c.close()
 srv.join()
 # a reset after the answer was read: the server closes a socket its peer has reset
 l2 = socket.create_server(("127.0.0.1", 0))
@@ -706,9 +712,9 @@ print(os.getpid(), out)
 
 def top_tcp_counters_reused_sockets():
     """A socket connected again after a refused connect() or after connect(AF_UNSPEC) (which zero
-    its counters), a TCP Fast Open connect with its data in the SYN, and a server socket reset by
-    its peer before the server closes it: every byte goes to the process that moved it, exactly,
-    in a namespace of the test's own."""
+    its counters), a TCP Fast Open connect with its data in the SYN, a deferred Fast Open connect
+    closed before its SYN, and a server socket reset by its peer before the server closes it:
+    every byte goes to the process that moved it, exactly, in a namespace of the test's own."""
     top = top_start()
     try:
         p = subprocess.run(["unshare", "-n", "/usr/bin/python3", "-c", REUSED_SOCKETS], capture_output=True,
