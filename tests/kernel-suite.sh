@@ -40,7 +40,9 @@ done
 	'sock_udp-copy_2thr_process$' 'sock_udp-zerocopy_1thr_thread$' 'sock_unix-stream_2thr_process$' \
 	'micro_syscall_counts_exact$' 'micro_pagefault_counts_exact$' 'boundary_mmsg_calls_exact$' \
 	'processes_sharing_a_cpu_counted_apart$' 'top_cost_of_copies$' 'export_copy_cpu_seconds$' \
-	'top_tcp_counters_exact$' 'top_tcp_counters_socket_passed$' \
+	'top_tcp_counters_exact$' 'top_tcp_counters_socket_passed$' 'top_tcp_counters_other_namespace$' \
+	'top_tcp_counters_refused$' 'top_tcp_counters_reused_sockets$' 'top_tcp_counters_past_4gib$' \
+	'export_tcp_counters$' \
 	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' \
 	'cost_of_zerocopy_pinning$' 'cost_of_pipes$' 'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$' 'timed_copies_cross_check$'
 # a stock kernel: fentry is its default method (probes_report checks that --method fentry changes
@@ -69,7 +71,8 @@ exec /usr/bin/python3 tests/run.py \
 	'top_counts_a_process_exactly$' 'top_counts_threads_exactly$' 'top_counts_files_where_measured$' \
 	'top_by_cgroup_and_comm$' 'top_evictions_counted$' 'top_cost_of_copies$' 'census_attach_points$' \
 	'top_tcp_counters_exact$' 'top_tcp_counters_other_namespace$' 'top_tcp_counters_socket_passed$' \
-	'top_tcp_counters_refused$' 'top_tcp_counters_reused_sockets$' 'export_tcp_counters$' \
+	'top_tcp_counters_refused$' 'top_tcp_counters_reused_sockets$' 'top_tcp_counters_past_4gib$' \
+	'export_tcp_counters$' \
 	'export_prometheus_round_trip$' 'export_says_what_it_measures$' 'export_usage_errors$' 'export_copy_cpu_seconds$' \
 	'floor_attaches_empty_programs$' 'detach_after_the_report_leaves_nothing$' 'sweep_loads_one_tracer$' 'sweep_stopped_leaves_nothing$' \
 	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' 'cost_of_zerocopy_pinning$' 'cost_of_pipes$' \
