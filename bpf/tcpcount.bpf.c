@@ -16,6 +16,15 @@
 #define TALLY_FROZEN 1		/* this side's FIN is queued, or never will be: sent stops at sent_cap */
 #define TALLY_FIN_READ 2	/* the peer's FIN was read: copied_seq passed its sequence number */
 #define TALLY_BASE 4		/* the positions below are the base of every delta */
+#define TALLY_SEQ 8		/* k_sent and k_received are known (read by a look past the handshake) */
+#define TALLY_SEQ_LOCKED 16	/* ... and were read whole, under the socket's lock */
+
+/* kinds of look: under the socket's lock or not (a sweep), past the handshake or not */
+#define LOOK_LOCKED 1
+#define LOOK_SEQ 2
+
+/* orders the loads around it as written: the kernel stores these counters with no lock a sweep takes */
+#define tcp_barrier() asm volatile("" ::: "memory")
 
 /*
  * A socket's positions: how far each side has got, in bytes, as 64-bit numbers that never wrap.
@@ -24,7 +33,9 @@
  */
 struct tcp_tally {
 	__u32 owner;		/* its process: the one that connected, closed it, or held it in a sweep */
-	__u32 unused;
+	__u32 gen;		/* connections begun on it: a sweep's look across one is dropped */
+	__u32 k_sent;		/* bytes_acked - snd_una and bytes_received - rcv_nxt, modulo 2^32: each */
+	__u32 k_received;	/* ... pair moves together, so these hold through a connection */
 	__u64 flags;		/* set by atomic or: a sweep and a state change can meet */
 	__u64 sent_pos;		/* the positions at the last look */
 	__u64 recv_pos;
@@ -93,12 +104,7 @@ static __always_inline void tally_set(struct tcp_tally *t, __u64 bits)
 #endif
 }
 
-/*
- * The send side's position now. A look under the socket's lock (a state change, the end) reads
- * it whole; a sweep's look holds no lock, and one that falls between the kernel's update of
- * bytes_acked and of snd_una (tcp_snd_una_update()) reads it off by that acknowledgement, which
- * the next look makes up (the owed difference). Likewise bytes_received and rcv_nxt.
- */
+/* The send side's position now, read whole: under the socket's lock. */
 static __always_inline __u64 tcp_sent_pos(struct tcp_sock *tp)
 {
 	__u64 acked = tp->bytes_acked;
@@ -110,26 +116,76 @@ static __always_inline __u64 tcp_sent_pos(struct tcp_sock *tp)
  * What the socket's positions moved since the last look, to its owner (held until one is known).
  * The SYN is behind the base; this side's FIN lies past sent_cap; the peer's FIN, where it was
  * read (SOCK_DONE, read first, and nothing unread), is taken off once.
+ *
+ * A look under the lock reads the counters whole. A sweep's does not: the kernel stores
+ * bytes_acked, then snd_una (tcp_snd_una_update()), and bytes_received, then rcv_nxt, so a read
+ * between the two would be off by that acknowledgement or segment. Each pair's difference k is
+ * the same through a connection, though, so once k is known a sweep reads one 64-bit counter and,
+ * after it, one sequence number: bytes_acked <= sent < bytes_acked + 2^31 and
+ * sent = k_sent + write_seq modulo 2^32; the receive side alike, from copied_seq, then
+ * bytes_received. A sweep that meets a socket from before the census reads k itself, maybe off by
+ * one acknowledgement: every later position is then off by the same, so their deltas are exact,
+ * and the first look under the lock sets k right and moves the base by the difference.
  */
-static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t)
+static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t, int how)
 {
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
-	__u64 sent_now, recv_now, received;
-	__u32 rcv_nxt, copied;
+	__u64 sent_now, recv_now, acked, received;
+	__u32 una = 0, wseq, rcv_nxt, copied, gen = t->gen, d;
+	bool done, known = t->flags & TALLY_SEQ, by_k = known && !(how & LOOK_LOCKED);
 	__s64 sent, got;
-	bool done;
 
 	if (!tp)
 		return;
-	sent_now = tcp_sent_pos(tp);
-	received = tp->bytes_received;
-	rcv_nxt = tp->rcv_nxt;
-	copied = tp->copied_seq;
-	recv_now = received - (__u32)(rcv_nxt - copied);
+	tcp_barrier();
+	if (by_k) {
+		acked = tp->bytes_acked;
+		tcp_barrier();
+		wseq = tp->write_seq;
+		copied = tp->copied_seq;
+		tcp_barrier();
+		rcv_nxt = tp->rcv_nxt;
+		received = tp->bytes_received;
+		/* out of range only where k is not this connection's: no move, this look */
+		d = t->k_sent + wseq - (__u32)acked;
+		sent_now = d < 1U << 31 ? acked + d : t->sent_pos;
+		d = (__u32)received - (t->k_received + copied);
+		recv_now = d < 1U << 31 && d <= received ? received - d : t->recv_pos;
+	} else {
+		/* snd_una before write_seq, copied_seq before rcv_nxt: neither difference below 0 */
+		una = tp->snd_una;
+		tcp_barrier();
+		wseq = tp->write_seq;
+		acked = tp->bytes_acked;
+		copied = tp->copied_seq;
+		tcp_barrier();
+		rcv_nxt = tp->rcv_nxt;
+		received = tp->bytes_received;
+		sent_now = acked + (__u32)(wseq - una);
+		recv_now = received - (__u32)(rcv_nxt - copied);
+	}
+	tcp_barrier();
 	/* after the counters: a FIN that arrives in between is then seen unread, not read */
 	done = sk->__sk_common.skc_flags & (1UL << SOCK_DONE);
 	if (t->flags & TALLY_FROZEN && sent_now > t->sent_cap)
 		sent_now = t->sent_cap;
+	/* a connection begun while a sweep read (connect() again): the reading is not its own */
+	if (!(how & LOOK_LOCKED) && *(volatile __u32 *)&t->gen != gen)
+		return;
+	if (!by_k && how & LOOK_SEQ) {
+		__u32 ks = (__u32)acked - una, kr = (__u32)received - rcv_nxt;
+
+		if (known && how & LOOK_LOCKED && !(t->flags & TALLY_SEQ_LOCKED)) {
+			/* a sweep read k: its positions are off by its error, and the base moves with them */
+			t->sent_pos -= (__s64)(__s32)(t->k_sent - ks);
+			t->recv_pos -= (__s64)(__s32)(t->k_received - kr);
+		}
+		if (!known || (how & LOOK_LOCKED && !(t->flags & TALLY_SEQ_LOCKED))) {
+			t->k_sent = ks;
+			t->k_received = kr;
+			tally_set(t, TALLY_SEQ | (how & LOOK_LOCKED ? TALLY_SEQ_LOCKED : 0));
+		}
+	}
 	if (!(t->flags & TALLY_BASE)) {
 		t->sent_pos = sent_now;
 		t->recv_pos = recv_now;
@@ -165,15 +221,15 @@ static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t)
  * The one that finds another under way leaves it to that one; a freeze it would have made is
  * already in sent_cap, which that look holds to.
  */
-static __always_inline void tcp_look(struct sock *sk, struct tcp_tally *t)
+static __always_inline void tcp_look(struct sock *sk, struct tcp_tally *t, int how)
 {
 #ifdef ZCT_COMPAT
 	/* no compare-and-swap: the compat object's kernels count TCP per call (tracer.c sets this aside) */
-	tcp_look_now(sk, t);
+	tcp_look_now(sk, t, how);
 #else
 	if (__sync_val_compare_and_swap(&t->busy, 0, 1))
 		return;
-	tcp_look_now(sk, t);
+	tcp_look_now(sk, t, how);
 	__sync_lock_test_and_set(&t->busy, 0);
 #endif
 }
@@ -181,10 +237,19 @@ static __always_inline void tcp_look(struct sock *sk, struct tcp_tally *t)
 /* A new connection on this socket: its positions start at zero, the SYN at @syn (owed). */
 static __always_inline void tcp_rebase(struct tcp_tally *t, __s64 syn)
 {
+	t->gen++;	/* under the socket's lock: only sweeps race it, and they only read it */
+	tcp_barrier();
 	t->sent_pos = t->recv_pos = t->sent_cap = 0;
 	t->owe_sent = syn;
 	t->owe_received = 0;
 	t->flags = TALLY_BASE;
+}
+
+/* Whether a socket in @state is past its handshake: its sequence numbers are its connection's. */
+static __always_inline bool tcp_past_handshake(int state)
+{
+	return state == TCP_ESTABLISHED || state == TCP_FIN_WAIT1 || state == TCP_FIN_WAIT2 ||
+	       state == TCP_CLOSE_WAIT || state == TCP_LAST_ACK || state == TCP_CLOSING;
 }
 
 static __always_inline bool tcp_counted(struct sock *sk)
@@ -247,7 +312,8 @@ int BPF_PROG(tcp_state_btf, struct sock *sk, int oldstate, int newstate)
 		t->sent_cap = tcp_sent_pos(tp);
 		tally_set(t, TALLY_FROZEN);
 	}
-	tcp_look(sk, t);
+	tcp_look(sk, t, LOOK_LOCKED |
+		 (tcp_past_handshake(oldstate) || tcp_past_handshake(newstate) ? LOOK_SEQ : 0));
 	return 0;
 }
 
@@ -262,7 +328,8 @@ int BPF_PROG(tcp_destroy_btf, struct sock *sk)
 	/* close() of a socket already CLOSE (reset by its peer) destroys it in the closer's call */
 	if (!t->owner && sk->sk_lock.owned)
 		t->owner = bpf_get_current_pid_tgid() >> 32;
-	tcp_look(sk, t);
+	/* not a look at k: a connection dropped by connect(AF_UNSPEC) has its counters zeroed */
+	tcp_look(sk, t, LOOK_LOCKED);
 	if (t->pend_sent || t->pend_received) {
 		__sync_fetch_and_add(&tcp_unowned_sent, t->pend_sent);
 		__sync_fetch_and_add(&tcp_unowned_received, t->pend_received);
@@ -286,7 +353,7 @@ int tcp_sweep_iter(struct bpf_iter__task_file *ctx)
 	struct socket *sock;
 	struct sock *sk;
 	__u32 tgid;
-	int state;
+	int state, how;
 
 	if (!task || !file || !tcp_counters || !(sock = bpf_sock_from_file(file)) || !(sk = sock->sk) ||
 	    sk->sk_protocol != IPPROTO_TCP)
@@ -298,20 +365,21 @@ int tcp_sweep_iter(struct bpf_iter__task_file *ctx)
 	if (!(t = bpf_sk_storage_get(&tcp_tallies, sk, 0, state == TCP_CLOSE ? 0 : BPF_SK_STORAGE_GET_F_CREATE)))
 		return 0;
 	tgid = task->tgid;
+	how = tcp_past_handshake(state) ? LOOK_SEQ : 0;
 	/* first met here, from before the census: past this side's FIN, nothing more is sent */
 	if (!(t->flags & TALLY_BASE) && state != TCP_ESTABLISHED && state != TCP_CLOSE_WAIT && state != TCP_SYN_RECV)
 		tally_set(t, TALLY_FROZEN);
 	if (!t->owner)
 		t->owner = tgid;
 	if (tgid != t->owner && t->owner_sweep + 1 < tcp_sweep) {
-		tcp_look(sk, t);
+		tcp_look(sk, t, how);
 		t->owner = tgid;
 	}
 	if (tgid == t->owner)
 		t->owner_sweep = tcp_sweep;
 	else
 		t->other_sweep = tcp_sweep;
-	tcp_look(sk, t);
+	tcp_look(sk, t, how);
 	if (t->owner_sweep == tcp_sweep && t->other_sweep == tcp_sweep)
 		tcp_credit(t->owner, 0, 0, true);
 	return 0;

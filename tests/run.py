@@ -107,6 +107,7 @@ def all_tests():
               t_nic.nic_zerocopy_copied_on_transmit, t_nic.nic_zerocopy_held_on_sg_device,
               t_nic.nic_sendfile_copied_on_transmit,
               t_nic.nic_udp_zerocopy, t_nic.nic_remote_ends, t_kernels.preempt_rt_passes_fentry_over,
+              t_kernels.preempt_rt_prefers_tracepoints,
               t_report.floor_attaches_empty_programs,
               t_kernels.raw_tp_flavours_count_the_same, t_kernels.robust_no_btf,
               t_robust.robust_one_byte_messages_60s, t_robust.robust_full_map_is_reported,
@@ -115,6 +116,7 @@ def all_tests():
               t_top.top_by_cgroup_and_comm,
               t_top.top_evictions_counted, t_top.top_cost_of_copies, t_top.top_usage_errors,
               t_top.top_tcp_counters_exact, t_top.top_tcp_counters_other_namespace,
+              t_top.top_tcp_counters_before_the_census,
               t_top.top_tcp_counters_socket_passed, t_top.top_tcp_counters_past_4gib, t_top.top_tcp_counters_refused, t_top.top_tcp_counters_reused_sockets,
               t_top.census_attach_points]
     tests += t_export.EXPORT_TESTS

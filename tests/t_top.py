@@ -570,6 +570,65 @@ def top_tcp_counters_other_namespace():
         assert_eq(f"the {role}'s TCP bytes", tcp_counters_of(tables, pid), (sent, got))
 
 
+# A connection made before the census starts: the client sends argv[1] bytes to a server (its
+# child), which reads them all and answers one byte; the client reads it, says "ready" with both pids and waits for a line; then sends argv[2] bytes more and shuts
+# its side; the server, having read to the end, answers 4321 bytes. Both read to the end and close.
+BEFORE_THE_CENSUS = r"""
+import os, socket, sys
+a, b = int(sys.argv[1]), int(sys.argv[2])
+l = socket.create_server(("127.0.0.1", 0))
+server = os.fork()
+if server == 0:
+    s, got = l.accept()[0], 0
+    while got < a:
+        got += len(s.recv(a - got))
+    s.sendall(b"k")
+    while s.recv(65536):
+        pass
+    s.sendall(b"s" * 4321)
+    s.close()
+    os._exit(0)
+c = socket.create_connection(l.getsockname())
+c.sendall(b"a" * a)
+assert c.recv(1) == b"k"
+print("ready", os.getpid(), server, flush=True)
+sys.stdin.readline()
+c.sendall(b"b" * b)
+c.shutdown(socket.SHUT_WR)
+got = 0
+while (d := c.recv(65536)):
+    got += len(d)
+c.close()
+assert os.waitpid(server, 0)[1] == 0 and got == 4321, got
+"""
+
+
+def top_tcp_counters_before_the_census():
+    """A connection made before the census started, then used: its first look is a sweep's, which
+    reads the socket's sequence-number offsets without its lock; the bytes moved after that look
+    are each end's, exactly, and the look under the lock at the FIN sets those offsets right."""
+    prog = subprocess.Popen(["/usr/bin/python3", "-c", BEFORE_THE_CENSUS, "3000000", "7000000"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        _, client, server = prog.stdout.readline().split()
+        client, server = int(client), int(server)
+        top = top_start()
+        try:
+            prog.stdin.write("go\n")
+            prog.stdin.flush()
+            assert prog.wait(timeout=120) == 0, prog.returncode
+            top_tables_after(top, [client, server])
+        finally:
+            tables = top_stop(top)
+    finally:
+        prog.kill()
+        prog.wait()
+    if not tcp_counters_attached(tables):
+        return
+    assert_eq("the client's TCP bytes", tcp_counters_of(tables, client), (7000000, 4321))
+    assert_eq("the server's TCP bytes", tcp_counters_of(tables, server), (4321, 7000000))
+
+
 # A socket passed on: the parent connects to a reader (its child) and sends A bytes, forks a sender
 # child that shares the socket, says "shared" and waits for a line; closes its own descriptor, says
 # "moved" and waits for a line; the sender child then sends B bytes and ends. The reader counts.
