@@ -31,7 +31,7 @@ done
 	'cost_of_zerocopy_pinning$' 'cost_of_pipes$' \
 	'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$' 'timed_copies_cross_check$'
 [ "${1:-}" = rt ] && exec /usr/bin/python3 tests/run.py \
-	'probes_report$' 'json_schema$' 'preempt_rt_passes_fentry_over$' \
+	'probes_report$' 'json_schema$' 'preempt_rt_passes_fentry_over$' 'preempt_rt_prefers_tracepoints$' \
 	'ledger_tcp-twocopy_64K_1thr$' 'ledger_tcp-onecopy_64K_1thr$' 'ledger_tcp-zerocopy_64K_1thr$' \
 	'ledger_tcp-sendfile_64K_1thr$' 'ledger_tcp-zerocopy_64K_4thr$' 'ledger_uring-sendzc_64K_4thr$' \
 	'ledger_tcp-zerocopy_1K_4thr$' 'zerocopy_notices_coalesced$' 'zerocopy_small_messages_repeated$' \
@@ -40,7 +40,7 @@ done
 	'sock_udp-copy_2thr_process$' 'sock_udp-zerocopy_1thr_thread$' 'sock_unix-stream_2thr_process$' \
 	'micro_syscall_counts_exact$' 'micro_pagefault_counts_exact$' 'boundary_mmsg_calls_exact$' \
 	'processes_sharing_a_cpu_counted_apart$' 'top_cost_of_copies$' 'export_copy_cpu_seconds$' \
-	'top_tcp_counters_exact$' 'top_tcp_counters_socket_passed$' 'top_tcp_counters_other_namespace$' \
+	'top_tcp_counters_exact$' 'top_tcp_counters_socket_passed$' 'top_tcp_counters_other_namespace$' 'top_tcp_counters_before_the_census$' \
 	'top_tcp_counters_refused$' 'top_tcp_counters_reused_sockets$' 'top_tcp_counters_past_4gib$' \
 	'export_tcp_counters$' \
 	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' \
@@ -70,7 +70,7 @@ exec /usr/bin/python3 tests/run.py \
 	'uring_sendzc_without_usage_reports$' 'uring_notices_fall_back$' uring_file \
 	'top_counts_a_process_exactly$' 'top_counts_threads_exactly$' 'top_counts_files_where_measured$' \
 	'top_by_cgroup_and_comm$' 'top_evictions_counted$' 'top_cost_of_copies$' 'census_attach_points$' \
-	'top_tcp_counters_exact$' 'top_tcp_counters_other_namespace$' 'top_tcp_counters_socket_passed$' \
+	'top_tcp_counters_exact$' 'top_tcp_counters_other_namespace$' 'top_tcp_counters_before_the_census$' 'top_tcp_counters_socket_passed$' \
 	'top_tcp_counters_refused$' 'top_tcp_counters_reused_sockets$' 'top_tcp_counters_past_4gib$' \
 	'export_tcp_counters$' \
 	'export_prometheus_round_trip$' 'export_says_what_it_measures$' 'export_usage_errors$' 'export_copy_cpu_seconds$' \

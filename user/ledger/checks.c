@@ -431,21 +431,24 @@ static void check_dropped(struct ledger *l)
 static void check_skips(struct ledger *l)
 {
 	char what[200];
-	bool fentry = false;
+	bool fentry = false, kprobe = false;
 
 	kfigures_skips_text(&l->k, what, sizeof(what));
 	for (int i = 0; i < l->k.nskips; i++) {
 		const char *end = strrchr(l->k.skips[i].name, '_');
 
 		fentry |= end && (!strcmp(end, "_fentry") || !strcmp(end, "_fexit"));
+		kprobe |= end && (!strcmp(end, "_kprobe") || !strcmp(end, "_kretprobe"));
 	}
 	if (l->k.skipped)
 		add_check(l, false, "no program run skipped",
 			  "the kernel skipped %" PRIu64 " runs (a BPF program held the CPU): %s%s; "
-			  "the figures they count may be short%s", (uint64_t)l->k.skipped, what,
+			  "the figures they count may be short%s%s", (uint64_t)l->k.skipped, what,
 			  l->k.nskips == MAX_SKIPPED_PROGS ? ", ..." : "",
 			  fentry && kernel_preempt_rt() ? "; on PREEMPT_RT, fentry programs are preempted inside "
-			  "their runs: leave --method fentry out" : "");
+			  "their runs: leave --method fentry out" : "",
+			  kprobe && kernel_preempt_rt() ? "; on PREEMPT_RT, kprobe programs are skipped while a "
+			  "task preempted in a bpf() map call (any tracer's) holds their CPU" : "");
 	else
 		add_check(l, true, "no program run skipped", "the kernel ran every program%s%s",
 			  l->k.skips_uncounted[0] ? " whose skips it counts; " : "", l->k.skips_uncounted);

@@ -520,11 +520,27 @@ bool kernel_preempt_rt(void)
  * PREEMPT_RT kernel, unless --method fentry asks for them. Their programs run with migration off
  * but preemption on, and the kernel skips a program that fires while it runs on the CPU: on RT a
  * thread is preempted inside one and the next thread on that CPU to reach it loses its run.
- * kprobe and tracepoint programs run with preemption off on RT too.
  */
 static bool fentry_passed_over(enum method cap)
 {
 	return cap != METHOD_FENTRY && kernel_preempt_rt();
+}
+
+/*
+ * The round in which a candidate of method @m may be chosen: on PREEMPT_RT, tracepoints first,
+ * then kprobes, then fentry (unless --method names one of those). Tracepoint programs run with
+ * preemption off and are skipped only when they nest in themselves. Every kprobe program shares
+ * one busy count per CPU with the bpf() calls that read or write maps, and on RT the task in such
+ * a call can be preempted with the count held: then every kprobe run on that CPU is skipped (any
+ * tracer's map reads do it; kernels before 6.7 do not count those skips).
+ */
+static int rt_round(enum method m, enum method cap)
+{
+	if (!fentry_passed_over(cap))
+		return 0;
+	if (m == METHOD_FENTRY)
+		return 2;
+	return m == METHOD_KPROBE && cap != METHOD_KPROBE ? 1 : 0;
 }
 
 /* Decides how the I/O syscalls are followed (choice[PROBE_SYSCALLS].io), the syscalls figure with it. */
@@ -606,15 +622,15 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 		ch->chosen = -1;
 		if (ch->skip)
 			continue;
-		/* on PREEMPT_RT, fentry only where nothing else attaches: a second round for it */
-		for (int round = 0; round < 1 + fentry_passed_over(cap) && ch->chosen < 0; round++)
+		/* on PREEMPT_RT, kprobes where no tracepoint attaches, fentry where nothing else does */
+		for (int round = 0; round < 1 + 2 * fentry_passed_over(cap) && ch->chosen < 0; round++)
 		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++) {
 			const struct candidate *cand = &ps->cands[c];
-			bool over = fentry_passed_over(cap) && cand->method == METHOD_FENTRY;
+			int its = rt_round(cand->method, cap);
 
 			if (ch->refused[c])	/* the kernel refused it at load or attach: why_not says how */
 				continue;
-			if (round == 1 && !over)
+			if (its < round)	/* tried in its own round, and why_not says why not */
 				continue;
 			ch->why_not[c][0] = '\0';
 			if (cap != METHOD_NONE && method_rank(cand->method) < method_rank(cap)) {
@@ -622,8 +638,9 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 					 method_name(cap));
 				continue;
 			}
-			if (over && round == 0) {
-				snprintf(ch->why_not[c], sizeof(ch->why_not[c]), "%s", PREEMPT_RT_WHY);
+			if (its > round) {
+				snprintf(ch->why_not[c], sizeof(ch->why_not[c]), "%s",
+					 cand->method == METHOD_FENTRY ? PREEMPT_RT_WHY : PREEMPT_RT_KPROBE_WHY);
 				continue;
 			}
 			for (int k = 0; k < MAX_NEEDS && cand->needs[k]; k++) {

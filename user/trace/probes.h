@@ -38,6 +38,9 @@ extern const int nr_io_fentry_progs;
 /* why fentry is passed over on a PREEMPT_RT kernel (fentry_passed_over()) */
 #define PREEMPT_RT_WHY "passed over on this PREEMPT_RT kernel: its programs can be preempted, and the kernel " \
 	"then skips the runs of the next thread on the CPU (--method fentry takes it)"
+/* why a kprobe is passed over for a tracepoint on a PREEMPT_RT kernel (rt_round()) */
+#define PREEMPT_RT_KPROBE_WHY "passed over on this PREEMPT_RT kernel: its runs are skipped while a " \
+	"task preempted in a bpf() map call holds the CPU's BPF count (--method kprobe takes it)"
 #define IO_FENTRY_SYSCALLS_WHY "not measured: only the I/O syscalls are followed, at their functions " \
 	"(add --complete for the raw syscall tracepoints)"
 
