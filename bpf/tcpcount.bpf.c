@@ -47,6 +47,7 @@ struct tcp_tally {
 	__u64 owner_sweep;	/* the last sweep that found its owner holding it */
 	__u64 other_sweep;	/* ... and another process */
 	__u64 busy;		/* a look is under way */
+	__s64 syn_owed;		/* the SYN the connection begun last owes (tcp_rebase()) */
 };
 
 struct {
@@ -127,11 +128,11 @@ static __always_inline __u64 tcp_sent_pos(struct tcp_sock *tp)
  * one acknowledgement: every later position is then off by the same, so their deltas are exact,
  * and the first look under the lock sets k right and moves the base by the difference.
  */
-static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t, int how)
+static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t, int how, __u32 gen)
 {
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 	__u64 sent_now, recv_now, acked, received;
-	__u32 una = 0, wseq, rcv_nxt, copied, gen = t->gen, d;
+	__u32 una = 0, wseq, rcv_nxt, copied, d;
 	bool done, known = t->flags & TALLY_SEQ, by_k = known && !(how & LOOK_LOCKED);
 	__s64 sent, got;
 
@@ -174,13 +175,18 @@ static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t, i
 		return;
 	if (!by_k && how & LOOK_SEQ) {
 		__u32 ks = (__u32)acked - una, kr = (__u32)received - rcv_nxt;
+		bool relook = known && how & LOOK_LOCKED && !(t->flags & TALLY_SEQ_LOCKED);
 
-		if (known && how & LOOK_LOCKED && !(t->flags & TALLY_SEQ_LOCKED)) {
+		if (relook) {
 			/* a sweep read k: its positions are off by its error, and the base moves with them */
 			t->sent_pos -= (__s64)(__s32)(t->k_sent - ks);
 			t->recv_pos -= (__s64)(__s32)(t->k_received - kr);
 		}
-		if (!known || (how & LOOK_LOCKED && !(t->flags & TALLY_SEQ_LOCKED))) {
+		/*
+		 * A sweep reads k only where it sets the base from the same reads (its error then in
+		 * both, and taken out together), and not at a base it caps (sent_cap holds no error).
+		 */
+		if (relook || (!known && (how & LOOK_LOCKED || !(t->flags & (TALLY_BASE | TALLY_FROZEN))))) {
 			t->k_sent = ks;
 			t->k_received = kr;
 			tally_set(t, TALLY_SEQ | (how & LOOK_LOCKED ? TALLY_SEQ_LOCKED : 0));
@@ -215,6 +221,15 @@ static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t, i
 	t->pend_sent = t->pend_received = 0;
 }
 
+/* A new connection's base: zero positions, its SYN owed (also by a sweep its connect() met). */
+static __always_inline void tcp_rebase_apply(struct tcp_tally *t)
+{
+	t->sent_pos = t->recv_pos = t->sent_cap = 0;
+	t->owe_sent = t->syn_owed;
+	t->owe_received = 0;
+	t->flags = TALLY_BASE;
+}
+
 /*
  * One look at a time: a sweep (no socket lock) can meet a state change on another CPU, or be
  * interrupted by one on its own, and two looks from one base would count the same bytes twice.
@@ -225,24 +240,33 @@ static __always_inline void tcp_look(struct sock *sk, struct tcp_tally *t, int h
 {
 #ifdef ZCT_COMPAT
 	/* no compare-and-swap: the compat object's kernels count TCP per call (tracer.c sets this aside) */
-	tcp_look_now(sk, t, how);
+	tcp_look_now(sk, t, how, t->gen);
 #else
+	__u32 gen;
+
 	if (__sync_val_compare_and_swap(&t->busy, 0, 1))
 		return;
-	tcp_look_now(sk, t, how);
+	gen = *(volatile __u32 *)&t->gen;
+	tcp_look_now(sk, t, how, gen);
+	/* a connection begun while this sweep wrote: the base its connect() set, set again */
+	if (!(how & LOOK_LOCKED) && *(volatile __u32 *)&t->gen != gen)
+		tcp_rebase_apply(t);
 	__sync_lock_test_and_set(&t->busy, 0);
 #endif
 }
 
-/* A new connection on this socket: its positions start at zero, the SYN at @syn (owed). */
+
+/*
+ * A new connection on this socket (connect(), again too, or a passive child made): its positions
+ * start at zero, the SYN at @syn (owed), under the socket's lock. A sweep that read
+ * the counters across it drops its reading, or, had it written already, sets this base again.
+ */
 static __always_inline void tcp_rebase(struct tcp_tally *t, __s64 syn)
 {
+	t->syn_owed = syn;
 	t->gen++;	/* under the socket's lock: only sweeps race it, and they only read it */
 	tcp_barrier();
-	t->sent_pos = t->recv_pos = t->sent_cap = 0;
-	t->owe_sent = syn;
-	t->owe_received = 0;
-	t->flags = TALLY_BASE;
+	tcp_rebase_apply(t);
 }
 
 /* Whether a socket in @state is past its handshake: its sequence numbers are its connection's. */

@@ -245,6 +245,9 @@ def preempt_rt_prefers_tracepoints():
         p.stdout[-2000:]
     chosen = dict(re.findall(r"^(\w+) +(\w+) ", p.stdout, re.M))
     assert chosen["recv_copy"] == "tp_btf", chosen
+    # the reader reads something: bpftool is there, and sees the maps of the machine
+    maps = subprocess.run(["bpftool", "map", "show"], capture_output=True, text=True, timeout=30)
+    assert maps.returncode == 0 and re.search(r"^\d+:", maps.stdout, re.M), (maps.returncode, maps.stderr)
     reader = subprocess.Popen(["/bin/sh", "-c", MAP_READER], start_new_session=True)
     try:
         for _ in range(3):

@@ -499,8 +499,9 @@ def top_tcp_counters_exact():
 
 # A connection from this namespace into another, over veth: the child enters a network namespace
 # of its own (unshare), the parent joins them with a veth pair (198.18.0.5 here, .6 there); the
-# client (the parent) sends argv[1] x argv[2] bytes and shuts its side, the server answers 7777
-# bytes once it has read that end. Prints each end's role, pid, bytes sent and received.
+# client (the parent) sends argv[1] x argv[2] bytes; the server, once it has read them, says
+# "read PID"; the client then waits for a line, shuts its side, and the server answers 7777 bytes.
+# Prints each end's role, pid, bytes sent and received.
 NAMESPACE_PEERS = r"""
 import ctypes, os, socket, subprocess, sys
 n, size = int(sys.argv[1]), int(sys.argv[2])
@@ -508,6 +509,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 up, down = os.pipe(), os.pipe()
 child = os.fork()
 if child == 0:
+    os.close(up[0]); os.close(down[1])
     assert libc.unshare(0x40000000) == 0, ctypes.get_errno()  # CLONE_NEWNET
     os.write(up[1], b"n")
     assert os.read(down[0], 1) == b"l"
@@ -517,23 +519,28 @@ if child == 0:
     l.settimeout(60)
     os.write(up[1], b"s")
     s, got = l.accept()[0], 0
-    s.settimeout(60)
+    s.settimeout(120)
+    while got < n * size and (d := s.recv(65536)):
+        got += len(d)
+    print("read", os.getpid(), flush=True)
     while (d := s.recv(65536)):
         got += len(d)
     s.sendall(b"a" * 7777)
     s.close()
     print("server", os.getpid(), 7777, got, flush=True)
     os._exit(0)
+os.close(up[1]); os.close(down[0])
 assert os.read(up[0], 1) == b"n"
 for cmd in (f"ip link add zct-tcns0 type veth peer name zct-tcns1 netns {child}",
             "ip addr add 198.18.0.5/30 dev zct-tcns0", "ip link set zct-tcns0 up"):
     subprocess.run(cmd.split(), check=True)
 os.write(down[1], b"l")
 assert os.read(up[0], 1) == b"s"
-c, sent, got = socket.create_connection(("198.18.0.6", 5201), timeout=60), 0, 0
+c, sent, got = socket.create_connection(("198.18.0.6", 5201), timeout=120), 0, 0
 for _ in range(n):
     c.sendall(b"c" * size)
     sent += size
+sys.stdin.readline()
 c.shutdown(socket.SHUT_WR)
 while (d := c.recv(65536)):
     got += len(d)
@@ -545,16 +552,39 @@ print("client", os.getpid(), sent, got, flush=True)
 
 def top_tcp_counters_other_namespace():
     """A connection between this namespace and another, over veth: the task_file sweep sees every
-    process's sockets, whatever its namespace, and each end's bytes are exact."""
+    process's sockets, whatever its namespace: the server's bytes show while the connection is
+    still open (no state change since it opened, so only a sweep can have counted them), and each
+    end's bytes are exact."""
+    n, size = 5000, 16384
     top = top_start()
+    prog = subprocess.Popen(["/usr/bin/python3", "-c", NAMESPACE_PEERS, str(n), str(size)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        p = subprocess.run(["/usr/bin/python3", "-c", NAMESPACE_PEERS, "5000", "16384"], capture_output=True,
-                           text=True, timeout=300)
-        assert p.returncode == 0, p.stderr[-800:]
-        ends = {role: (int(pid), int(sent), int(got)) for role, pid, sent, got in map(str.split, p.stdout.splitlines())}
-        top_tables_after(top, [ends["client"][0], ends["server"][0]])
+        try:
+            line = prog.stdout.readline().split()
+            assert line[:1] == ["read"], (line, prog.poll())
+            server, deadline, seen = int(line[1]), time.monotonic() + 60, None
+            while time.monotonic() < deadline:
+                tables = [json.loads(l) for l in list(top.tables)]
+                if tables and "tcp_unowned_sent_bytes" not in tables[-1]:
+                    break  # no counters here: the tables say why (below)
+                seen = top_sum(tables, lambda r: r.get("pid") == server)[1].get("tcp_received_bytes")
+                if seen == n * size:
+                    break
+                time.sleep(0.2)
+            prog.stdin.write("go\n")
+            prog.stdin.flush()
+            out = prog.communicate(timeout=120)[0]
+            assert prog.returncode == 0, (prog.returncode, out)
+            ends = {role: (int(pid), int(sent), int(got))
+                    for role, pid, sent, got in map(str.split, out.splitlines())}
+            top_tables_after(top, [ends["client"][0], ends["server"][0]])
+        finally:
+            tables = top_stop(top)
     finally:
-        tables = top_stop(top)
+        if prog.poll() is None:
+            os.killpg(prog.pid, signal.SIGKILL)
+            prog.wait()
         # the veth pair goes with the child's namespace; should it linger, it goes now
         deadline = time.monotonic() + 10
         while "zct-tcns0" in subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout:
@@ -564,17 +594,19 @@ def top_tcp_counters_other_namespace():
             time.sleep(0.1)
     if not tcp_counters_attached(tables):
         return
-    assert_eq("the client's sent bytes", ends["client"][1], 5000 * 16384)
-    assert_eq("the server's received bytes", ends["server"][2], 5000 * 16384)
+    assert_eq("the server's bytes in a table while the connection was open", seen, n * size)
+    assert_eq("the client's sent bytes", ends["client"][1], n * size)
+    assert_eq("the server's received bytes", ends["server"][2], n * size)
     for role, (pid, sent, got) in ends.items():
         assert_eq(f"the {role}'s TCP bytes", tcp_counters_of(tables, pid), (sent, got))
 
 
 # A connection made before the census starts: the client sends argv[1] bytes to a server (its
 # child), which reads them all and answers one byte; the client reads it, says "ready" with both pids and waits for a line; then sends argv[2] bytes more and shuts
-# its side; the server, having read to the end, answers 4321 bytes. Both read to the end and close.
+# its side (in 20 pieces 0.1 s apart); the server, having read to the end, answers 4321 bytes.
+# Both read to the end and close.
 BEFORE_THE_CENSUS = r"""
-import os, socket, sys
+import os, socket, sys, time
 a, b = int(sys.argv[1]), int(sys.argv[2])
 l = socket.create_server(("127.0.0.1", 0))
 server = os.fork()
@@ -593,7 +625,9 @@ c.sendall(b"a" * a)
 assert c.recv(1) == b"k"
 print("ready", os.getpid(), server, flush=True)
 sys.stdin.readline()
-c.sendall(b"b" * b)
+for _ in range(20):  # over several reads of the census: sweeps read the socket as it moves
+    c.sendall(b"b" * (b // 20))
+    time.sleep(0.1)
 c.shutdown(socket.SHUT_WR)
 got = 0
 while (d := c.recv(65536)):
