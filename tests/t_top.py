@@ -602,9 +602,9 @@ def top_tcp_counters_other_namespace():
 
 
 # A connection made before the census starts: the client sends argv[1] bytes to a server (its
-# child), which reads them all and answers one byte; the client reads it, says "ready" with both pids and waits for a line; then sends argv[2] bytes more and shuts
-# its side (in 20 pieces 0.1 s apart); the server, having read to the end, answers 4321 bytes.
-# Both read to the end and close.
+# child), which reads them all and answers one byte; the client reads it, says "ready" with both
+# pids and waits for a line; then sends argv[2] bytes more (in 20 pieces 0.1 s apart) and shuts its
+# side; the server, having read to the end, answers 4321 bytes. Both read to the end and close.
 BEFORE_THE_CENSUS = r"""
 import os, socket, sys, time
 a, b = int(sys.argv[1]), int(sys.argv[2])
