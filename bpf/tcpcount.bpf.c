@@ -124,9 +124,10 @@ static __always_inline __u64 tcp_sent_pos(struct tcp_sock *tp)
  * the same through a connection, though, so once k is known a sweep reads one 64-bit counter and,
  * after it, one sequence number: bytes_acked <= sent < bytes_acked + 2^31 and
  * sent = k_sent + write_seq modulo 2^32; the receive side alike, from copied_seq, then
- * bytes_received. A sweep that meets a socket from before the census reads k itself, maybe off by
- * one acknowledgement: every later position is then off by the same, so their deltas are exact,
- * and the first look under the lock sets k right and moves the base by the difference.
+ * bytes_received. The sweep that sets the base of a socket from before the census reads k itself,
+ * from the same reads, maybe off by one acknowledgement: every later position is then off by the
+ * same, so their deltas are exact, and the first look under the lock sets k right and moves the
+ * base by the difference.
  */
 static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t, int how, __u32 gen)
 {
@@ -255,11 +256,10 @@ static __always_inline void tcp_look(struct sock *sk, struct tcp_tally *t, int h
 #endif
 }
 
-
 /*
  * A new connection on this socket (connect(), again too, or a passive child made): its positions
- * start at zero, the SYN at @syn (owed), under the socket's lock. A sweep that read
- * the counters across it drops its reading, or, had it written already, sets this base again.
+ * start at zero, the SYN at @syn (owed), under the socket's lock. A sweep that read the counters
+ * across it drops its reading, or, had it written already, sets this base again.
  */
 static __always_inline void tcp_rebase(struct tcp_tally *t, __s64 syn)
 {
