@@ -13,6 +13,7 @@
 #include "filter.bpf.h"
 #include "slots.bpf.h"
 #include "zerocopy.bpf.h"
+#include "tcpflows.bpf.h"
 
 /*
  * The receive site of an skb copied to user space, by its socket (a Unix skb's is its sender's), or
@@ -79,6 +80,61 @@ int BPF_KPROBE(skb_copy_datagram_iter_kprobe, const struct sk_buff *skb, int off
 
 	if (is_target_memo(tgid))
 		on_datagram_copy(false, skb, len, METHOD_KPROBE, tgid);
+	return 0;
+}
+
+/*
+ * A splice out of a TCP socket hands its bytes to a pipe by reference, and copied_seq counts them
+ * as read: where the census takes TCP's receive copies from the sockets' counters, these are
+ * taken off (tcp_derived), pending from the call's entry to its return.
+ */
+SEC("fentry/tcp_splice_read")
+int BPF_PROG(tcp_splice_read_fentry, struct socket *sock, loff_t *ppos, struct pipe_inode_info *pipe,
+	     size_t len)
+{
+	tcp_not_copied(0, len, 0, 0);
+	return 0;
+}
+
+SEC("fexit/tcp_splice_read")
+int BPF_PROG(tcp_splice_read_fexit, struct socket *sock, loff_t *ppos, struct pipe_inode_info *pipe,
+	     size_t len)
+{
+	long ret = func_ret_after(ctx, 5);
+
+	tcp_not_copied(0, -(__s64)len, 0, ret > 0 ? ret : 0);
+	return 0;
+}
+
+/*
+ * Unix receives at the socket type's own functions, which fire for Unix sockets alone (a seqpacket
+ * receive goes through unix_dgram_recvmsg()): the census's, with no program on a TCP receive. What
+ * a receive returns is what it copied, but with MSG_TRUNC (a datagram's whole length), MSG_OOB or
+ * from the error queue, as at sock_recv_length.
+ */
+static __always_inline void on_unix_recv(long ret, int flags)
+{
+	__u32 tgid;
+
+	if (ret <= 0 || flags & (ZCT_MSG_TRUNC | ZCT_MSG_OOB | ZCT_MSG_ERRQUEUE) ||
+	    !(standalone_sites & 1U << SITE_UNIX_RECV_COPY) || !site_uses(SITE_UNIX_RECV_COPY, METHOD_FENTRY))
+		return;
+	tgid = current_tgid();
+	if (is_target_memo(tgid))
+		record_inline(NULL, tgid, SITE_UNIX_RECV_COPY, ret, METHOD_FENTRY);
+}
+
+SEC("fexit/unix_stream_recvmsg")
+int BPF_PROG(unix_stream_recvmsg_fexit, struct socket *sock, struct msghdr *msg, size_t size, int flags)
+{
+	on_unix_recv(func_ret_after(ctx, 4), flags);
+	return 0;
+}
+
+SEC("fexit/unix_dgram_recvmsg")
+int BPF_PROG(unix_dgram_recvmsg_fexit, struct socket *sock, struct msghdr *msg, size_t size, int flags)
+{
+	on_unix_recv(func_ret_after(ctx, 4), flags);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
  */
 #include "common.bpf.h"
 #include "settings.bpf.h"
+#include "tcpflows.bpf.h"
 #include "maps.bpf.h"
 #include "filter.bpf.h"
 #include "slots.bpf.h"
@@ -414,8 +415,12 @@ SEC("fexit/skb_zerocopy_iter_stream")
 int BPF_PROG(skb_zerocopy_iter_stream_fexit, struct sock *sk, struct sk_buff *skb, struct msghdr *msg,
 	     int len, struct ubuf_info *uarg)
 {
+	int ret = (int)func_ret_after(ctx, 5);
+
 	on_pin((__u64)uarg);
-	on_returned_bytes(SITE_ZC_PIN, METHOD_FENTRY, (int)func_ret_after(ctx, 5));
+	on_returned_bytes(SITE_ZC_PIN, METHOD_FENTRY, ret);
+	if (ret > 0)
+		tcp_not_copied(0, 0, ret, 0);
 	return 0;
 }
 
@@ -468,9 +473,65 @@ static __always_inline void on_sendpages(__u32 method, struct sock *sk, long ret
  * buffer) beyond its instances, one per CPU on a kernel without preemption.
  */
 SEC("fexit/do_tcp_sendpages")
-int BPF_PROG(do_tcp_sendpages_fexit, struct sock *sk)
+int BPF_PROG(do_tcp_sendpages_fexit, struct sock *sk, struct page *page, int offset, size_t size)
 {
-	on_sendpages(METHOD_FENTRY, sk, func_ret_after(ctx, 5));
+	long ret = func_ret_after(ctx, 5);
+
+	on_sendpages(METHOD_FENTRY, sk, ret);
+	/* only with scatter-gather: tcp_sendpage_locked() sends by copy without it */
+	tcp_not_copied(-(__s64)size, 0, ret > 0 ? ret : 0, 0);
+	return 0;
+}
+
+/* The census's, with TCP's copies from the sockets' counters: pending from here to the return. */
+SEC("fentry/do_tcp_sendpages")
+int BPF_PROG(do_tcp_sendpages_fentry, struct sock *sk, struct page *page, int offset, size_t size)
+{
+	tcp_not_copied(size, 0, 0, 0);
+	return 0;
+}
+
+/*
+ * From 6.5 sendfile and splice reach a socket through splice_to_socket(), which sends the pipe's
+ * pages with MSG_SPLICE_PAGES: TCP takes references to them where the route has scatter-gather,
+ * and copies them where it has not (tcp_sendmsg_locked()). Counted here for TCP sockets alone, by
+ * the census, with no program on a plain send; a run follows each send call instead. What it was
+ * asked to move is pending while it runs (tcp_not_copied()).
+ */
+static __always_inline struct sock *tcp_sock_of_file(struct file *file)
+{
+	struct socket *sock = bpf_sock_from_file(file);
+	struct sock *sk = sock ? sock->sk : NULL;
+
+	return sk && sk->sk_protocol == ZCT_IPPROTO_TCP ? sk : NULL;
+}
+
+SEC("fentry/splice_to_socket")
+int BPF_PROG(splice_to_socket_fentry, struct pipe_inode_info *pipe, struct file *out, loff_t *ppos,
+	     size_t len)
+{
+	if (tcp_sock_of_file(out))
+		tcp_not_copied(len, 0, 0, 0);
+	return 0;
+}
+
+SEC("fexit/splice_to_socket")
+int BPF_PROG(splice_to_socket_fexit, struct pipe_inode_info *pipe, struct file *out, loff_t *ppos,
+	     size_t len, unsigned int flags, long ret)
+{
+	struct sock *sk = tcp_sock_of_file(out);
+	bool refs;
+	__u32 tgid;
+
+	if (!sk)
+		return 0;
+	refs = ret > 0 && (sk->sk_route_caps & ZCT_NETIF_F_SG);
+	tcp_not_copied(-(__s64)len, 0, refs ? ret : 0, 0);
+	tgid = current_tgid();
+	if (refs && site_uses(SITE_SPLICE_REF, METHOD_FENTRY) && is_target_memo(tgid)) {
+		record(tgid, SITE_SPLICE_REF, ret);
+		note_splice_sock(sk, tgid);
+	}
 	return 0;
 }
 

@@ -25,6 +25,8 @@ const volatile __u32 standalone_sites = 0;
 const volatile __u8 zc_notices_on = 0;
 /* the census counts TCP from each socket's own counters (tcpcount.bpf.c) */
 const volatile __u8 tcp_counters = 0;
+/* the census sites that are the sockets' counters less what was not copied (TCP_DERIVED_*) */
+const volatile __u8 tcp_derived = 0;
 /* ... and socket_lengths, beside the slots it turns on (maps.bpf.h) */
 
 /* Set by user space: the process zctrace started, whose exec starts the perf counters. */

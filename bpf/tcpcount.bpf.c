@@ -12,6 +12,7 @@
  */
 #include "common.bpf.h"
 #include "settings.bpf.h"
+#include "tcpflows.bpf.h"
 
 #define TALLY_FROZEN 1		/* this side's FIN is queued, or never will be: sent stops at sent_cap */
 #define TALLY_FIN_READ 2	/* the peer's FIN was read: copied_seq passed its sequence number */
@@ -56,44 +57,6 @@ struct {
 	__type(key, int);
 	__type(value, struct tcp_tally);
 } tcp_tallies SEC(".maps");
-
-/*
- * Each process's TCP bytes since the census started (the census sizes it, reads it each read, and
- * removes a process that is gone). Not an LRU: a process's entry is never lost to another's;
- * one that finds no room is counted in tcp_flows_dropped.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct tcp_flow);
-} tcp_flows SEC(".maps");
-
-/* user space: the sweep now running (each census read begins one) */
-__u64 tcp_sweep = 0;
-/* bytes of sockets that ended with no owner ever known, and flows that did not fit tcp_flows */
-__u64 tcp_unowned_sent = 0, tcp_unowned_received = 0, tcp_flows_dropped = 0;
-
-static __always_inline void tcp_credit(__u32 tgid, __u64 sent, __u64 received, bool shared)
-{
-	struct tcp_flow *f, zero = {};
-
-	if (!sent && !received && !shared)
-		return;
-	f = bpf_map_lookup_elem(&tcp_flows, &tgid);
-	if (!f) {
-		bpf_map_update_elem(&tcp_flows, &tgid, &zero, BPF_NOEXIST);
-		f = bpf_map_lookup_elem(&tcp_flows, &tgid);
-		if (!f) {
-			__sync_fetch_and_add(&tcp_flows_dropped, 1);
-			return;
-		}
-	}
-	__sync_fetch_and_add(&f->sent, sent);
-	__sync_fetch_and_add(&f->received, received);
-	if (shared)
-		f->shared_sweep = tcp_sweep;
-}
 
 /* Sets @bits in the socket's flags; a sweep's look and a state change's can meet. */
 static __always_inline void tally_set(struct tcp_tally *t, __u64 bits)

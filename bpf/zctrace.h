@@ -27,6 +27,7 @@
 #define ZCT_AF_INET 2
 #define ZCT_AF_INET6 10
 #define ZCT_SOCK_STREAM 1
+#define ZCT_NETIF_F_SG 1ULL	/* NETIF_F_SG: bit 0 of the features since they were made */
 #define ZCT_MSG_OOB 0x1
 #define ZCT_MSG_TRUNC 0x20
 #define ZCT_MSG_ERRQUEUE 0x2000
@@ -455,10 +456,18 @@ struct census_cpu {
  * send (copied, pinned or page-referenced) and what TCP gave it (read, spliced or mapped; not
  * MSG_PEEK), since the census started.
  */
+/* tcp_derived: which census sites are the sockets' counters less what was not copied */
+#define TCP_DERIVED_SEND 1	/* send_copy: write_seq's bytes less pins and page references */
+#define TCP_DERIVED_RECV 2	/* recv_copy: copied_seq's bytes less splices out */
+
 struct tcp_flow {
 	__u64 sent;
 	__u64 received;
 	__u64 shared_sweep;	/* the last sweep that found one of its sockets held by another process too */
+	__u64 sent_uncopied;	/* of those, taken from it with no copy: pinned, page-referenced */
+	__u64 received_uncopied;	/* ... and given to it with no copy: spliced out to a pipe */
+	__u64 sent_pending;	/* bytes asked of splice calls under way (counted as not copied until */
+	__u64 received_pending;	/* ... they return): the counters move inside them */
 };
 
 #endif /* ZCTRACE_H */

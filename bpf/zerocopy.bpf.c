@@ -206,7 +206,6 @@ int BPF_KPROBE(skb_copy_ubufs_kprobe, struct sk_buff *skb)
  * path that pulls a header finds a device that has it (loopback, veth, real NICs' own skbs).
  * No tracepoint marks either copy: tracepoint-only kernels do not count it.
  */
-#define ZCT_NETIF_F_SG 1ULL	/* NETIF_F_SG: bit 0 of the features since they were made */
 
 static __always_inline void on_tx_copy(const struct sk_buff *skb, __u64 bytes, __u32 method)
 {

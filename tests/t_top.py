@@ -92,8 +92,10 @@ def top_counts_a_process_exactly():
     """`zctrace top` counts a process it did not start, among the machine's: its Unix socket and
     TCP sites (on loopback; a TCP receive with MSG_TRUNC discards without a copy), and its pipe
     sites where the census measures them (else they are absent with the reason), hold exactly the
-    bytes it moved, summed over the intervals it spanned; its moved bytes are at least the payload; its last rows (at most two) say it exited; and zctrace's own
-    process is never in a table. With the best methods, with kprobes at most and with --complete."""
+    bytes it moved, summed over the intervals it spanned (where TCP's copies come from the sockets'
+    counters, the discarded bytes count as copied); its moved bytes are at least the payload; its
+    last rows (at most two) say it exited; and zctrace's own process is never in a table. With the
+    best methods, with kprobes at most and with --complete."""
     n, size = 2000, 4000
     for extra in ((), ("--method", "kprobe"), ("--complete",)):
         top = top_start(*extra)
@@ -108,8 +110,11 @@ def top_counts_a_process_exactly():
         assert rows[-1]["comm"] == "zct-top-probe", rows[-1]["comm"]
         pipes = pipes_measured(tables[-1])
         assert pipes or extra != ("--complete",), tables[-1]["not_measured"]
-        for site in ("unix_send_copy", "unix_recv_copy", "recv_copy") + (PIPE_SITES if pipes else ()):
+        for site in ("unix_send_copy", "unix_recv_copy") + (PIPE_SITES if pipes else ()):
             assert_eq(f"{site} {extra}", sites.get(site, 0), n * size)
+        # from the sockets' counters (fentry kernels), the bytes MSG_TRUNC discarded count as copied
+        from_counters = tables[-1]["methods"]["recv_copy"] == "iter"
+        assert_eq(f"recv_copy {extra}", sites.get("recv_copy", 0), (n + from_counters) * size)
         # one more message sent, and discarded by the receiver (MSG_TRUNC): copied once only
         assert_eq(f"send_copy {extra}", sites.get("send_copy", 0), (n + 1) * size)
         for site in ("zc_pin", "splice_ref", "deferred_copy", "udp_send_copy") + (() if pipes else PIPE_SITES):
@@ -340,7 +345,12 @@ def census_attach_points():
     # no zerocopy notices; a receive counted once where the socket returns it, where the kernel
     # has that tracepoint (6.3+): no per-skb program then
     assert re.search(r"^zc_notices\s+none\s+not attached: the machine-wide census does not use it", p.stdout, re.M), p.stdout
-    if re.search(r"^recv_copy\s+tp_btf\s+tp_btf sock_recv_length ", p.stdout, re.M):
+    if re.search(r"^send_copy\s+iter\s", p.stdout, re.M):
+        # TCP from the sockets' counters: no program on a TCP send or receive
+        assert re.search(r"^recv_copy\s+iter\s", p.stdout, re.M), p.stdout
+        # (--complete's boundary account takes each socket call's length: a program per call)
+        assert not helds[0] & PER_MESSAGE, sorted(helds[0] & PER_MESSAGE)
+    elif re.search(r"^recv_copy\s+tp_btf\s+tp_btf sock_recv_length ", p.stdout, re.M):
         assert re.search(r"^unix_recv_copy\s+tp_btf\s+tp_btf sock_recv_length ", p.stdout, re.M), p.stdout
         per_skb = {"skb_copy_datagram_iovec_btf", "skb_copy_datagram_iter_fexit", "skb_copy_datagram_iter_kprobe"}
         assert all("sock_recv_length_btf" in h and not h & per_skb for h in helds), helds
@@ -599,6 +609,96 @@ def top_tcp_counters_other_namespace():
     assert_eq("the server's received bytes", ends["server"][2], n * size)
     for role, (pid, sent, got) in ends.items():
         assert_eq(f"the {role}'s TCP bytes", tcp_counters_of(tables, pid), (sent, got))
+
+
+# The programs that would run once per TCP message: on a send, on a receive, per skb copied.
+PER_MESSAGE = {"tcp_sendmsg_locked_fentry", "tcp_sendmsg_locked_fexit", "tcp_sendmsg_locked_kprobe",
+               "tcp_sendmsg_locked_kretprobe", "tcp_sendmsg_locked_btf", "sock_send_length_btf",
+               "sock_recv_length_btf", "skb_copy_datagram_iovec_btf", "skb_copy_datagram_iter_fexit",
+               "skb_copy_datagram_iter_kprobe"}
+
+# argv[1] bytes sent to a server (this program's child) that splices them out of its socket into a
+# pipe and reads them back from there; prints the server's pid.
+SPLICE_READER = r"""
+import os, socket, sys
+n = int(sys.argv[1])
+l = socket.create_server(("127.0.0.1", 0))
+r, w = os.pipe()
+server = os.fork()
+if server == 0:
+    s = l.accept()[0]
+    while (k := os.splice(s.fileno(), w, 65536)):
+        while k:
+            k -= len(os.read(r, k))
+    os._exit(0)
+c = socket.create_connection(l.getsockname())
+c.sendall(b"x" * n)
+c.close()
+assert os.waitpid(server, 0)[1] == 0
+print(server, flush=True)
+"""
+
+
+def top_tcp_copies_from_counters():
+    """Where the kernel allows fentry, the census takes TCP's copies from the sockets' own counters,
+    with no program on a plain TCP send or receive (none of the per-message programs held):
+    send_copy is what TCP took less what zc_pin pinned and splice_ref referenced, recv_copy what
+    it gave less what was spliced out, each exact, their calls null (not measured): a 1 KiB stream
+    all copies, a zerocopy stream all pins, a sendfile stream all page references, a splice out of
+    a socket no copy. --per-call counts each call again. Where the kernel allows tracepoints only,
+    the census counts TCP per call, and counts its calls."""
+    n = 20000 * 1024
+    top = top_start()
+    try:
+        held = census_programs(top.pid)
+        one = untraced_workload("tcp-onecopy", "--peer", "process", "--size", "1K", "--messages", "20000")
+        zc = untraced_workload("tcp-zerocopy", "--peer", "process", "--size", "64K", "--messages", "500")
+        sf = untraced_workload("tcp-sendfile", "--peer", "process", "--size", "64K", "--messages", "500")
+        sp = subprocess.run(["/usr/bin/python3", "-c", SPLICE_READER, str(n)], capture_output=True, text=True,
+                            timeout=120)
+        assert sp.returncode == 0, sp.stderr[-500:]
+        splicer = int(sp.stdout)
+        top_tables_after(top, [one["sender_pid"], one["receiver_pid"], zc["sender_pid"], sf["sender_pid"], splicer])
+    finally:
+        tables = top_stop(top)
+    by = lambda pid: top_sum(tables, lambda r: r.get("pid") == pid)
+    if tables[-1]["methods"]["send_copy"] != "iter":
+        assert "send_copy copies" not in tables[-1]["not_measured"], tables[-1]["not_measured"]
+        sites, _, rows = by(one["sender_pid"])
+        assert_eq("the 1 KiB sender's send_copy", sites.get("send_copy", 0), one["bytes"])
+        assert all(r["sites"]["send_copy"]["copies"] for r in rows if "send_copy" in r["sites"]), rows
+        print(f"  TCP's copies counted per call here (send_copy by {tables[-1]['methods']['send_copy']})", flush=True)
+        return
+    assert tables[-1]["methods"]["recv_copy"] == "iter", tables[-1]["methods"]
+    assert not held & PER_MESSAGE, sorted(held & PER_MESSAGE)
+    assert {"send_copy copies", "recv_copy copies"} <= set(tables[-1]["not_measured"]), tables[-1]["not_measured"]
+    sites, _, rows = by(one["sender_pid"])
+    assert_eq("the 1 KiB sender's send_copy", sites.get("send_copy", 0), one["bytes"])
+    assert all(r["sites"]["send_copy"]["copies"] is None for r in rows if "send_copy" in r["sites"]), rows
+    assert_eq("the 1 KiB receiver's recv_copy", by(one["receiver_pid"])[0].get("recv_copy", 0), one["bytes_received"])
+    sites = by(zc["sender_pid"])[0]
+    assert_eq("the zerocopy sender's send_copy + zc_pin", sites.get("send_copy", 0) + sites.get("zc_pin", 0), zc["bytes"])
+    assert sites.get("zc_pin", 0) > 0, sites
+    sites = by(sf["sender_pid"])[0]
+    assert_eq("the sendfile sender's send_copy + splice_ref", sites.get("send_copy", 0) + sites.get("splice_ref", 0),
+              sf["bytes"])
+    assert sites.get("splice_ref", 0) > 0, sites
+    sites, figs, _ = by(splicer)
+    assert_eq("the splicing receiver's TCP bytes", figs.get("tcp_received_bytes"), n)
+    assert_eq("the splicing receiver's recv_copy", sites.get("recv_copy", 0), 0)
+    # --per-call: each call counted again, at a program per call
+    top = top_start("--per-call")
+    try:
+        held = census_programs(top.pid)
+        one = untraced_workload("tcp-onecopy", "--peer", "process", "--size", "1K", "--messages", "2000")
+        top_tables_after(top, [one["sender_pid"], one["receiver_pid"]])
+    finally:
+        tables = top_stop(top)
+    assert held & PER_MESSAGE, sorted(held)
+    assert tables[-1]["methods"]["send_copy"] != "iter" and "send_copy copies" not in tables[-1]["not_measured"]
+    sites, _, rows = by(one["sender_pid"])
+    assert_eq("the sender's send_copy, per call", sites.get("send_copy", 0), one["bytes"])
+    assert all(r["sites"]["send_copy"]["copies"] for r in rows if "send_copy" in r["sites"]), rows
 
 
 # A connection made before the census starts: the client sends argv[1] bytes to a server (its

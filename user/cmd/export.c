@@ -33,7 +33,8 @@
 #include "opts.h"
 #include "zctrace.skel.h"
 
-enum { EXPORT_OPT_COMPLETE = 0x100, EXPORT_OPT_BPF_STATS, EXPORT_OPT_WEB_CONFIG, EXPORT_OPT_COST };
+enum { EXPORT_OPT_COMPLETE = 0x100, EXPORT_OPT_BPF_STATS, EXPORT_OPT_WEB_CONFIG, EXPORT_OPT_COST,
+       EXPORT_OPT_PER_CALL };
 
 /* HTTP connections at once, and how long an idle one is kept */
 #define EXPORT_MAX_CONNECTIONS 32
@@ -50,6 +51,7 @@ struct export_args {
 	bool bpf_stats;		/* --bpf-stats: the census's own BPF cost, from the kernel's statistics */
 	const char *web_config;	/* --web-config: TLS and basic auth, the exporter-toolkit's format */
 	unsigned cost_hz;	/* --cost: the sampler's rate; 0: off */
+	bool per_call;		/* --per-call: TCP's copies at each call, not from the sockets' counters */
 };
 
 struct exporter {
@@ -92,6 +94,7 @@ static const struct argp_option export_options[] = {
 	CENSUS_COMPLETE_OPTION(EXPORT_OPT_COMPLETE),
 	CENSUS_BPF_STATS_OPTION(EXPORT_OPT_BPF_STATS, "as zctrace_bpf_*"),
 	CENSUS_COST_OPTION(EXPORT_OPT_COST, "(zctrace_copy_cpu_seconds_total)"),
+	CENSUS_PER_CALL_OPTION(EXPORT_OPT_PER_CALL),
 	{ "web-config", EXPORT_OPT_WEB_CONFIG, "FILE", 0, "TLS and basic auth, in the Prometheus exporter-toolkit's "
 	  "web-config format (reloaded when it changes)", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf's messages", 0 },
@@ -169,6 +172,9 @@ static error_t export_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case EXPORT_OPT_BPF_STATS:
 		x->a.bpf_stats = true;
+		break;
+	case EXPORT_OPT_PER_CALL:
+		x->a.per_call = true;
 		break;
 	case EXPORT_OPT_COST:
 		if (cost_parse_hz(arg, 1, &x->a.cost_hz))
@@ -332,7 +338,7 @@ static int silent_libbpf(enum libbpf_print_level level, const char *fmt, va_list
 static int start_census(struct exporter *x)
 {
 	struct census_opts o = { .cap = x->a.cap, .max_keys = x->a.max_keys, .complete = x->a.complete,
-				 .cost_hz = x->a.cost_hz };
+				 .cost_hz = x->a.cost_hz, .per_call = x->a.per_call };
 	const struct probe_choice *choice;
 	const char *missing;
 	int err;
@@ -359,6 +365,7 @@ static int start_census(struct exporter *x)
 	}
 	x->expo.account = census_has_account(x->census);
 	x->expo.tcp_counters = census_has_tcp_counters(x->census);
+	x->expo.tcp_derived = census_derived(x->census);
 	x->expo.account_why = x->expo.account ? NULL : probe_refusal(choice, PROBE_BOUNDARY);
 	x->expo.costs = x->costs.stats_fd >= 0 ? &x->costs : NULL;
 	prog_stats_begin(&x->costs);

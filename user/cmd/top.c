@@ -35,9 +35,10 @@ struct top_args {
 	bool complete;		/* --complete: also what needs the raw syscall tracepoints */
 	bool bpf_stats;		/* --bpf-stats: the census's own BPF cost in each table */
 	unsigned cost_hz;	/* --cost: the sampler's rate; 0: off */
+	bool per_call;		/* --per-call: TCP's copies at each call, not from the sockets' counters */
 };
 
-enum { TOP_OPT_COMPLETE = 0x100, TOP_OPT_BPF_STATS, TOP_OPT_COST };
+enum { TOP_OPT_COMPLETE = 0x100, TOP_OPT_BPF_STATS, TOP_OPT_COST, TOP_OPT_PER_CALL };
 
 /* One line of the table: a process, or the processes of one cgroup or command name. */
 struct top_row {
@@ -61,6 +62,7 @@ static const struct argp_option top_options[] = {
 	CENSUS_COMPLETE_OPTION(TOP_OPT_COMPLETE),
 	CENSUS_BPF_STATS_OPTION(TOP_OPT_BPF_STATS, "in each table"),
 	CENSUS_COST_OPTION(TOP_OPT_COST, "(COPY CPU: the share of one CPU)"),
+	CENSUS_PER_CALL_OPTION(TOP_OPT_PER_CALL),
 	{ 0 }
 };
 
@@ -130,6 +132,9 @@ static int top_parse(int key, char *arg, struct argp_state *state)
 	case TOP_OPT_BPF_STATS:
 		a->bpf_stats = true;
 		break;
+	case TOP_OPT_PER_CALL:
+		a->per_call = true;
+		break;
 	case TOP_OPT_COST:
 		if (cost_parse_hz(arg, 1, &a->cost_hz))
 			argp_error(state, "bad --cost '%s' (samples a second, 1 to %d)", arg, COST_MAX_HZ);
@@ -170,7 +175,7 @@ static uint64_t cpu_samples(const struct census_figs *f)
 static bool moved_any(const struct census_figs *f)
 {
 	for (int s = 0; s < NR_SITES; s++)
-		if (f->site[s].count || f->cpu_samples[s])
+		if (f->site[s].count || f->site[s].bytes || f->cpu_samples[s])
 			return true;
 	return f->from_user || f->to_user || f->unattributed || f->tcp_sent || f->tcp_received;
 }
@@ -279,9 +284,9 @@ static int terminal_rows(void)
 /* One line per reason: what the census does not measure here, and why. */
 static void print_unmeasured(const struct census *c)
 {
-	const char *names[NR_SITES + 2], *whys[NR_SITES + 2];
-	int n = census_unmeasured(c, names, whys, NR_SITES + 2);
-	bool done[NR_SITES + 2] = {};
+	const char *names[CENSUS_MAX_UNMEASURED], *whys[CENSUS_MAX_UNMEASURED];
+	int n = census_unmeasured(c, names, whys, CENSUS_MAX_UNMEASURED);
+	bool done[CENSUS_MAX_UNMEASURED] = {};
 
 	for (int i = 0; i < n; i++) {
 		if (done[i])
@@ -380,7 +385,7 @@ static void print_table(const struct top_args *a, const struct census *c, const 
 }
 
 static json_object *row_json(const struct top_args *a, const struct top_row *r, double secs, bool account,
-			     bool tcp, uint64_t sample_ns)
+			     bool tcp, unsigned derived, uint64_t sample_ns)
 {
 	json_object *o = json_object_new_object(), *sites = json_object_new_object();
 	double cpb = census_copies_per_byte(&r->d);
@@ -397,10 +402,13 @@ static json_object *row_json(const struct top_args *a, const struct top_row *r, 
 	for (int s = 0; s < NR_SITES; s++) {
 		json_object *js;
 
-		if (!r->d.site[s].count && !r->d.cpu_samples[s])
+		if (!r->d.site[s].count && !r->d.site[s].bytes && !r->d.cpu_samples[s])
 			continue;
 		js = json_object_new_object();
-		json_object_object_add(js, "copies", json_object_new_int64(r->d.site[s].count));
+		/* a TCP site counted from the sockets' counters has no calls counted: null, not 0 */
+		json_object_object_add(js, "copies", (s == SITE_SEND_COPY && derived & TCP_DERIVED_SEND) ||
+				       (s == SITE_RECV_COPY && derived & TCP_DERIVED_RECV) ? NULL :
+				       json_object_new_int64(r->d.site[s].count));
 		json_object_object_add(js, "bytes", json_object_new_int64(r->d.site[s].bytes));
 		json_object_object_add(js, "bytes_per_s", json_object_new_double(secs > 0 ? r->d.site[s].bytes / secs : 0));
 		/* without --cost the copies' CPU time is not measured: no key, not 0 */
@@ -430,8 +438,8 @@ static json_object *row_json(const struct top_args *a, const struct top_row *r, 
 static int print_json(const struct top_args *a, const struct census *c, const struct census_snap *snap,
 		      struct top_row *rows, int n, const uint64_t *bpf)
 {
-	const char *names[NR_SITES + 2], *whys[NR_SITES + 2];
-	int nun = census_unmeasured(c, names, whys, NR_SITES + 2);
+	const char *names[CENSUS_MAX_UNMEASURED], *whys[CENSUS_MAX_UNMEASURED];
+	int nun = census_unmeasured(c, names, whys, CENSUS_MAX_UNMEASURED);
 	json_object *un = json_object_new_object();
 	static const char *const by_name[] = { "process", "cgroup", "comm" };
 	json_object *o = json_object_new_object(), *jr = json_object_new_array(), *m = json_object_new_object();
@@ -475,7 +483,7 @@ static int print_json(const struct top_args *a, const struct census *c, const st
 	}
 	for (int i = 0; i < n && i < shown; i++)
 		json_object_array_add(jr, row_json(a, &rows[i], snap->interval_s, census_has_account(c),
-						   census_has_tcp_counters(c), snap->sample_ns));
+						   census_has_tcp_counters(c), census_derived(c), snap->sample_ns));
 	json_object_object_add(o, "rows", jr);
 	json_object_object_add(o, "more_rows", json_object_new_int(n > shown ? n - shown : 0));
 	err = puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0 || fflush(stdout) ? -EIO : 0;
@@ -518,6 +526,7 @@ int cmd_top(int argc, char **argv)
 	co.max_keys = a.max_keys;
 	co.complete = a.complete;
 	co.cost_hz = a.cost_hz;
+	co.per_call = a.per_call;
 	catch_stop_signals();
 	restart_after_stop_signals();
 	prog_stats_init(&cost.ps);

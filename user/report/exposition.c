@@ -337,13 +337,21 @@ static const struct expo_series *next_series(const struct expo *e, const struct 
 
 #define for_each_series(e, s) for (const struct expo_series *s = next_series(e, NULL); s; s = next_series(e, s))
 
+/* Whether site @i's bytes come from the TCP sockets' counters, its calls not counted. */
+static bool site_derived(const struct expo *e, int i)
+{
+	return (i == SITE_SEND_COPY && e->tcp_derived & TCP_DERIVED_SEND) ||
+	       (i == SITE_RECV_COPY && e->tcp_derived & TCP_DERIVED_RECV);
+}
+
 static void write_site_counters(FILE *f, const struct expo *e, enum expo_format fmt)
 {
 	family(f, fmt, "zctrace_copies", FAM_COUNTER, NULL,
-	       "Copies (or pins and page references, see zctrace_site_info's cpu_copy) at each copy site");
+	       "Copies (or pins and page references, see zctrace_site_info's cpu_copy) at each copy site; none "
+	       "for a TCP site counted from the sockets' own byte counters, whose calls are not counted");
 	for_each_series(e, s)
 		for (int i = 0; i < NR_SITES; i++)
-			if (s->seen_sites & 1ULL << i)
+			if (s->seen_sites & 1ULL << i && !site_derived(e, i))
 				label_sample(f, "zctrace_copies", "_total", s, site_name(i), s->figs.site[i].count);
 	family(f, fmt, "zctrace_copy_bytes", FAM_COUNTER, "bytes", "Bytes copied (or pinned, referenced) at each copy site");
 	for_each_series(e, s)

@@ -45,6 +45,7 @@ struct expo {
 	bool account;				/* the boundary account is kept: unattributed bytes are measured */
 	const char *account_why;		/* ... and why not, where it is not */
 	bool tcp_counters;			/* TCP bytes from the sockets' own counters are measured */
+	unsigned tcp_derived;			/* TCP_DERIVED_*: sites whose bytes come from those, calls not counted */
 	uint64_t tcp_unowned_sent, tcp_unowned_received;	/* ... of sockets no process was found to own */
 	const struct prog_stats *costs;		/* the BPF programs' costs, or NULL when not measured */
 	uint64_t sample_ns;			/* --cost: the CPU time of one sample; 0: no CPU time series */

@@ -46,6 +46,7 @@ struct cproc {
 	uint64_t cpu_raw[NR_SITES];		/* its copy samples (--cost) at the last read */
 	uint64_t cpu_now[NR_SITES];		/* ... at this read (kept where its key was not read) */
 	struct tcp_flow tcp_raw, tcp_now;	/* its sockets' TCP bytes at the last read, and at this one */
+	uint64_t derived[2];			/* send_copy's and recv_copy's bytes from those (census_derived()) */
 	struct census_proc out;
 };
 
@@ -119,6 +120,7 @@ void census_tracer_opts(const struct census_opts *o, struct tracer_opts *to)
 		.skip_why = "the machine-wide census does not use it",
 		.no_syscall_tps = !o->complete,
 		.sample_hz = o->cost_hz,
+		.per_call = o->per_call,
 	};
 }
 
@@ -205,6 +207,16 @@ bool census_has_tcp_counters(const struct census *c)
 	return probe_attached(c->choice, PROBE_TCP_COUNTERS);
 }
 
+unsigned census_derived(const struct census *c)
+{
+	unsigned bits = 0;
+
+	for (int s = 0; s < NR_SITES; s++)
+		if (c->choice[s].chosen >= 0 && probe_sites[s].cands[c->choice[s].chosen].from_counters)
+			bits |= s == SITE_SEND_COPY ? TCP_DERIVED_SEND : TCP_DERIVED_RECV;
+	return bits;
+}
+
 int census_unmeasured(const struct census *c, const char **names, const char **whys, int n)
 {
 	int k = 0;
@@ -222,6 +234,12 @@ int census_unmeasured(const struct census *c, const char **names, const char **w
 		names[k] = "tcp_counters";
 		whys[k++] = probe_refusal(c->choice, PROBE_TCP_COUNTERS);
 	}
+	for (int i = 0; i < 2 && k < n; i++)
+		if (census_derived(c) & (i ? TCP_DERIVED_RECV : TCP_DERIVED_SEND)) {
+			names[k] = i ? "recv_copy copies" : "send_copy copies";
+			whys[k++] = "the bytes come from the sockets' own counters, with no program per call: "
+				    "their calls and sizes are not counted (--per-call counts them)";
+		}
 	return k;
 }
 
@@ -693,6 +711,30 @@ static void sites_moved(struct census_figs *d)
 	}
 }
 
+/*
+ * TCP's copies where the census takes them from the sockets' counters (census_derived()): what
+ * the counters moved less what was not copied or is pending in a splice call under way, never
+ * less than at the last read (a pin counted before its socket's next look). Calls not counted.
+ */
+static void derive(const struct census *c, struct cproc *p, struct census_figs *d, struct census_figs *t)
+{
+	unsigned derived = census_derived(c);
+	const struct tcp_flow *f = &p->tcp_now;
+
+	for (int i = 0; i < 2; i++) {
+		int site = i ? SITE_RECV_COPY : SITE_SEND_COPY;
+		uint64_t moved = i ? f->received : f->sent;
+		uint64_t not = i ? f->received_uncopied + f->received_pending : f->sent_uncopied + f->sent_pending;
+		uint64_t now = moved > not ? moved - not : 0;
+
+		if (!(derived & (i ? TCP_DERIVED_RECV : TCP_DERIVED_SEND)) || now <= p->derived[i])
+			continue;
+		d->site[site].bytes += now - p->derived[i];
+		t->site[site].bytes += now - p->derived[i];
+		p->derived[i] = now;
+	}
+}
+
 /* This read's raw values less the last read's: the delta, added to the totals. */
 static void settle(struct census *c, struct cproc *p)
 {
@@ -716,6 +758,7 @@ static void settle(struct census *c, struct cproc *p)
 		t->cpu_samples[s] += d->cpu_samples[s];
 	}
 	memset(p->threads, 0, sizeof(p->threads));
+	derive(c, p, d, t);
 	d->tcp_sent = grow(p->tcp_now.sent, p->tcp_raw.sent);
 	d->tcp_received = grow(p->tcp_now.received, p->tcp_raw.received);
 	t->tcp_sent += d->tcp_sent;

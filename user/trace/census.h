@@ -26,6 +26,10 @@ struct census;
 	  "Also the bytes that need the raw syscall tracepoints where no cheaper hook exists: files, "	\
 	  "pipes and the boundary account (unattributed bytes), at a cost to every syscall of the "	\
 	  "machine", 0 }
+#define CENSUS_PER_CALL_OPTION(key)								\
+	{ "per-call", key, NULL, 0,								\
+	  "TCP's copies counted at each send and receive call, with their number and sizes, not from "	\
+	  "the sockets' own byte counters, at the cost of a program per call (MSG_PEEK's copies too)", 0 }
 #define CENSUS_BPF_STATS_OPTION(key, what)							\
 	{ "bpf-stats", key, NULL, 0,								\
 	  "The census's own BPF cost " what ", from the kernel's BPF statistics (while on: two clock "	\
@@ -37,6 +41,7 @@ struct census_opts {
 	bool complete;		/* --complete: the boundary account and the sites that need the raw
 				 * syscall tracepoints too, at their cost to every syscall of the machine */
 	unsigned cost_hz;	/* --cost: the sampler at this rate, each copy site's CPU time; 0: off */
+	bool per_call;		/* --per-call: TCP's copies at each call, not from the sockets' counters */
 };
 
 /* --cost[=HZ], alike in `top` and `export` (KEY: the command's own key) */
@@ -102,10 +107,17 @@ bool census_has_account(const struct census *c);
 /* Whether it counts TCP from the sockets' own counters (tcp_sent, tcp_received). */
 bool census_has_tcp_counters(const struct census *c);
 /*
+ * Which of TCP's copy sites it takes from those counters, less what was not copied (TCP_DERIVED_SEND:
+ * send_copy, TCP_DERIVED_RECV: recv_copy): their bytes, not their calls (counts stay 0).
+ */
+unsigned census_derived(const struct census *c);
+/*
  * What the census does not measure on this kernel in this mode: the sites (and "unattributed",
  * the boundary account, and "tcp_counters", the sockets' own counters) and why, at most @n. How many.
  */
 int census_unmeasured(const struct census *c, const char **names, const char **whys, int n);
+/* ... of which there are at most: every site, the account, the counters, two sites' calls */
+#define CENSUS_MAX_UNMEASURED (NR_SITES + 4)
 /* The tracer the census starts with @o: for `zctrace floor --census`. */
 struct tracer_opts;
 void census_tracer_opts(const struct census_opts *o, struct tracer_opts *to);

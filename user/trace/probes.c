@@ -683,6 +683,8 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 			obj->rodata->zc_notices_on = 1;
 		if (s == PROBE_TCP_COUNTERS)
 			obj->rodata->tcp_counters = 1;
+		if (ps->cands[ch->chosen].from_counters)
+			obj->rodata->tcp_derived |= s == SITE_SEND_COPY ? TCP_DERIVED_SEND : TCP_DERIVED_RECV;
 		if (ps->cands[ch->chosen].standalone)
 			obj->rodata->standalone_sites |= 1U << s;
 		/* one program, three jobs: each done only where its probe chose it */

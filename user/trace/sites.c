@@ -62,6 +62,10 @@
 #define ZC_PATH_PROGS PROG(net_dev_start_xmit_btf), PROG(netif_receive_skb_btf)
 #define ZC_PATH_NEEDS "tp_btf:net_dev_start_xmit", "tp_btf:netif_receive_skb"
 
+/* the census's TCP counters (tcpcount.bpf.c) */
+#define TCP_COUNTER_PROGS PROG(tcp_sweep_iter), PROG(tcp_state_btf), PROG(tcp_destroy_btf)
+#define TCP_COUNTER_NEEDS "tp_btf:inet_sock_set_state", "tp_btf:tcp_destroy_sock"
+
 /* the receive sites share skb_copy_datagram_iter's programs, each its own sockets' copies */
 #define RECV_CANDIDATES(what, sockets)										\
 		{ METHOD_FENTRY, "fexit skb_copy_datagram_iter (" what " payload)",				\
@@ -83,6 +87,18 @@ const struct probe_site probe_sites[NR_PROBES] = {
 	} },
 	[SITE_SEND_COPY] = { "send_copy", .cpu_copy = true,
 		.cost_fns = { "tcp_sendmsg_locked" }, .cands = {
+		/* the census's: no program on a send (tracer.c holds zc_pin and splice_ref to theirs) */
+		{ METHOD_ITER, "the sockets' own counters (write_seq), less the pins and page references "
+		  "zc_pin and splice_ref count (fexit skb_zerocopy_iter_stream, splice_to_socket)",
+		  { TCP_COUNTER_PROGS, PROG(splice_to_socket_fentry) }, { TCP_COUNTER_NEEDS,
+		  "fentry:skb_zerocopy_iter_stream", "fentry:splice_to_socket" }, .standalone = true,
+		  .from_counters = true },
+		/* ... before 6.5 */
+		{ METHOD_ITER, "the sockets' own counters (write_seq), less the pins and page references "
+		  "zc_pin and splice_ref count (fexit skb_zerocopy_iter_stream, do_tcp_sendpages)",
+		  { TCP_COUNTER_PROGS, PROG(do_tcp_sendpages_fentry) }, { TCP_COUNTER_NEEDS,
+		  "fentry:skb_zerocopy_iter_stream", "fentry:do_tcp_sendpages" }, .standalone = true,
+		  .from_counters = true },
 		{ METHOD_FENTRY, "fentry/fexit tcp_sendmsg_locked (bytes of each copying call)",
 		  { SEND_FENTRY_PROGS }, { "fentry:tcp_sendmsg_locked" } },
 		{ METHOD_KPROBE, "kprobe/kretprobe tcp_sendmsg_locked (bytes of each copying call)",
@@ -101,6 +117,10 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  "(UDP zerocopy skbs)", { TP_SEND_PROGS, ZC_PATH_PROGS }, { TP_SEND, ZC_PATH_NEEDS } },
 	} },
 	[SITE_SPLICE_REF] = { "splice_ref", .cands = {
+		/* the census's: TCP's alone, with no program on a send (6.5+) */
+		{ METHOD_FENTRY, "fexit splice_to_socket (TCP sockets whose route has scatter-gather)",
+		  { PROG(splice_to_socket_fentry), PROG(splice_to_socket_fexit) }, { "fentry:splice_to_socket" },
+		  .standalone = true },
 		{ METHOD_FENTRY, "fexit skb_splice_from_iter (the socket noted at fentry tcp_sendmsg_locked)",
 		  { PROG(skb_splice_from_iter_fexit), PROG(tcp_sendmsg_locked_fentry) },
 		  { "fentry:skb_splice_from_iter", "fentry:tcp_sendmsg_locked" } },
@@ -149,9 +169,20 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		    "kprobe:__zerocopy_sg_from_iter" } },
 	} },
 	[SITE_RECV_COPY] = { "recv_copy", .cpu_copy = true,
-		.cost_fns = { "tcp_recvmsg_locked", "tcp_recvmsg" }, .cands = { RECV_CANDIDATES("TCP", "TCP sockets") } },
+		.cost_fns = { "tcp_recvmsg_locked", "tcp_recvmsg" }, .cands = {
+		/* the census's: no program on a receive */
+		{ METHOD_ITER, "the sockets' own counters (copied_seq), less fexit tcp_splice_read's bytes",
+		  { TCP_COUNTER_PROGS, PROG(tcp_splice_read_fentry), PROG(tcp_splice_read_fexit) },
+		  { TCP_COUNTER_NEEDS, "fentry:tcp_splice_read" },
+		  .standalone = true, .from_counters = true },
+		RECV_CANDIDATES("TCP", "TCP sockets") } },
 	[SITE_UNIX_RECV_COPY] = { "unix_recv_copy", .cpu_copy = true,
-		.cost_fns = { "unix_stream_read_generic", "unix_stream_read_actor", "unix_dgram_recvmsg" }, .cands = { RECV_CANDIDATES("Unix socket", "Unix sockets") } },
+		.cost_fns = { "unix_stream_read_generic", "unix_stream_read_actor", "unix_dgram_recvmsg" }, .cands = {
+		/* the census's: at functions no TCP receive passes */
+		{ METHOD_FENTRY, "fexit unix_stream_recvmsg, unix_dgram_recvmsg (not with MSG_TRUNC or MSG_OOB, "
+		  "nor from the error queue)", { PROG(unix_stream_recvmsg_fexit), PROG(unix_dgram_recvmsg_fexit) },
+		  { "fentry:unix_stream_recvmsg", "fentry:unix_dgram_recvmsg" }, .standalone = true },
+		RECV_CANDIDATES("Unix socket", "Unix sockets") } },
 	/*
 	 * UDP copies a linear skb with copy_linear_skb(), an inline with no event, and every byte a UDP
 	 * or Unix send returns was copied into its skbs (but pins): counted at the call's return, or,
@@ -366,9 +397,7 @@ const struct probe_site probe_sites[NR_PROBES] = {
 	/* each process's TCP bytes from its sockets' counters: no program on a send or a receive */
 	[PROBE_TCP_COUNTERS] = { "tcp_counters", .cands = {
 		{ METHOD_ITER, "tcp_sock byte counters in socket storage: a task_file iterator at each read, "
-		  "tp_btf inet_sock_set_state and tcp_destroy_sock",
-		  { PROG(tcp_sweep_iter), PROG(tcp_state_btf), PROG(tcp_destroy_btf) },
-		  { "tp_btf:inet_sock_set_state", "tp_btf:tcp_destroy_sock" } },
+		  "tp_btf inet_sock_set_state and tcp_destroy_sock", { TCP_COUNTER_PROGS }, { TCP_COUNTER_NEEDS } },
 	} },
 	/* each call of the copy routines timed from entry to return, placed as the sampler places a sample */
 	[PROBE_COPY_TIME] = { "copy_time", .cands = {

@@ -39,6 +39,9 @@ struct candidate {
 	const char *needs[MAX_NEEDS];		/* attach points: "fentry:F", "kprobe:F", "tp_btf:T", "raw_tp:T", "usdt" */
 	bool standalone;			/* counts without following the I/O call from its entry (for the
 						 * census, without the syscall tracepoints) */
+	bool from_counters;			/* the census's, standalone: the site's bytes are the TCP sockets'
+						 * own counters less what was not copied (TCP_DERIVED_*), and its
+						 * calls are not counted */
 };
 
 struct probe_site {

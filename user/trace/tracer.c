@@ -159,24 +159,109 @@ static void refuse_standalone(struct probe_choice *choice)
 				choice[s].refused[c] = true;	/* no reason: a run never offers it */
 }
 
-/*
- * The census counts a TCP or Unix receive once, where the socket returns what it copied
- * (sock_recv_length, 6.3+), not once per skb copied: where the kernel has that tracepoint, the
- * receive sites' per-skb candidates are set aside.
- */
-static void receives_per_call(struct probe_choice *choice)
-{
-	static const int sites[] = { SITE_RECV_COPY, SITE_UNIX_RECV_COPY };
+/* why census_without_calls() set a candidate aside */
+#define CENSUS_WITHOUT_CALLS_WHY "the census counts without a program per call here"
 
-	if (!probe_point_ok("tp_btf:sock_recv_length"))
-		return;
-	for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
-		for (int c = 0; c < MAX_CANDIDATES && probe_sites[sites[i]].cands[c].label; c++)
-			if (!probe_sites[sites[i]].cands[c].standalone) {
-				choice[sites[i]].refused[c] = true;
-				snprintf(choice[sites[i]].why_not[c], sizeof(choice[sites[i]].why_not[c]),
-					 "the census counts each receive where the socket returns it (sock_recv_length)");
+/* Whether every attach point candidate @c needs is there. */
+static bool needs_met(const struct candidate *c)
+{
+	for (int k = 0; k < MAX_NEEDS && c->needs[k]; k++)
+		if (!probe_point_ok(c->needs[k]))
+			return false;
+	return true;
+}
+
+/*
+ * The census counts these sites without a program per call where it can: TCP from the sockets'
+ * own counters (from_counters), a TCP or Unix receive once where the socket returns what it
+ * copied or at the Unix functions, not once per skb copied, and TCP's page references at
+ * splice_to_socket(), not under every send. Where such a candidate can attach, the site's
+ * per-call and per-skb candidates are set aside; --per-call (@per_call) sets the counters' aside.
+ */
+static void census_without_calls(struct probe_choice *choice, enum method cap, bool per_call,
+				 const char *no_counters)
+{
+	/* the counters' candidates take fentry programs beside their iterator: not where those are
+	 * passed over (--method, PREEMPT_RT) */
+	bool rt = kernel_preempt_rt() && cap != METHOD_FENTRY;
+	bool no_fentry = rt || (cap != METHOD_NONE && cap != METHOD_FENTRY);
+	static const int sites[] = { SITE_SEND_COPY, SITE_SPLICE_REF, SITE_RECV_COPY, SITE_UNIX_RECV_COPY };
+
+	for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
+		const struct probe_site *ps = &probe_sites[sites[i]];
+		struct probe_choice *ch = &choice[sites[i]];
+		const struct candidate *alone = NULL;
+
+		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++) {
+			/* again at each pass: a candidate the kernel refused since may have been the reason */
+			if (!strncmp(ch->why_not[c], CENSUS_WITHOUT_CALLS_WHY, strlen(CENSUS_WITHOUT_CALLS_WHY))) {
+				ch->refused[c] = false;
+				ch->why_not[c][0] = '\0';
 			}
+			if (ps->cands[c].from_counters && !ch->refused[c] && (per_call || no_counters || no_fentry)) {
+				ch->refused[c] = true;
+				if (rt)
+					snprintf(ch->why_not[c], sizeof(ch->why_not[c]), "%s", PREEMPT_RT_WHY);
+				else if (no_fentry)
+					snprintf(ch->why_not[c], sizeof(ch->why_not[c]), "skipped: --method %s "
+						 "(the counters need fentry programs beside them)", method_name(cap));
+				else
+					snprintf(ch->why_not[c], sizeof(ch->why_not[c]), "%s",
+						 per_call ? "set aside: --per-call" : no_counters);
+			}
+		}
+		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label && !alone; c++)
+			if (ps->cands[c].standalone && !ch->refused[c] && needs_met(&ps->cands[c]))
+				alone = &ps->cands[c];
+		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label && alone; c++)
+			if (!ps->cands[c].standalone && !ch->refused[c]) {
+				ch->refused[c] = true;
+				snprintf(ch->why_not[c], sizeof(ch->why_not[c]), "%s: %.180s",
+					 CENSUS_WITHOUT_CALLS_WHY, alone->label);
+			}
+	}
+}
+
+/* Whether candidate @c attaches program @prog. */
+static bool cand_holds_prog(const struct candidate *c, const char *prog)
+{
+	for (int p = 0; p < MAX_PROGS && c->progs[p]; p++)
+		if (!strcmp(c->progs[p], prog))
+			return true;
+	return false;
+}
+
+/*
+ * TCP's send copies from the sockets' counters are the bytes those took less what zc_pin and
+ * splice_ref counted: right only where those two count TCP's pins and page references without a
+ * program per send (fexit skb_zerocopy_iter_stream; splice_to_socket or do_tcp_sendpages). Else
+ * the counters' candidate is set aside, and the census counts each send. 1 if it was.
+ */
+static int refuse_derived_alone(struct zctrace_bpf *obj, struct probe_choice *choice)
+{
+	const struct probe_choice *pin = &choice[SITE_ZC_PIN], *ref = &choice[SITE_SPLICE_REF];
+	const struct probe_choice *send = &choice[SITE_SEND_COPY];
+	char why[256];
+
+	if (!bpf_program__autoload(obj->progs.tcp_sweep_iter) || send->chosen < 0 ||
+	    !probe_sites[SITE_SEND_COPY].cands[send->chosen].from_counters)
+		return 0;
+	if (pin->chosen >= 0 && cand_holds_prog(&probe_sites[SITE_ZC_PIN].cands[pin->chosen],
+						 bpf_program__name(obj->progs.skb_zerocopy_iter_stream_fexit)) &&
+	    ref->chosen >= 0 && (cand_holds_prog(&probe_sites[SITE_SPLICE_REF].cands[ref->chosen],
+						  bpf_program__name(obj->progs.splice_to_socket_fexit)) ||
+				 cand_holds_prog(&probe_sites[SITE_SPLICE_REF].cands[ref->chosen],
+						  bpf_program__name(obj->progs.do_tcp_sendpages_fexit))))
+		return 0;
+	snprintf(why, sizeof(why), "needs zc_pin and splice_ref counted with no program per send (fexit "
+		 "skb_zerocopy_iter_stream; splice_to_socket or do_tcp_sendpages), not here");
+	/* the next pass's census_without_calls() takes the per-call candidates back */
+	for (int c = 0; c < MAX_CANDIDATES && probe_sites[SITE_SEND_COPY].cands[c].label; c++)
+		if (probe_sites[SITE_SEND_COPY].cands[c].from_counters) {
+			choice[SITE_SEND_COPY].refused[c] = true;
+			snprintf(choice[SITE_SEND_COPY].why_not[c], sizeof(choice[0].why_not[0]), "%s", why);
+		}
+	return 1;
 }
 
 /*
@@ -489,8 +574,6 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 	if (!o->machine_wide) {
 		skip_probes(choice, 1ULL << PROBE_CENSUS | 1ULL << PROBE_TCP_COUNTERS, "the census's own");
 		refuse_standalone(choice);
-	} else {
-		receives_per_call(choice);
 	}
 	if (o->no_syscall_tps)
 		refuse_syscall_tps(choice);
@@ -502,6 +585,9 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		char prog[64] = "", why[256];
 		bool loading;
 
+		if (o->machine_wide)
+			census_without_calls(choice, o->cap, o->per_call, choice[PROBE_TCP_COUNTERS].skip ?
+					     choice[PROBE_TCP_COUNTERS].why_not[0] : NULL);
 		obj = open_object(&open_opts, compat);
 		if (!obj) {
 			err = -errno;
@@ -510,7 +596,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		}
 		if ((err = choose_probes(obj, choice, o->cap)))
 			break;
-		if ((compat && refuse_without_func_ret(obj, choice)) || (!compat && refuse_old_sg_from_iter(obj, choice))) {
+		if ((compat && refuse_without_func_ret(obj, choice)) ||
+		    (!compat && (refuse_old_sg_from_iter(obj, choice) || refuse_derived_alone(obj, choice)))) {
 			zctrace_bpf__destroy(obj);
 			obj = NULL;
 			continue;

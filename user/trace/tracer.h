@@ -27,6 +27,7 @@ struct tracer_opts {
 	bool io_fentry;		/* the I/O syscalls by fentry/fexit where allowed, not the tracepoints */
 	unsigned sample_hz;	/* the sampler's rate on each CPU (cost.h); 0: no sampler */
 	bool time_copies;	/* time each copy routine's calls (fentry/fexit): run --time-copies */
+	bool per_call;		/* the census counts TCP's copies at each call, not from the sockets' counters */
 };
 
 /*
