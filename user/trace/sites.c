@@ -67,14 +67,15 @@
 #define TCP_COUNTER_NEEDS "tp_btf:inet_sock_set_state", "tp_btf:tcp_destroy_sock"
 
 /* the receive sites share skb_copy_datagram_iter's programs, each its own sockets' copies */
-#define RECV_CANDIDATES(what, sockets)										\
+#define RECV_PER_SKB(what)											\
 		{ METHOD_FENTRY, "fexit skb_copy_datagram_iter (" what " payload)",				\
 		  { PROG(skb_copy_datagram_iter_fexit) }, { "fentry:skb_copy_datagram_iter" } },		\
 		{ METHOD_KPROBE, "kprobe skb_copy_datagram_iter (" what " payload)",				\
 		  { PROG(skb_copy_datagram_iter_kprobe) }, { "kprobe:skb_copy_datagram_iter" } },		\
 		{ METHOD_TP_BTF, "tp_btf skb_copy_datagram_iovec (" what " payload)",				\
-		  { PROG(skb_copy_datagram_iovec_btf) }, { "tp_btf:skb_copy_datagram_iovec" } },		\
-		/* the census's: once per call, where the socket returns what it copied (6.3+) */		\
+		  { PROG(skb_copy_datagram_iovec_btf) }, { "tp_btf:skb_copy_datagram_iovec" } }
+/* the census's: once per call, where the socket returns what it copied (6.3+) */
+#define RECV_SOCK_LENGTH(sockets)										\
 		{ METHOD_TP_BTF, "tp_btf sock_recv_length of receive/read calls on " sockets " "		\
 		  "(not with MSG_TRUNC or MSG_OOB, nor from the error queue)",					\
 		  { PROG(sock_recv_length_btf) }, { "tp_btf:sock_recv_length" }, .standalone = true }
@@ -87,6 +88,12 @@ const struct probe_site probe_sites[NR_PROBES] = {
 	} },
 	[SITE_SEND_COPY] = { "send_copy", .cpu_copy = true,
 		.cost_fns = { "tcp_sendmsg_locked" }, .cands = {
+		{ METHOD_FENTRY, "fentry/fexit tcp_sendmsg_locked (bytes of each copying call)",
+		  { SEND_FENTRY_PROGS }, { "fentry:tcp_sendmsg_locked" } },
+		{ METHOD_KPROBE, "kprobe/kretprobe tcp_sendmsg_locked (bytes of each copying call)",
+		  { SEND_KPROBE_PROGS }, { "kprobe:tcp_sendmsg_locked" } },
+		{ METHOD_TP_BTF, "tp_btf sock_send_length (copying calls) + tcp_sendmsg_locked per-iteration (the others)",
+		  { TP_SEND_PROGS }, { TP_SEND } },
 		/* the census's: no program on a send (tracer.c holds zc_pin and splice_ref to theirs) */
 		{ METHOD_ITER, "the sockets' own counters (write_seq), less the pins and page references "
 		  "zc_pin and splice_ref count (fexit skb_zerocopy_iter_stream, splice_to_socket)",
@@ -99,12 +106,6 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { TCP_COUNTER_PROGS, PROG(do_tcp_sendpages_fentry) }, { TCP_COUNTER_NEEDS,
 		  "fentry:skb_zerocopy_iter_stream", "fentry:do_tcp_sendpages" }, .standalone = true,
 		  .from_counters = true },
-		{ METHOD_FENTRY, "fentry/fexit tcp_sendmsg_locked (bytes of each copying call)",
-		  { SEND_FENTRY_PROGS }, { "fentry:tcp_sendmsg_locked" } },
-		{ METHOD_KPROBE, "kprobe/kretprobe tcp_sendmsg_locked (bytes of each copying call)",
-		  { SEND_KPROBE_PROGS }, { "kprobe:tcp_sendmsg_locked" } },
-		{ METHOD_TP_BTF, "tp_btf sock_send_length (copying calls) + tcp_sendmsg_locked per-iteration (the others)",
-		  { TP_SEND_PROGS }, { TP_SEND } },
 	} },
 	[SITE_ZC_PIN] = { "zc_pin", .cands = {
 		{ METHOD_FENTRY, "fexit skb_zerocopy_iter_stream (TCP), __zerocopy_sg_from_iter (UDP)",
@@ -117,10 +118,6 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  "(UDP zerocopy skbs)", { TP_SEND_PROGS, ZC_PATH_PROGS }, { TP_SEND, ZC_PATH_NEEDS } },
 	} },
 	[SITE_SPLICE_REF] = { "splice_ref", .cands = {
-		/* the census's: TCP's alone, with no program on a send (6.5+) */
-		{ METHOD_FENTRY, "fexit splice_to_socket (TCP sockets whose route has scatter-gather)",
-		  { PROG(splice_to_socket_fentry), PROG(splice_to_socket_fexit) }, { "fentry:splice_to_socket" },
-		  .standalone = true },
 		{ METHOD_FENTRY, "fexit skb_splice_from_iter (the socket noted at fentry tcp_sendmsg_locked)",
 		  { PROG(skb_splice_from_iter_fexit), PROG(tcp_sendmsg_locked_fentry) },
 		  { "fentry:skb_splice_from_iter", "fentry:tcp_sendmsg_locked" } },
@@ -135,6 +132,10 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		  { "kprobe:do_tcp_sendpages" } },
 		{ METHOD_TP_BTF, "tp_btf tcp_sendmsg_locked (MSG_SPLICE_PAGES iterations)", { TP_SEND_PROGS },
 		  { TP_SEND } },
+		/* the census's: TCP's alone, with no program on a send (6.5+) */
+		{ METHOD_FENTRY, "fexit splice_to_socket (TCP sockets whose route has scatter-gather)",
+		  { PROG(splice_to_socket_fentry), PROG(splice_to_socket_fexit) }, { "fentry:splice_to_socket" },
+		  .standalone = true },
 	} },
 	/* per skb copied, whichever API pinned it: the owner is the ubuf_info's, noted at the pin */
 	[SITE_DEFERRED_COPY] = { "deferred_copy", .cpu_copy = true,
@@ -170,19 +171,19 @@ const struct probe_site probe_sites[NR_PROBES] = {
 	} },
 	[SITE_RECV_COPY] = { "recv_copy", .cpu_copy = true,
 		.cost_fns = { "tcp_recvmsg_locked", "tcp_recvmsg" }, .cands = {
-		/* the census's: no program on a receive */
+		RECV_PER_SKB("TCP"), RECV_SOCK_LENGTH("TCP sockets"),
+		/* the census's: no program on a receive (tracer.c takes it before the others) */
 		{ METHOD_ITER, "the sockets' own counters (copied_seq), less fexit tcp_splice_read's bytes",
 		  { TCP_COUNTER_PROGS, PROG(tcp_splice_read_fentry), PROG(tcp_splice_read_fexit) },
-		  { TCP_COUNTER_NEEDS, "fentry:tcp_splice_read" },
-		  .standalone = true, .from_counters = true },
-		RECV_CANDIDATES("TCP", "TCP sockets") } },
+		  { TCP_COUNTER_NEEDS, "fentry:tcp_splice_read" }, .standalone = true, .from_counters = true } } },
 	[SITE_UNIX_RECV_COPY] = { "unix_recv_copy", .cpu_copy = true,
 		.cost_fns = { "unix_stream_read_generic", "unix_stream_read_actor", "unix_dgram_recvmsg" }, .cands = {
+		RECV_PER_SKB("Unix socket"),
 		/* the census's: at functions no TCP receive passes */
 		{ METHOD_FENTRY, "fexit unix_stream_recvmsg, unix_dgram_recvmsg (not with MSG_TRUNC or MSG_OOB, "
 		  "nor from the error queue)", { PROG(unix_stream_recvmsg_fexit), PROG(unix_dgram_recvmsg_fexit) },
 		  { "fentry:unix_stream_recvmsg", "fentry:unix_dgram_recvmsg" }, .standalone = true },
-		RECV_CANDIDATES("Unix socket", "Unix sockets") } },
+		RECV_SOCK_LENGTH("Unix sockets") } },
 	/*
 	 * UDP copies a linear skb with copy_linear_skb(), an inline with no event, and every byte a UDP
 	 * or Unix send returns was copied into its skbs (but pins): counted at the call's return, or,

@@ -210,11 +210,15 @@ static void census_without_calls(struct probe_choice *choice, enum method cap, b
 						 per_call ? "set aside: --per-call" : no_counters);
 			}
 		}
-		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label && !alone; c++)
-			if (ps->cands[c].standalone && !ch->refused[c] && needs_met(&ps->cands[c]))
-				alone = &ps->cands[c];
+		/* the counters first (none runs per call), then the site's other standalone ones in order */
+		for (int pass = 0; pass < 2 && !alone; pass++)
+			for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label && !alone; c++)
+				if (ps->cands[c].standalone && ps->cands[c].from_counters == !pass && !ch->refused[c] &&
+				    needs_met(&ps->cands[c]))
+					alone = &ps->cands[c];
 		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label && alone; c++)
-			if (!ps->cands[c].standalone && !ch->refused[c]) {
+			if ((!ps->cands[c].standalone || (alone->from_counters && !ps->cands[c].from_counters)) &&
+			    !ch->refused[c]) {
 				ch->refused[c] = true;
 				snprintf(ch->why_not[c], sizeof(ch->why_not[c]), "%s: %.180s",
 					 CENSUS_WITHOUT_CALLS_WHY, alone->label);
