@@ -162,6 +162,17 @@ static void refuse_standalone(struct probe_choice *choice)
 /* why census_without_calls() set a candidate aside */
 #define CENSUS_WITHOUT_CALLS_WHY "the census counts without a program per call here"
 
+/*
+ * Whether a candidate of method @m may be taken under --method @cap (nothing better than it), and
+ * where fentry is passed over (@no_fentry: --method, PREEMPT_RT, for what has another way).
+ */
+static bool method_allowed(enum method m, enum method cap, bool no_fentry)
+{
+	if (m == METHOD_FENTRY)
+		return !no_fentry;
+	return m != METHOD_KPROBE || cap == METHOD_NONE || cap == METHOD_FENTRY || cap == METHOD_KPROBE;
+}
+
 /* Whether every attach point candidate @c needs is there. */
 static bool needs_met(const struct candidate *c)
 {
@@ -214,7 +225,7 @@ static void census_without_calls(struct probe_choice *choice, enum method cap, b
 		for (int pass = 0; pass < 2 && !alone; pass++)
 			for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label && !alone; c++)
 				if (ps->cands[c].standalone && ps->cands[c].from_counters == !pass && !ch->refused[c] &&
-				    needs_met(&ps->cands[c]))
+				    needs_met(&ps->cands[c]) && method_allowed(ps->cands[c].method, cap, no_fentry))
 					alone = &ps->cands[c];
 		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label && alone; c++)
 			if ((!ps->cands[c].standalone || (alone->from_counters && !ps->cands[c].from_counters)) &&
