@@ -92,7 +92,7 @@ SEC("fentry/tcp_splice_read")
 int BPF_PROG(tcp_splice_read_fentry, struct socket *sock, loff_t *ppos, struct pipe_inode_info *pipe,
 	     size_t len)
 {
-	tcp_not_copied(0, len, 0, 0);
+	tcp_not_copied(0, len);
 	return 0;
 }
 
@@ -102,7 +102,7 @@ int BPF_PROG(tcp_splice_read_fexit, struct socket *sock, loff_t *ppos, struct pi
 {
 	long ret = func_ret_after(ctx, 5);
 
-	tcp_not_copied(0, -(__s64)len, 0, ret > 0 ? ret : 0);
+	tcp_not_copied(0, (ret > 0 ? ret : 0) - (__s64)len);
 	return 0;
 }
 

@@ -420,7 +420,7 @@ int BPF_PROG(skb_zerocopy_iter_stream_fexit, struct sock *sk, struct sk_buff *sk
 	on_pin((__u64)uarg);
 	on_returned_bytes(SITE_ZC_PIN, METHOD_FENTRY, ret);
 	if (ret > 0)
-		tcp_not_copied(0, 0, ret, 0);
+		tcp_not_copied(ret, 0);
 	return 0;
 }
 
@@ -479,7 +479,7 @@ int BPF_PROG(do_tcp_sendpages_fexit, struct sock *sk, struct page *page, int off
 
 	on_sendpages(METHOD_FENTRY, sk, ret);
 	/* only with scatter-gather: tcp_sendpage_locked() sends by copy without it */
-	tcp_not_copied(-(__s64)size, 0, ret > 0 ? ret : 0, 0);
+	tcp_not_copied((ret > 0 ? ret : 0) - (__s64)size, 0);
 	return 0;
 }
 
@@ -487,7 +487,7 @@ int BPF_PROG(do_tcp_sendpages_fexit, struct sock *sk, struct page *page, int off
 SEC("fentry/do_tcp_sendpages")
 int BPF_PROG(do_tcp_sendpages_fentry, struct sock *sk, struct page *page, int offset, size_t size)
 {
-	tcp_not_copied(size, 0, 0, 0);
+	tcp_not_copied(size, 0);
 	return 0;
 }
 
@@ -511,7 +511,7 @@ int BPF_PROG(splice_to_socket_fentry, struct pipe_inode_info *pipe, struct file 
 	     size_t len)
 {
 	if (tcp_sock_of_file(out))
-		tcp_not_copied(len, 0, 0, 0);
+		tcp_not_copied(len, 0);
 	return 0;
 }
 
@@ -526,7 +526,7 @@ int BPF_PROG(splice_to_socket_fexit, struct pipe_inode_info *pipe, struct file *
 	if (!sk)
 		return 0;
 	refs = ret > 0 && (sk->sk_route_caps & ZCT_NETIF_F_SG);
-	tcp_not_copied(-(__s64)len, 0, refs ? ret : 0, 0);
+	tcp_not_copied((refs ? ret : 0) - (__s64)len, 0);
 	tgid = current_tgid();
 	if (refs && site_uses(SITE_SPLICE_REF, METHOD_FENTRY) && is_target_memo(tgid)) {
 		record(tgid, SITE_SPLICE_REF, ret);

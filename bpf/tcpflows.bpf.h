@@ -57,28 +57,23 @@ static __always_inline void tcp_credit(__u32 tgid, __u64 sent, __u64 received, b
  * Bytes TCP took from the current process, or gave it, without a copy (pinned, page-referenced,
  * spliced out): where the census takes its TCP copies from the sockets' counters, they are what
  * those counters moved less these (census.c). A splice call moves the counters before it returns:
- * its bytes are pending from its entry (@sent_pending, @received_pending: what it was asked to
- * move; taken back at its return), so a census read inside it never counts them as copies.
+ * its entry adds what it was asked to move, its return what it moved less that, in one add each,
+ * so a census read inside it never counts those bytes as copies.
  */
-static __always_inline void tcp_not_copied(__s64 sent_pending, __s64 received_pending, __u64 sent,
-					   __u64 received)
+static __always_inline void tcp_not_copied(__s64 sent, __s64 received)
 {
 	struct tcp_flow *f;
 
 	if (!(tcp_derived & TCP_DERIVED_SEND))
-		sent_pending = sent = 0;
+		sent = 0;
 	if (!(tcp_derived & TCP_DERIVED_RECV))
-		received_pending = received = 0;
-	if ((!sent_pending && !received_pending && !sent && !received) || !(f = tcp_flow_of(current_tgid())))
+		received = 0;
+	if ((!sent && !received) || !(f = tcp_flow_of(current_tgid())))
 		return;
-	if (sent_pending)
-		__sync_fetch_and_add(&f->sent_pending, sent_pending);
-	if (received_pending)
-		__sync_fetch_and_add(&f->received_pending, received_pending);
 	if (sent)
-		__sync_fetch_and_add(&f->sent_uncopied, sent);
+		__sync_fetch_and_add(&f->sent_not_copied, sent);
 	if (received)
-		__sync_fetch_and_add(&f->received_uncopied, received);
+		__sync_fetch_and_add(&f->received_not_copied, received);
 }
 
 #endif

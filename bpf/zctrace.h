@@ -464,10 +464,14 @@ struct tcp_flow {
 	__u64 sent;
 	__u64 received;
 	__u64 shared_sweep;	/* the last sweep that found one of its sockets held by another process too */
-	__u64 sent_uncopied;	/* of those, taken from it with no copy: pinned, page-referenced */
-	__u64 received_uncopied;	/* ... and given to it with no copy: spliced out to a pipe */
-	__u64 sent_pending;	/* bytes asked of splice calls under way (counted as not copied until */
-	__u64 received_pending;	/* ... they return): the counters move inside them */
+	/*
+	 * Of those, taken from it with no copy (pinned, page-referenced) and given to it with no copy
+	 * (spliced out to a pipe); a splice call under way counts what it was asked to move, from its
+	 * entry to its return, where what it moved replaces that in one add: the counters move inside
+	 * it. Signed: an exit whose entry was not seen takes off more than was added.
+	 */
+	__s64 sent_not_copied;
+	__s64 received_not_copied;
 };
 
 #endif /* ZCTRACE_H */

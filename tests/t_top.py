@@ -348,6 +348,7 @@ def census_attach_points():
     if re.search(r"^send_copy\s+iter\s", p.stdout, re.M):
         # TCP from the sockets' counters: no program on a TCP send or receive
         assert re.search(r"^recv_copy\s+iter\s", p.stdout, re.M), p.stdout
+        assert re.search(r"^unix_recv_copy\s+fentry\s+fexit unix_stream_recvmsg", p.stdout, re.M), p.stdout
         # (--complete's boundary account takes each socket call's length: a program per call)
         assert not helds[0] & PER_MESSAGE, sorted(helds[0] & PER_MESSAGE)
     elif re.search(r"^recv_copy\s+tp_btf\s+tp_btf sock_recv_length ", p.stdout, re.M):
@@ -695,6 +696,8 @@ def top_tcp_copies_from_counters():
     finally:
         tables = top_stop(top)
     assert held & PER_MESSAGE, sorted(held)
+    # and every socket's page references again, UDP's and Unix's too, not TCP's at splice_to_socket()
+    assert "splice_to_socket_fexit" not in held, sorted(held)
     assert tables[-1]["methods"]["send_copy"] != "iter" and "send_copy copies" not in tables[-1]["not_measured"]
     sites, _, rows = by(one["sender_pid"])
     assert_eq("the sender's send_copy, per call", sites.get("send_copy", 0), one["bytes"])

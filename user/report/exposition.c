@@ -440,7 +440,8 @@ static void write_histograms(FILE *f, const struct expo *e, enum expo_format fmt
 		const struct site_stats *st = &e->all.site[i];
 		uint64_t cum = 0, all = 0;
 
-		if (e->site_method[i] == METHOD_NONE)
+		/* a site counted from the sockets' counters has no calls, so no sizes */
+		if (e->site_method[i] == METHOD_NONE || site_derived(e, i))
 			continue;
 		for (int k = 0; k < MAX_SLOTS; k++)
 			all += st->hist[k];

@@ -724,8 +724,8 @@ static void derive(const struct census *c, struct cproc *p, struct census_figs *
 	for (int i = 0; i < 2; i++) {
 		int site = i ? SITE_RECV_COPY : SITE_SEND_COPY;
 		uint64_t moved = i ? f->received : f->sent;
-		uint64_t not = i ? f->received_uncopied + f->received_pending : f->sent_uncopied + f->sent_pending;
-		uint64_t now = moved > not ? moved - not : 0;
+		int64_t not = i ? f->received_not_copied : f->sent_not_copied;
+		uint64_t now = not <= 0 ? moved : moved > (uint64_t)not ? moved - (uint64_t)not : 0;
 
 		if (!(derived & (i ? TCP_DERIVED_RECV : TCP_DERIVED_SEND)) || now <= p->derived[i])
 			continue;

@@ -209,6 +209,13 @@ static void census_without_calls(struct probe_choice *choice, enum method cap, b
 				ch->refused[c] = false;
 				ch->why_not[c][0] = '\0';
 			}
+			/* splice_to_socket() counts TCP's page references alone: only beside the counters */
+			if (sites[i] == SITE_SPLICE_REF && ps->cands[c].standalone && !ch->refused[c] &&
+			    (per_call || no_counters || no_fentry)) {
+				ch->refused[c] = true;
+				snprintf(ch->why_not[c], sizeof(ch->why_not[c]), "set aside: it counts TCP's page "
+					 "references alone, for send_copy from the sockets' counters");
+			}
 			if (ps->cands[c].from_counters && !ch->refused[c] && (per_call || no_counters || no_fentry)) {
 				ch->refused[c] = true;
 				if (rt)
