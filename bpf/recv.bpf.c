@@ -85,24 +85,28 @@ int BPF_KPROBE(skb_copy_datagram_iter_kprobe, const struct sk_buff *skb, int off
 
 /*
  * A splice out of a TCP socket hands its bytes to a pipe by reference, and copied_seq counts them
- * as read: where the census takes TCP's receive copies from the sockets' counters, these are
- * taken off (tcp_derived), pending from the call's entry to its return.
+ * as read: where the census takes TCP's receive copies from the sockets' counters, what the call
+ * moves from entry to return is not copied (tcp_call_begins()).
  */
 SEC("fentry/tcp_splice_read")
-int BPF_PROG(tcp_splice_read_fentry, struct socket *sock, loff_t *ppos, struct pipe_inode_info *pipe,
-	     size_t len)
+int BPF_PROG(tcp_splice_read_fentry, struct socket *sock)
 {
-	tcp_not_copied(0, len);
+	struct sock *sk = sock->sk;
+	struct tcp_sock *tp = sk ? bpf_skc_to_tcp_sock(sk) : NULL;
+
+	if (tp)
+		tcp_call_begins(sk, TCP_DERIVED_RECV, tp->copied_seq);
 	return 0;
 }
 
 SEC("fexit/tcp_splice_read")
-int BPF_PROG(tcp_splice_read_fexit, struct socket *sock, loff_t *ppos, struct pipe_inode_info *pipe,
-	     size_t len)
+int BPF_PROG(tcp_splice_read_fexit, struct socket *sock)
 {
-	long ret = func_ret_after(ctx, 5);
+	struct sock *sk = sock->sk;
+	struct tcp_sock *tp = sk ? bpf_skc_to_tcp_sock(sk) : NULL;
 
-	tcp_not_copied(0, (ret > 0 ? ret : 0) - (__s64)len);
+	if (tp)
+		tcp_call_ends(sk, TCP_DERIVED_RECV, tp->copied_seq);
 	return 0;
 }
 

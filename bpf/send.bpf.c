@@ -420,7 +420,7 @@ int BPF_PROG(skb_zerocopy_iter_stream_fexit, struct sock *sk, struct sk_buff *sk
 	on_pin((__u64)uarg);
 	on_returned_bytes(SITE_ZC_PIN, METHOD_FENTRY, ret);
 	if (ret > 0)
-		tcp_not_copied(ret, 0);
+		tcp_not_copied(sk, TCP_DERIVED_SEND, ret);
 	return 0;
 }
 
@@ -477,17 +477,26 @@ int BPF_PROG(do_tcp_sendpages_fexit, struct sock *sk, struct page *page, int off
 {
 	long ret = func_ret_after(ctx, 5);
 
+	struct tcp_sock *tp;
+
 	on_sendpages(METHOD_FENTRY, sk, ret);
-	/* only with scatter-gather: tcp_sendpage_locked() sends by copy without it */
-	tcp_not_copied((ret > 0 ? ret : 0) - (__s64)size, 0);
+	if ((tp = bpf_skc_to_tcp_sock(sk)))
+		tcp_call_ends(sk, TCP_DERIVED_SEND, tp->write_seq);
 	return 0;
 }
 
-/* The census's, with TCP's copies from the sockets' counters: pending from here to the return. */
+/*
+ * The census's, with TCP's copies from the sockets' counters: what the call sends from here to its
+ * return is referenced, not copied (tcp_sendpage_locked() copies by another way without
+ * scatter-gather; kTLS sends its records here, which it made by a copy of its own).
+ */
 SEC("fentry/do_tcp_sendpages")
-int BPF_PROG(do_tcp_sendpages_fentry, struct sock *sk, struct page *page, int offset, size_t size)
+int BPF_PROG(do_tcp_sendpages_fentry, struct sock *sk)
 {
-	tcp_not_copied(size, 0);
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+
+	if (tp)
+		tcp_call_begins(sk, TCP_DERIVED_SEND, tp->write_seq);
 	return 0;
 }
 
@@ -495,8 +504,8 @@ int BPF_PROG(do_tcp_sendpages_fentry, struct sock *sk, struct page *page, int of
  * From 6.5 sendfile and splice reach a socket through splice_to_socket(), which sends the pipe's
  * pages with MSG_SPLICE_PAGES: TCP takes references to them where the route has scatter-gather,
  * and copies them where it has not (tcp_sendmsg_locked()). Counted here for TCP sockets alone, by
- * the census, with no program on a plain send; a run follows each send call instead. What it was
- * asked to move is pending while it runs (tcp_not_copied()).
+ * the census, with no program on a plain send; a run follows each send call instead. What it
+ * sends from entry to return is referenced where the route had scatter-gather at its entry.
  */
 static __always_inline struct sock *tcp_sock_of_file(struct file *file)
 {
@@ -510,8 +519,11 @@ SEC("fentry/splice_to_socket")
 int BPF_PROG(splice_to_socket_fentry, struct pipe_inode_info *pipe, struct file *out, loff_t *ppos,
 	     size_t len)
 {
-	if (tcp_sock_of_file(out))
-		tcp_not_copied(len, 0);
+	struct sock *sk = tcp_sock_of_file(out);
+	struct tcp_sock *tp = sk ? bpf_skc_to_tcp_sock(sk) : NULL;
+
+	if (tp && sk->sk_route_caps & ZCT_NETIF_F_SG)
+		tcp_call_begins(sk, TCP_DERIVED_SEND, tp->write_seq);
 	return 0;
 }
 
@@ -520,13 +532,14 @@ int BPF_PROG(splice_to_socket_fexit, struct pipe_inode_info *pipe, struct file *
 	     size_t len, unsigned int flags, long ret)
 {
 	struct sock *sk = tcp_sock_of_file(out);
+	struct tcp_sock *tp = sk ? bpf_skc_to_tcp_sock(sk) : NULL;
 	bool refs;
 	__u32 tgid;
 
-	if (!sk)
+	if (!tp)
 		return 0;
+	tcp_call_ends(sk, TCP_DERIVED_SEND, tp->write_seq);
 	refs = ret > 0 && (sk->sk_route_caps & ZCT_NETIF_F_SG);
-	tcp_not_copied((refs ? ret : 0) - (__s64)len, 0);
 	tgid = current_tgid();
 	if (refs && site_uses(SITE_SPLICE_REF, METHOD_FENTRY) && is_target_memo(tgid)) {
 		record(tgid, SITE_SPLICE_REF, ret);

@@ -27,37 +27,6 @@
 /* orders the loads around it as written: the kernel stores these counters with no lock a sweep takes */
 #define tcp_barrier() asm volatile("" ::: "memory")
 
-/*
- * A socket's positions: how far each side has got, in bytes, as 64-bit numbers that never wrap.
- * Sent: bytes_acked + (write_seq - snd_una), the acknowledged bytes and those queued after them;
- * received: bytes_received - (rcv_nxt - copied_seq), the arrived bytes less those not read yet.
- */
-struct tcp_tally {
-	__u32 owner;		/* its process: the one that connected, closed it, or held it in a sweep */
-	__u32 gen;		/* connections begun on it: a sweep's look across one is dropped */
-	__u32 k_sent;		/* bytes_acked - snd_una and bytes_received - rcv_nxt, modulo 2^32: each */
-	__u32 k_received;	/* ... pair moves together, so these hold through a connection */
-	__u64 flags;		/* set by atomic or: a sweep and a state change can meet */
-	__u64 sent_pos;		/* the positions at the last look */
-	__u64 recv_pos;
-	__u64 sent_cap;		/* the send side's position where it froze (TALLY_FROZEN) */
-	__s64 owe_sent;		/* a look that read the counters mid-change can come out short or */
-	__s64 owe_received;	/* ... over: the difference goes into the next, so the looks add up */
-	__u64 pend_sent;	/* moved before any owner was known */
-	__u64 pend_received;
-	__u64 owner_sweep;	/* the last sweep that found its owner holding it */
-	__u64 other_sweep;	/* ... and another process */
-	__u64 busy;		/* a look is under way */
-	__s64 syn_owed;		/* the SYN the connection begun last owes (tcp_rebase()) */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct tcp_tally);
-} tcp_tallies SEC(".maps");
-
 /* Sets @bits in the socket's flags; a sweep's look and a state change's can meet. */
 static __always_inline void tally_set(struct tcp_tally *t, __u64 bits)
 {
@@ -95,7 +64,7 @@ static __always_inline __u64 tcp_sent_pos(struct tcp_sock *tp)
 static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t, int how, __u32 gen)
 {
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
-	__u64 sent_now, recv_now, acked, received;
+	__u64 sent_now, recv_now, acked, received, nc_sent, nc_got;
 	__u32 una = 0, wseq, rcv_nxt, copied, d;
 	bool done, known = t->flags & TALLY_SEQ, by_k = known && !(how & LOOK_LOCKED);
 	__s64 sent, got;
@@ -156,7 +125,11 @@ static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t, i
 			tally_set(t, TALLY_SEQ | (how & LOOK_LOCKED ? TALLY_SEQ_LOCKED : 0));
 		}
 	}
+	/* the bytes not copied up to the counters read (only where the census derives its copies) */
+	nc_sent = tcp_nc_take(&t->nc_sent, &t->send_mark, wseq);
+	nc_got = tcp_nc_take(&t->nc_received, &t->recv_mark, copied);
 	if (!(t->flags & TALLY_BASE)) {
+		/* ... behind the base, as the bytes they are part of */
 		t->sent_pos = sent_now;
 		t->recv_pos = recv_now;
 		tally_set(t, TALLY_BASE | (done && rcv_nxt == copied ? TALLY_FIN_READ : 0));
@@ -179,10 +152,13 @@ static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t, i
 	if (!t->owner) {
 		t->pend_sent += sent;
 		t->pend_received += got;
+		t->pend_nc_sent += nc_sent;
+		t->pend_nc_received += nc_got;
 		return;
 	}
-	tcp_credit(t->owner, sent + t->pend_sent, got + t->pend_received, false);
-	t->pend_sent = t->pend_received = 0;
+	tcp_credit(t->owner, sent + t->pend_sent, got + t->pend_received, nc_sent + t->pend_nc_sent,
+		   nc_got + t->pend_nc_received, false);
+	t->pend_sent = t->pend_received = t->pend_nc_sent = t->pend_nc_received = 0;
 }
 
 /* A new connection's base: zero positions, its SYN owed (also by a sweep its connect() met). */
@@ -368,6 +344,6 @@ int tcp_sweep_iter(struct bpf_iter__task_file *ctx)
 		t->other_sweep = tcp_sweep;
 	tcp_look(sk, t, how);
 	if (t->owner_sweep == tcp_sweep && t->other_sweep == tcp_sweep)
-		tcp_credit(t->owner, 0, 0, true);
+		tcp_credit(t->owner, 0, 0, 0, 0, true);
 	return 0;
 }

@@ -22,6 +22,48 @@ struct {
 	__type(value, struct tcp_flow);
 } tcp_flows SEC(".maps");
 
+/*
+ * A socket's positions: how far each side has got, in bytes, as 64-bit numbers that never wrap.
+ * Sent: bytes_acked + (write_seq - snd_una), the acknowledged bytes and those queued after them;
+ * received: bytes_received - (rcv_nxt - copied_seq), the arrived bytes less those not read yet.
+ */
+struct tcp_tally {
+	__u32 owner;		/* its process: the one that connected, closed it, or held it in a sweep */
+	__u32 gen;		/* connections begun on it: a sweep's look across one is dropped */
+	__u32 k_sent;		/* bytes_acked - snd_una and bytes_received - rcv_nxt, modulo 2^32: each */
+	__u32 k_received;	/* ... pair moves together, so these hold through a connection */
+	__u64 flags;		/* set by atomic or: a sweep and a state change can meet */
+	__u64 sent_pos;		/* the positions at the last look */
+	__u64 recv_pos;
+	__u64 sent_cap;		/* the send side's position where it froze (TALLY_FROZEN) */
+	__s64 owe_sent;		/* a look that read the counters mid-change can come out short or */
+	__s64 owe_received;	/* ... over: the difference goes into the next, so the looks add up */
+	__u64 pend_sent;	/* moved before any owner was known */
+	__u64 pend_received;
+	__u64 owner_sweep;	/* the last sweep that found its owner holding it */
+	__u64 other_sweep;	/* ... and another process */
+	__u64 busy;		/* a look is under way */
+	__s64 syn_owed;		/* the SYN the connection begun last owes (tcp_rebase()) */
+	/*
+	 * Where the census takes TCP's copies from these counters (tcp_derived): the bytes taken or
+	 * given with no copy since the last look (pinned; page-referenced or spliced out, up to the
+	 * mark of a call under way), added to the owner at the look with the bytes they are part of.
+	 */
+	__u64 nc_sent;
+	__u64 nc_received;
+	__u64 send_mark;	/* 1 << 32 | write_seq up to which a call under way was taken; 0: none */
+	__u64 recv_mark;	/* ... copied_seq, alike */
+	__u64 pend_nc_sent;	/* not copied, moved before any owner was known */
+	__u64 pend_nc_received;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct tcp_tally);
+} tcp_tallies SEC(".maps");
+
 /* user space: the sweep now running (each census read begins one) */
 __u64 tcp_sweep = 0;
 /* bytes of sockets that ended with no owner ever known, and flows that did not fit tcp_flows */
@@ -41,12 +83,18 @@ static __always_inline struct tcp_flow *tcp_flow_of(__u32 tgid)
 	return f;
 }
 
-static __always_inline void tcp_credit(__u32 tgid, __u64 sent, __u64 received, bool shared)
+static __always_inline void tcp_credit(__u32 tgid, __u64 sent, __u64 received, __u64 nc_sent,
+					__u64 nc_received, bool shared)
 {
 	struct tcp_flow *f;
 
-	if ((!sent && !received && !shared) || !(f = tcp_flow_of(tgid)))
+	if ((!sent && !received && !nc_sent && !nc_received && !shared) || !(f = tcp_flow_of(tgid)))
 		return;
+	/* not copied first: a census read between the adds never counts those bytes as copies */
+	if (nc_sent)
+		__sync_fetch_and_add(&f->sent_not_copied, nc_sent);
+	if (nc_received)
+		__sync_fetch_and_add(&f->received_not_copied, nc_received);
 	__sync_fetch_and_add(&f->sent, sent);
 	__sync_fetch_and_add(&f->received, received);
 	if (shared)
@@ -54,26 +102,98 @@ static __always_inline void tcp_credit(__u32 tgid, __u64 sent, __u64 received, b
 }
 
 /*
- * Bytes TCP took from the current process, or gave it, without a copy (pinned, page-referenced,
- * spliced out): where the census takes its TCP copies from the sockets' counters, they are what
- * those counters moved less these (census.c). A splice call moves the counters before it returns:
- * its entry adds what it was asked to move, its return what it moved less that, in one add each,
- * so a census read inside it never counts those bytes as copies.
+ * Bytes TCP took from a socket's process, or gave it, with no copy, where the census takes TCP's
+ * copies from the sockets' counters (tcp_derived): the census's copies are what the counters moved
+ * less these (census.c). They are the socket's own, added to its owner at the same look as the
+ * bytes they are part of (tcp_look_now()), so a socket that moves between processes, or a call
+ * that blocks, leaves every other socket's copies as they are.
+ *
+ * A pin is counted as it is made, before write_seq moves past its bytes. A call that takes page
+ * references or splices out (sendfile, splice) moves its socket's counter many times before it
+ * returns: its entry opens a mark at the counter, and each look, then its return, takes what the
+ * counter moved past the mark as not copied, and moves the mark there. An exit whose entry was
+ * not seen (a call under way as the census began) finds no mark and takes nothing.
  */
-static __always_inline void tcp_not_copied(__s64 sent, __s64 received)
+static __always_inline bool tcp_derives(int dir)
 {
-	struct tcp_flow *f;
+	return tcp_derived & dir;
+}
 
-	if (!(tcp_derived & TCP_DERIVED_SEND))
-		sent = 0;
-	if (!(tcp_derived & TCP_DERIVED_RECV))
-		received = 0;
-	if ((!sent && !received) || !(f = tcp_flow_of(current_tgid())))
+static __always_inline struct tcp_tally *tcp_tally_of(struct sock *sk)
+{
+	return bpf_sk_storage_get(&tcp_tallies, sk, 0, 0);
+}
+
+/* Bytes pinned on @sk (MSG_ZEROCOPY). */
+static __always_inline void tcp_not_copied(struct sock *sk, int dir, __u64 bytes)
+{
+	struct tcp_tally *t;
+
+	if (!bytes || !tcp_derives(dir) || !(t = tcp_tally_of(sk)))
 		return;
-	if (sent)
-		__sync_fetch_and_add(&f->sent_not_copied, sent);
-	if (received)
-		__sync_fetch_and_add(&f->received_not_copied, received);
+	__sync_fetch_and_add(dir == TCP_DERIVED_SEND ? &t->nc_sent : &t->nc_received, bytes);
+}
+
+/* A call's mark opened at sequence @seq: one at a time a socket and side, the first kept. */
+static __always_inline void tcp_mark_open(__u64 *mark, __u32 seq)
+{
+#ifndef ZCT_COMPAT
+	__sync_val_compare_and_swap(mark, 0, 1ULL << 32 | seq);
+#endif
+}
+
+/*
+ * What the counter moved past the mark, up to @to, and the mark moved there (or, @close, taken
+ * away). A look and the call's return can meet: each byte past the mark goes to one of them.
+ */
+static __always_inline __u64 tcp_mark_take(__u64 *mark, __u32 to, bool close)
+{
+#ifndef ZCT_COMPAT
+	for (int i = 0; i < 4; i++) {
+		__u64 old = *(volatile __u64 *)mark;
+		__s32 d = (__s32)(to - (__u32)old);
+
+		if (!(old >> 32))
+			return 0;
+		if (!close && d <= 0)
+			return 0;
+		if (__sync_val_compare_and_swap(mark, old, close ? 0 : 1ULL << 32 | to) == old)
+			return d > 0 ? d : 0;
+	}
+#endif
+	return 0;
+}
+
+/* A page-referencing send or a splice out begins on @sk (with its counter at @seq). */
+static __always_inline void tcp_call_begins(struct sock *sk, int dir, __u32 seq)
+{
+	struct tcp_tally *t;
+
+	if (tcp_derives(dir) && (t = tcp_tally_of(sk)))
+		tcp_mark_open(dir == TCP_DERIVED_SEND ? &t->send_mark : &t->recv_mark, seq);
+}
+
+/* ... and returns, its counter at @seq: what it moved since the last look, not copied. */
+static __always_inline void tcp_call_ends(struct sock *sk, int dir, __u32 seq)
+{
+	struct tcp_tally *t;
+	__u64 n;
+
+	if (!tcp_derives(dir) || !(t = tcp_tally_of(sk)))
+		return;
+	n = tcp_mark_take(dir == TCP_DERIVED_SEND ? &t->send_mark : &t->recv_mark, seq, true);
+	if (n)
+		__sync_fetch_and_add(dir == TCP_DERIVED_SEND ? &t->nc_sent : &t->nc_received, n);
+}
+
+/* A look's share: the bytes not copied since the last look, with the counters it read. */
+static __always_inline __u64 tcp_nc_take(__u64 *nc, __u64 *mark, __u32 seq)
+{
+#ifdef ZCT_COMPAT
+	return 0;
+#else
+	return __sync_lock_test_and_set(nc, 0) + tcp_mark_take(mark, seq, false);
+#endif
 }
 
 #endif

@@ -466,12 +466,11 @@ struct tcp_flow {
 	__u64 shared_sweep;	/* the last sweep that found one of its sockets held by another process too */
 	/*
 	 * Of those, taken from it with no copy (pinned, page-referenced) and given to it with no copy
-	 * (spliced out to a pipe); a splice call under way counts what it was asked to move, from its
-	 * entry to its return, where what it moved replaces that in one add: the counters move inside
-	 * it. Signed: an exit whose entry was not seen takes off more than was added.
+	 * (spliced out to a pipe), added by its sockets' looks beside the bytes they are part of
+	 * (a pin before them: it is counted before write_seq moves past it).
 	 */
-	__s64 sent_not_copied;
-	__s64 received_not_copied;
+	__u64 sent_not_copied;
+	__u64 received_not_copied;
 };
 
 #endif /* ZCTRACE_H */

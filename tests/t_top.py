@@ -640,14 +640,77 @@ print(server, flush=True)
 """
 
 
+# One process, two connections to a server (its child, which reads both to the end): a thread
+# splices from an empty pipe into the first (the call waits inside, asked for 1 MiB) while the main
+# thread sends argv[1] bytes on the second and prints both pids; on a line from stdin, 64 KiB go
+# into the pipe, and the splice moves them.
+BLOCKED_SPLICE = r"""
+import os, socket, sys, threading
+n = int(sys.argv[1])
+l = socket.create_server(("127.0.0.1", 0))
+server = os.fork()
+if server == 0:
+    def drain(s):
+        while s.recv(65536):
+            pass
+    ts = [threading.Thread(target=drain, args=(l.accept()[0],)) for _ in range(2)]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    os._exit(0)
+a = socket.create_connection(l.getsockname())
+b = socket.create_connection(l.getsockname())
+r, w = os.pipe()
+moved = []
+def splicer():
+    while sum(moved) < 65536:
+        moved.append(os.splice(r, a.fileno(), 1 << 20))
+t = threading.Thread(target=splicer)
+t.start()
+b.sendall(b"x" * n)
+print(os.getpid(), server, flush=True)
+sys.stdin.readline()
+os.write(w, b"y" * 65536)
+t.join()
+a.close()
+b.close()
+assert os.waitpid(server, 0)[1] == 0
+"""
+
+
+def tcp_copies_beside_a_waiting_splice(top):
+    """A splice into a TCP socket that waits inside (for its pipe) hides none of its process's copies
+    on another socket: they show in @top's tables while it waits, and every byte is counted once."""
+    n = 512 * 1024
+    p = subprocess.Popen(["/usr/bin/python3", "-c", BLOCKED_SPLICE, str(n)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        pid, server = map(int, p.stdout.readline().split())
+        deadline, seen = time.monotonic() + 30, 0
+        while time.monotonic() < deadline and seen < n:
+            seen = top_sum([json.loads(l) for l in list(top.tables)], lambda r: r.get("pid") == pid)[0].get("send_copy", 0)
+            time.sleep(0.2)
+        assert_eq("send_copy while the splice waits", seen, n)
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err[-500:]
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    top_tables_after(top, [pid, server])
+    return pid
+
+
 def top_tcp_copies_from_counters():
     """Where the kernel allows fentry, the census takes TCP's copies from the sockets' own counters,
     with no program on a plain TCP send or receive (none of the per-message programs held):
     send_copy is what TCP took less what zc_pin pinned and splice_ref referenced, recv_copy what
     it gave less what was spliced out, each exact, their calls null (not measured): a 1 KiB stream
     all copies, a zerocopy stream all pins, a sendfile stream all page references, a splice out of
-    a socket no copy. --per-call counts each call again. Where the kernel allows tracepoints only,
-    the census counts TCP per call, and counts its calls."""
+    a socket no copy; a splice that waits inside hides no copy on another socket. --per-call counts
+    each call again. Where the kernel allows tracepoints only, the census counts TCP per call, and
+    counts its calls."""
     n = 20000 * 1024
     top = top_start()
     try:
@@ -660,6 +723,8 @@ def top_tcp_copies_from_counters():
         assert sp.returncode == 0, sp.stderr[-500:]
         splicer = int(sp.stdout)
         top_tables_after(top, [one["sender_pid"], one["receiver_pid"], zc["sender_pid"], sf["sender_pid"], splicer])
+        waiter = tcp_copies_beside_a_waiting_splice(top) if top.tables and \
+            json.loads(top.tables[-1])["methods"]["send_copy"] == "iter" else None
     finally:
         tables = top_stop(top)
     by = lambda pid: top_sum(tables, lambda r: r.get("pid") == pid)
@@ -687,6 +752,9 @@ def top_tcp_copies_from_counters():
     sites, figs, _ = by(splicer)
     assert_eq("the splicing receiver's TCP bytes", figs.get("tcp_received_bytes"), n)
     assert_eq("the splicing receiver's recv_copy", sites.get("recv_copy", 0), 0)
+    sites = by(waiter)[0]
+    assert_eq("the waiting splicer's send_copy", sites.get("send_copy", 0), 512 * 1024)
+    assert_eq("the waiting splicer's splice_ref", sites.get("splice_ref", 0), 65536)
     # --per-call: each call counted again, at a program per call
     top = top_start("--per-call")
     try:

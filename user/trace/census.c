@@ -713,8 +713,8 @@ static void sites_moved(struct census_figs *d)
 
 /*
  * TCP's copies where the census takes them from the sockets' counters (census_derived()): what
- * the counters moved less what was not copied or is pending in a splice call under way, never
- * less than at the last read (a pin counted before its socket's next look). Calls not counted.
+ * the counters moved less what was not copied, never less than at the last read (a pin is counted
+ * before write_seq moves past it, so a read can find it before its bytes). Calls not counted.
  */
 static void derive(const struct census *c, struct cproc *p, struct census_figs *d, struct census_figs *t)
 {
@@ -724,8 +724,8 @@ static void derive(const struct census *c, struct cproc *p, struct census_figs *
 	for (int i = 0; i < 2; i++) {
 		int site = i ? SITE_RECV_COPY : SITE_SEND_COPY;
 		uint64_t moved = i ? f->received : f->sent;
-		int64_t not = i ? f->received_not_copied : f->sent_not_copied;
-		uint64_t now = not <= 0 ? moved : moved > (uint64_t)not ? moved - (uint64_t)not : 0;
+		uint64_t not = i ? f->received_not_copied : f->sent_not_copied;
+		uint64_t now = moved > not ? moved - not : 0;
 
 		if (!(derived & (i ? TCP_DERIVED_RECV : TCP_DERIVED_SEND)) || now <= p->derived[i])
 			continue;
