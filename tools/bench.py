@@ -29,8 +29,10 @@ The fleet section measures the always-on census: iperf3 on loopback at 1 KiB and
 under the census's attach points with empty programs (zctrace floor --census), under `zctrace export` and
 under `zctrace top`, and the same with --complete (the raw syscall tracepoints too). Two instruments:
 - program runs per write, and BPF ns per write: the kernel's own run counts of the census's programs
-  (export --bpf-stats, for that measurement only) over an iperf3 stream of a fixed count of writes; they
-  do not depend on the machine's noise;
+  (export --bpf-stats, for that measurement only, reading at BENCH_FLEET_INTERVAL seconds, default 1:
+  the exporter's own default) over an iperf3 stream of a fixed count of writes; they do not depend on
+  the machine's noise (the census's sweeps, a program run per open file each read, do depend on the
+  stream's length in time);
 - throughput, in BENCH_FLEET_PAIRS (default 30) rounds of short runs (BENCH_FLEET_DURATION seconds,
   default 1), each round every variant once in a rotated order; each variant's ratio to the untraced
   run of its round, their median with its 95% interval (the order statistics of the median, free of any
@@ -52,6 +54,7 @@ Environment: BENCH_REPS (default 5), BENCH_FILE_SIZE (default 256M), LMBENCH (a 
 BENCH_OVERHEAD_DURATION (seconds per overhead and sampler run, default 3), BENCH_FLEET_SIZES (default 1K,64K),
 BENCH_FLEET_PAIRS (default 30), BENCH_FLEET_DURATION (whole seconds per fleet run, default 1),
 BENCH_FLEET_WRITES (writes of the runs-per-write stream, default 200000, at most 2 GiB of them),
+BENCH_FLEET_INTERVAL (the exporter's --interval in the runs-per-write stream, default 1),
 BENCH_FLEET_COMPLETE (0: leave the --complete variants out), BENCH_FLEET_COST (0: leave export --cost out).
 """
 import json
@@ -77,6 +80,7 @@ OVERHEAD_DURATION = os.environ.get("BENCH_OVERHEAD_DURATION", "3")
 FLEET_PAIRS = max(1, int(os.environ.get("BENCH_FLEET_PAIRS", "30")))
 FLEET_DURATION = os.environ.get("BENCH_FLEET_DURATION", "1")
 FLEET_WRITES = int(os.environ.get("BENCH_FLEET_WRITES", "200000"))
+FLEET_INTERVAL = float(os.environ.get("BENCH_FLEET_INTERVAL", "1"))
 BPFTRACE_SCRIPT = os.path.join(ROOT, "tools", "overhead.bt")
 
 
@@ -634,11 +638,11 @@ def census_runs(variant, length):
         script.flush()
 
         def stream():
-            # the exporter reads the counts each --interval (0.1 s here): a scrape waits out one read
-            time.sleep(0.3)
+            # the exporter reads the counts each --interval: a scrape waits out one read
+            time.sleep(FLEET_INTERVAL * 1.5 + 0.2)
             before = bpf_counts()
             rc, _, err = run_session(["/bin/sh", script.name], 600)
-            time.sleep(0.3)
+            time.sleep(FLEET_INTERVAL * 1.5 + 0.2)
             after = bpf_counts()
             try:
                 sent = json.load(open(out.name))["end"]["sum_sent"]["bytes"]
@@ -646,7 +650,7 @@ def census_runs(variant, length):
                 raise RuntimeError(f"iperf3 -l {length}: exit {rc}, no result: {err.strip()[-300:]}")
             return before, after, sent
 
-        before, after, sent = beside_census(variant, census_cmd(variant, "--bpf-stats", "--interval", "0.1"), stream)
+        before, after, sent = beside_census(variant, census_cmd(variant, "--bpf-stats", "--interval", str(FLEET_INTERVAL)), stream)
     if not after:
         raise RuntimeError(f"zctrace {variant} --bpf-stats served no program counts")
     per = sent / size_bytes(length)
@@ -689,7 +693,8 @@ def bench_fleet():
         raise RuntimeError("iperf3 not installed (tools/install-deps.sh installs it)")
     print(f"\n== the always-on census: iperf3 on loopback; top attaches the programs export does ==", flush=True)
     print(f"  program runs per write: the kernel's run counts of the census's programs (--bpf-stats) over "
-          f"{FLEET_WRITES} writes (at most 2 GiB), every run of them on the machine", flush=True)
+          f"{FLEET_WRITES} writes (at most 2 GiB), every run of them on the machine, read each "
+          f"{FLEET_INTERVAL:g} s", flush=True)
     print(f"  {'size':<5} {'census':<18} {'runs/write':>10} {'BPF ns/write':>12}  most runs per write")
     for size in sizes:
         for v in counted:
