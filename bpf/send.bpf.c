@@ -538,8 +538,8 @@ int BPF_PROG(splice_to_socket_fexit, struct pipe_inode_info *pipe, struct file *
 
 	if (!tp)
 		return 0;
-	tcp_call_ends(sk, TCP_DERIVED_SEND, tp->write_seq);
-	refs = ret > 0 && (sk->sk_route_caps & ZCT_NETIF_F_SG);
+	/* referenced where the route had scatter-gather as it began (its mark), as the counters take it */
+	refs = tcp_call_ends(sk, TCP_DERIVED_SEND, tp->write_seq) && ret > 0;
 	tgid = current_tgid();
 	if (refs && site_uses(SITE_SPLICE_REF, METHOD_FENTRY) && is_target_memo(tgid)) {
 		record(tgid, SITE_SPLICE_REF, ret);

@@ -64,7 +64,8 @@ static __always_inline __u64 tcp_sent_pos(struct tcp_sock *tp)
 static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t, int how, __u32 gen)
 {
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
-	__u64 sent_now, recv_now, acked, received, nc_sent, nc_got;
+	__u64 sent_now, recv_now, acked, received;
+	__s64 nc_sent, nc_got;
 	__u32 una = 0, wseq, rcv_nxt, copied, d;
 	bool done, known = t->flags & TALLY_SEQ, by_k = known && !(how & LOOK_LOCKED);
 	__s64 sent, got;
@@ -165,6 +166,8 @@ static __always_inline void tcp_look_now(struct sock *sk, struct tcp_tally *t, i
 static __always_inline void tcp_rebase_apply(struct tcp_tally *t)
 {
 	t->sent_pos = t->recv_pos = t->sent_cap = 0;
+	/* a call's mark is in the old connection's sequence numbers: what it moved after is copied */
+	t->send_mark = t->recv_mark = 0;
 	t->owe_sent = t->syn_owed;
 	t->owe_received = 0;
 	t->flags = TALLY_BASE;

@@ -49,12 +49,12 @@ struct tcp_tally {
 	 * given with no copy since the last look (pinned; page-referenced or spliced out, up to the
 	 * mark of a call under way), added to the owner at the look with the bytes they are part of.
 	 */
-	__u64 nc_sent;
+	__u64 nc_sent;		/* (as two's complement: a return can take back a share for a moment) */
 	__u64 nc_received;
 	__u64 send_mark;	/* 1 << 32 | write_seq up to which a call under way was taken; 0: none */
 	__u64 recv_mark;	/* ... copied_seq, alike */
-	__u64 pend_nc_sent;	/* not copied, moved before any owner was known */
-	__u64 pend_nc_received;
+	__s64 pend_nc_sent;	/* not copied, moved before any owner was known */
+	__s64 pend_nc_received;
 };
 
 struct {
@@ -83,8 +83,8 @@ static __always_inline struct tcp_flow *tcp_flow_of(__u32 tgid)
 	return f;
 }
 
-static __always_inline void tcp_credit(__u32 tgid, __u64 sent, __u64 received, __u64 nc_sent,
-					__u64 nc_received, bool shared)
+static __always_inline void tcp_credit(__u32 tgid, __u64 sent, __u64 received, __s64 nc_sent,
+					__s64 nc_received, bool shared)
 {
 	struct tcp_flow *f;
 
@@ -142,23 +142,29 @@ static __always_inline void tcp_mark_open(__u64 *mark, __u32 seq)
 #endif
 }
 
+/* What the counter moved from @from (a mark) to @to; none where it did not move past it. */
+static __always_inline __s64 tcp_mark_moved(__u64 from, __u32 to)
+{
+	__s32 d = (__s32)(to - (__u32)from);
+
+	return from >> 32 && d > 0 ? d : 0;
+}
+
 /*
- * What the counter moved past the mark, up to @to, and the mark moved there (or, @close, taken
- * away). A look and the call's return can meet: each byte past the mark goes to one of them.
+ * A look's share of a call under way: what the counter moved past the mark, up to @to, and the
+ * mark moved there. A look and the call's return can meet: each byte past the mark goes to one.
  */
-static __always_inline __u64 tcp_mark_take(__u64 *mark, __u32 to, bool close)
+static __always_inline __s64 tcp_mark_take(__u64 *mark, __u32 to)
 {
 #ifndef ZCT_COMPAT
 	for (int i = 0; i < 4; i++) {
 		__u64 old = *(volatile __u64 *)mark;
-		__s32 d = (__s32)(to - (__u32)old);
+		__s64 d = tcp_mark_moved(old, to);
 
-		if (!(old >> 32))
+		if (!d)
 			return 0;
-		if (!close && d <= 0)
-			return 0;
-		if (__sync_val_compare_and_swap(mark, old, close ? 0 : 1ULL << 32 | to) == old)
-			return d > 0 ? d : 0;
+		if (__sync_val_compare_and_swap(mark, old, 1ULL << 32 | to) == old)
+			return d;
 	}
 #endif
 	return 0;
@@ -173,26 +179,45 @@ static __always_inline void tcp_call_begins(struct sock *sk, int dir, __u32 seq)
 		tcp_mark_open(dir == TCP_DERIVED_SEND ? &t->send_mark : &t->recv_mark, seq);
 }
 
-/* ... and returns, its counter at @seq: what it moved since the last look, not copied. */
-static __always_inline void tcp_call_ends(struct sock *sk, int dir, __u32 seq)
+/*
+ * ... and returns, its counter at @seq: what it moved since its mark, not copied. Added before the
+ * mark is taken away, so that a look in between never finds the bytes in neither place: one that
+ * moved the mark meanwhile took its share itself, and that share comes off again (a look can find
+ * it twice for a moment, never later than the bytes). Whether a mark was open.
+ */
+static __always_inline bool tcp_call_ends(struct sock *sk, int dir, __u32 seq)
 {
+#ifdef ZCT_COMPAT
+	return false;	/* no exchange: the compat object's kernels count TCP per call */
+#else
 	struct tcp_tally *t;
-	__u64 n;
+	__u64 *mark, *nc, old, last;
 
 	if (!tcp_derives(dir) || !(t = tcp_tally_of(sk)))
-		return;
-	n = tcp_mark_take(dir == TCP_DERIVED_SEND ? &t->send_mark : &t->recv_mark, seq, true);
-	if (n)
-		__sync_fetch_and_add(dir == TCP_DERIVED_SEND ? &t->nc_sent : &t->nc_received, n);
+		return false;
+	mark = dir == TCP_DERIVED_SEND ? &t->send_mark : &t->recv_mark;
+	nc = dir == TCP_DERIVED_SEND ? &t->nc_sent : &t->nc_received;
+	old = *(volatile __u64 *)mark;
+	if (!(old >> 32))
+		return false;
+	__sync_fetch_and_add(nc, tcp_mark_moved(old, seq));
+	last = __sync_lock_test_and_set(mark, 0);
+	if (last != old)
+		__sync_fetch_and_add(nc, tcp_mark_moved(last, seq) - tcp_mark_moved(old, seq));
+	return true;
+#endif
 }
 
-/* A look's share: the bytes not copied since the last look, with the counters it read. */
-static __always_inline __u64 tcp_nc_take(__u64 *nc, __u64 *mark, __u32 seq)
+/* A look's share: the bytes not copied since the last look, up to the counter it read (@seq). */
+static __always_inline __s64 tcp_nc_take(__u64 *nc, __u64 *mark, __u32 seq)
 {
 #ifdef ZCT_COMPAT
 	return 0;
 #else
-	return __sync_lock_test_and_set(nc, 0) + tcp_mark_take(mark, seq, false);
+	/* the mark first: a return adds to nc before it takes the mark away */
+	__s64 d = tcp_mark_take(mark, seq);
+
+	return d + (__s64)__sync_lock_test_and_set(nc, 0);
 #endif
 }
 

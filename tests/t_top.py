@@ -5,6 +5,7 @@ files, the programs it attaches, usage errors.
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import tempfile
@@ -684,6 +685,8 @@ def tcp_copies_beside_a_waiting_splice(top):
     p = subprocess.Popen(["/usr/bin/python3", "-c", BLOCKED_SPLICE, str(n)], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        # its pids once its sends are made (60 s at most)
+        assert select.select([p.stdout], [], [], 60)[0], "the splicing process printed nothing in 60 s"
         pid, server = map(int, p.stdout.readline().split())
         deadline, seen = time.monotonic() + 30, 0
         while time.monotonic() < deadline and seen < n:
@@ -752,6 +755,7 @@ def top_tcp_copies_from_counters():
     sites, figs, _ = by(splicer)
     assert_eq("the splicing receiver's TCP bytes", figs.get("tcp_received_bytes"), n)
     assert_eq("the splicing receiver's recv_copy", sites.get("recv_copy", 0), 0)
+    assert waiter, "no table came before the waiting splice"
     sites = by(waiter)[0]
     assert_eq("the waiting splicer's send_copy", sites.get("send_copy", 0), 512 * 1024)
     assert_eq("the waiting splicer's splice_ref", sites.get("splice_ref", 0), 65536)

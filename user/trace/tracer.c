@@ -487,10 +487,15 @@ static void keep_loaded_data(struct zctrace_bpf *obj)
 	}
 }
 
-/* The timed copies' entry programs: attached after their returns, so no entry goes unreturned. */
-static bool copy_time_entry(struct zctrace_bpf *obj, struct bpf_program *p)
+/*
+ * The entry programs whose returns must be in place first, so that no entry goes unreturned: the
+ * timed copies', and those that open a mark on a socket's counter (tcpflows.bpf.h).
+ */
+static bool entry_after_return(struct zctrace_bpf *obj, struct bpf_program *p)
 {
-	return p == obj->progs.skb_copy_datagram_iter_time_in || p == obj->progs.skb_copy_ubufs_time_in;
+	return p == obj->progs.skb_copy_datagram_iter_time_in || p == obj->progs.skb_copy_ubufs_time_in ||
+	       p == obj->progs.splice_to_socket_fentry || p == obj->progs.do_tcp_sendpages_fentry ||
+	       p == obj->progs.tcp_splice_read_fentry;
 }
 
 /* Attaches @p; 0, or a negative errno with why in @why. */
@@ -541,7 +546,7 @@ static int attach_all(struct zctrace_bpf *obj, unsigned sample_hz, char *prog, s
 
 			/* USDT programs attach per binary, once the target exists */
 			if (!bpf_program__autoload(p) || !strcmp(bpf_program__section_name(p), "usdt") ||
-			    copy_time_entry(obj, p) != (pass == 1))
+			    entry_after_return(obj, p) != (pass == 1))
 				continue;
 			if ((err = attach_one(obj, i, sample_hz, why, n))) {
 				snprintf(prog, prog_n, "%s", bpf_program__name(p));
