@@ -71,7 +71,7 @@ exec /usr/bin/python3 tests/run.py \
 	'top_counts_a_process_exactly$' 'top_counts_threads_exactly$' 'top_counts_files_where_measured$' \
 	'top_by_cgroup_and_comm$' 'top_evictions_counted$' 'top_cost_of_copies$' 'census_attach_points$' \
 	'top_tcp_counters_exact$' 'top_tcp_counters_other_namespace$' 'top_tcp_counters_before_the_census$' 'top_tcp_counters_socket_passed$' \
-	'top_tcp_copies_from_counters$' \
+	'top_tcp_copies_from_counters$' 'top_counts_a_real_server_exactly$' \
 	'top_tcp_counters_refused$' 'top_tcp_counters_reused_sockets$' 'top_tcp_counters_past_4gib$' \
 	'export_tcp_counters$' \
 	'export_prometheus_round_trip$' 'export_says_what_it_measures$' 'export_usage_errors$' 'export_copy_cpu_seconds$' \

@@ -116,7 +116,7 @@ def all_tests():
               t_top.top_by_cgroup_and_comm,
               t_top.top_evictions_counted, t_top.top_cost_of_copies, t_top.top_usage_errors,
               t_top.top_tcp_counters_exact, t_top.top_tcp_counters_other_namespace,
-              t_top.top_tcp_counters_before_the_census, t_top.top_tcp_copies_from_counters,
+              t_top.top_tcp_counters_before_the_census, t_top.top_tcp_copies_from_counters, t_top.top_counts_a_real_server_exactly,
               t_top.top_tcp_counters_socket_passed, t_top.top_tcp_counters_past_4gib, t_top.top_tcp_counters_refused, t_top.top_tcp_counters_reused_sockets,
               t_top.census_attach_points]
     tests += t_export.EXPORT_TESTS

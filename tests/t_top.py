@@ -425,10 +425,16 @@ def top_usage_errors():
 # ---- TCP from the sockets' own counters ----
 
 def tcp_counters_of(tables, pid):
-    """(sent, received): the TCP bytes @pid's sockets' counters moved, over @tables."""
-    figs = top_sum(tables, lambda r: r.get("pid") == pid)[1]
+    """(sent, received): the TCP bytes @pid's sockets' counters moved, over @tables. Where the census
+    takes TCP's copies from those counters (fentry kernels), @pid's send_copy and recv_copy are held
+    to them too: the callers' streams are copied, neither pinned nor spliced."""
+    sites, figs, _ = top_sum(tables, lambda r: r.get("pid") == pid)
     assert figs.get("tcp_sent_bytes", 0) is not None, figs
-    return figs.get("tcp_sent_bytes", 0), figs.get("tcp_received_bytes", 0)
+    sent, got = figs.get("tcp_sent_bytes", 0), figs.get("tcp_received_bytes", 0)
+    if tables[-1]["methods"]["send_copy"] == "iter":
+        assert_eq(f"{pid}'s send_copy and recv_copy from the counters",
+                  (sites.get("send_copy", 0), sites.get("recv_copy", 0)), (sent, got))
+    return sent, got
 
 
 def untraced_workload(workload, *args):
@@ -774,6 +780,49 @@ def top_tcp_copies_from_counters():
     sites, _, rows = by(one["sender_pid"])
     assert_eq("the sender's send_copy, per call", sites.get("send_copy", 0), one["bytes"])
     assert all(r["sites"]["send_copy"]["copies"] for r in rows if "send_copy" in r["sites"]), rows
+
+
+def top_counts_a_real_server_exactly():
+    """Real programs that count their own bytes, under the census: Python's http.server serves a
+    1 MiB file 24 times to curl, 4 transfers at once (each a connection of its own); curl's own
+    counts (the request it sent; the headers and body it got) equal its send_copy and recv_copy,
+    and the server's the other way round, exactly: per call on a kernel with tracepoints only, from
+    the sockets' counters where fentry is allowed."""
+    if not os.path.exists("/usr/bin/curl"):
+        raise Skip("needs curl (tools/install-deps.sh installs it)")
+    n, size = 24, (1 << 20) + 7
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "f"), "wb") as f:
+            f.write(b"z" * size)
+        top, curl = top_start(), None
+        server = subprocess.Popen(["/usr/bin/python3", "-u", "-m", "http.server", "--bind", "127.0.0.1",
+                                   "--directory", d, "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  text=True)
+        try:
+            assert select.select([server.stdout], [], [], 60)[0], "http.server printed nothing in 60 s"
+            port = int(re.search(r" port (\d+)", server.stdout.readline()).group(1))
+            url = f"http://127.0.0.1:{port}/f"
+            args = [a for _ in range(n) for a in ("-o", "/dev/null", url)]
+            curl = subprocess.Popen(["/usr/bin/curl", "-sS", "--fail", "--parallel", "--parallel-max", "4", "-w",
+                                     "%{size_request} %{size_upload} %{size_header} %{size_download}\n", *args],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            out, err = curl.communicate(timeout=300)
+            assert curl.returncode == 0, err[-500:]
+            counts = [tuple(map(int, l.split())) for l in out.splitlines()]
+            assert len(counts) == n and all(c[3] == size for c in counts), counts
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            top_tables_after(top, [server.pid] + ([curl.pid] if curl else []))
+            tables = top_stop(top)
+    asked = sum(c[0] + c[1] for c in counts)
+    answered = sum(c[2] + c[3] for c in counts)
+    print(f"  curl sent {asked} B and got {answered} B over {n} connections", flush=True)
+    for who, pid, want in (("curl", curl.pid, (asked, answered)), ("http.server", server.pid, (answered, asked))):
+        sites = top_sum(tables, lambda r: r.get("pid") == pid)[0]
+        assert_eq(f"{who}'s send_copy and recv_copy", (sites.get("send_copy", 0), sites.get("recv_copy", 0)), want)
+        if tcp_counters_attached(tables):
+            assert_eq(f"{who}'s TCP bytes", tcp_counters_of(tables, pid), want)
 
 
 # A connection made before the census starts: the client sends argv[1] bytes to a server (its
