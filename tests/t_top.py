@@ -316,7 +316,8 @@ def census_attach_points():
     (`zctrace floor --census`) has an empty program at each of the census's points: the same
     names as `zctrace top` holds, with and without --complete; `zctrace probes --census` says
     what is not measured and why, and that it follows no zerocopy notices and, where the kernel has
-    sock_recv_length, counts each receive there, with no per-skb program; `--bpf-stats` puts the
+    sock_recv_length, counts each receive there, with no per-skb program, and what each program
+    runs on (none on a plain TCP message where TCP comes from the counters); `--bpf-stats` puts the
     census's own cost in each table."""
     floor_c = open(os.path.join(ROOT, ".output", "floor.bpf.c")).read()
     names = set(re.findall(r"^int (\w+)\(", floor_c, re.M))
@@ -356,6 +357,17 @@ def census_attach_points():
         assert re.search(r"^unix_recv_copy\s+tp_btf\s+tp_btf sock_recv_length ", p.stdout, re.M), p.stdout
         per_skb = {"skb_copy_datagram_iovec_btf", "skb_copy_datagram_iter_fexit", "skb_copy_datagram_iter_kprobe"}
         assert all("sock_recv_length_btf" in h and not h & per_skb for h in helds), helds
+    # what the census runs, and when: every program it holds, each under how often it runs, and how
+    # many a plain TCP message runs (none where TCP comes from the counters)
+    runs = p.stdout.split("\nWHAT THE CENSUS RUNS, AND WHEN", 1)[1]
+    listed = re.findall(r"^      (\S+)", runs, re.M)
+    assert len(listed) == len(helds[0]) and "not classified" not in runs, (runs, sorted(helds[0]))
+    message = re.search(r"^on a plain TCP send or receive: (no program|(\d+) programs a call, (\d+) a packet)$", runs, re.M)
+    assert message, runs
+    if re.search(r"^send_copy\s+iter\s", p.stdout, re.M):
+        assert message.group(1) == "no program", runs
+    else:
+        assert int(message.group(2)) >= 2, runs
     if not re.search(r"^pipe_write_copy\s+(fentry|kprobe)", p.stdout, re.M):
         assert re.search(r"^pipe_write_copy\s+none\s+not measured: needs the syscall tracepoints \(add --complete\)",
                          p.stdout, re.M), p.stdout

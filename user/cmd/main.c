@@ -140,7 +140,11 @@ static int cmd_probes(int argc, char **argv)
 		} else {
 			if (tracer_start(&obj, choice, &to))
 				return 1;
+			print_probes(stdout, choice);
+			if (census)
+				print_census_runs(stdout, obj, choice);
 			tracer_stop(obj);
+			return 0;
 		}
 	}
 	print_probes(stdout, choice);
