@@ -788,11 +788,11 @@ enum { RUNS_CALL = 1, RUNS_PACKET };
 static const struct {
 	const char *points;	/* space-separated, each between spaces */
 	const char *when;
-	int per_message;	/* runs on a plain TCP send or receive: RUNS_CALL, or RUNS_PACKET on its packets */
+	int per_message;	/* runs on a plain TCP send or receive: RUNS_CALL, or RUNS_PACKET on its packets or skbs */
 } run_kinds[] = {
 	{ " sock_send_length sock_recv_length ", "each send or receive call, on any socket", RUNS_CALL },
 	{ " tcp_sendmsg_locked ", "each TCP send call (and its iterations)", RUNS_CALL },
-	{ " skb_copy_datagram_iter skb_copy_datagram_iovec ", "each skb a receive copies", RUNS_CALL },
+	{ " skb_copy_datagram_iter skb_copy_datagram_iovec ", "each skb a receive copies", RUNS_PACKET },
 	{ " net_dev_start_xmit netif_receive_skb __pskb_pull_tail ", "each packet", RUNS_PACKET },
 	{ " sys_enter sys_exit ", "each system call", RUNS_CALL },
 	{ " udp_sendmsg udp_recvmsg udpv6_sendmsg udpv6_recvmsg ", "each UDP send or receive call", false },
@@ -848,7 +848,7 @@ void print_census_runs(FILE *f, struct zctrace_bpf *obj, const struct probe_choi
 				fprintf(f, "  %s\n", k < 0 ? "not classified" : run_kinds[k].when);
 			said = true;
 			runs[k >= 0 ? run_kinds[k].per_message : 0]++;
-			fprintf(f, "      %s", sec);
+			fprintf(f, "      %s %s", sec, name);
 			for (int s = 0; s < NR_PROBES; s++) {
 				const struct candidate *c = choice[s].chosen >= 0 ?
 							    &probe_sites[s].cands[choice[s].chosen] : NULL;
@@ -864,7 +864,7 @@ void print_census_runs(FILE *f, struct zctrace_bpf *obj, const struct probe_choi
 		}
 	}
 	if (runs[RUNS_CALL] || runs[RUNS_PACKET])
-		fprintf(f, "on a plain TCP send or receive: %d programs a call, %d a packet\n", runs[RUNS_CALL],
+		fprintf(f, "on a plain TCP send or receive: %d a call, %d a packet or skb\n", runs[RUNS_CALL],
 			runs[RUNS_PACKET]);
 	else
 		fprintf(f, "on a plain TCP send or receive: no program\n");
