@@ -91,22 +91,14 @@ int BPF_KPROBE(skb_copy_datagram_iter_kprobe, const struct sk_buff *skb, int off
 SEC("fentry/tcp_splice_read")
 int BPF_PROG(tcp_splice_read_fentry, struct socket *sock)
 {
-	struct sock *sk = sock->sk;
-	struct tcp_sock *tp = sk ? bpf_skc_to_tcp_sock(sk) : NULL;
-
-	if (tp)
-		tcp_call_begins(sk, TCP_DERIVED_RECV, tp->copied_seq);
+	tcp_call_begins(sock->sk, TCP_DERIVED_RECV);
 	return 0;
 }
 
 SEC("fexit/tcp_splice_read")
 int BPF_PROG(tcp_splice_read_fexit, struct socket *sock)
 {
-	struct sock *sk = sock->sk;
-	struct tcp_sock *tp = sk ? bpf_skc_to_tcp_sock(sk) : NULL;
-
-	if (tp)
-		tcp_call_ends(sk, TCP_DERIVED_RECV, tp->copied_seq);
+	tcp_call_ends(sock->sk, TCP_DERIVED_RECV);
 	return 0;
 }
 

@@ -475,13 +475,8 @@ static __always_inline void on_sendpages(__u32 method, struct sock *sk, long ret
 SEC("fexit/do_tcp_sendpages")
 int BPF_PROG(do_tcp_sendpages_fexit, struct sock *sk, struct page *page, int offset, size_t size)
 {
-	long ret = func_ret_after(ctx, 5);
-
-	struct tcp_sock *tp;
-
-	on_sendpages(METHOD_FENTRY, sk, ret);
-	if ((tp = bpf_skc_to_tcp_sock(sk)))
-		tcp_call_ends(sk, TCP_DERIVED_SEND, tp->write_seq);
+	on_sendpages(METHOD_FENTRY, sk, func_ret_after(ctx, 5));
+	tcp_call_ends(sk, TCP_DERIVED_SEND);
 	return 0;
 }
 
@@ -493,10 +488,7 @@ int BPF_PROG(do_tcp_sendpages_fexit, struct sock *sk, struct page *page, int off
 SEC("fentry/do_tcp_sendpages")
 int BPF_PROG(do_tcp_sendpages_fentry, struct sock *sk)
 {
-	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
-
-	if (tp)
-		tcp_call_begins(sk, TCP_DERIVED_SEND, tp->write_seq);
+	tcp_call_begins(sk, TCP_DERIVED_SEND);
 	return 0;
 }
 
@@ -520,10 +512,9 @@ int BPF_PROG(splice_to_socket_fentry, struct pipe_inode_info *pipe, struct file 
 	     size_t len)
 {
 	struct sock *sk = tcp_sock_of_file(out);
-	struct tcp_sock *tp = sk ? bpf_skc_to_tcp_sock(sk) : NULL;
 
-	if (tp && sk->sk_route_caps & ZCT_NETIF_F_SG)
-		tcp_call_begins(sk, TCP_DERIVED_SEND, tp->write_seq);
+	if (sk && sk->sk_route_caps & ZCT_NETIF_F_SG)
+		tcp_call_begins(sk, TCP_DERIVED_SEND);
 	return 0;
 }
 
@@ -532,14 +523,13 @@ int BPF_PROG(splice_to_socket_fexit, struct pipe_inode_info *pipe, struct file *
 	     size_t len, unsigned int flags, long ret)
 {
 	struct sock *sk = tcp_sock_of_file(out);
-	struct tcp_sock *tp = sk ? bpf_skc_to_tcp_sock(sk) : NULL;
 	bool refs;
 	__u32 tgid;
 
-	if (!tp)
+	if (!sk)
 		return 0;
 	/* referenced where the route had scatter-gather as it began (its mark), as the counters take it */
-	refs = tcp_call_ends(sk, TCP_DERIVED_SEND, tp->write_seq) && ret > 0;
+	refs = tcp_call_ends(sk, TCP_DERIVED_SEND) && ret > 0;
 	tgid = current_tgid();
 	if (refs && site_uses(SITE_SPLICE_REF, METHOD_FENTRY) && is_target_memo(tgid)) {
 		record(tgid, SITE_SPLICE_REF, ret);

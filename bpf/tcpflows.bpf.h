@@ -170,30 +170,43 @@ static __always_inline __s64 tcp_mark_take(__u64 *mark, __u32 to)
 	return 0;
 }
 
-/* A page-referencing send or a splice out begins on @sk (with its counter at @seq). */
-static __always_inline void tcp_call_begins(struct sock *sk, int dir, __u32 seq)
+/* The counter of side @dir of TCP socket @sk (write_seq or copied_seq) in @seq; false if not TCP. */
+static __always_inline bool tcp_seq_of(struct sock *sk, int dir, __u32 *seq)
+{
+	struct tcp_sock *tp = sk ? bpf_skc_to_tcp_sock(sk) : NULL;
+
+	if (!tp)
+		return false;
+	*seq = dir == TCP_DERIVED_SEND ? tp->write_seq : tp->copied_seq;
+	return true;
+}
+
+/* A page-referencing send or a splice out begins on @sk: its mark at the counter now. */
+static __always_inline void tcp_call_begins(struct sock *sk, int dir)
 {
 	struct tcp_tally *t;
+	__u32 seq;
 
-	if (tcp_derives(dir) && (t = tcp_tally_of(sk)))
+	if (tcp_derives(dir) && tcp_seq_of(sk, dir, &seq) && (t = tcp_tally_of(sk)))
 		tcp_mark_open(dir == TCP_DERIVED_SEND ? &t->send_mark : &t->recv_mark, seq);
 }
 
 /*
- * ... and returns, its counter at @seq: what it moved since its mark, not copied. Added before the
+ * ... and returns: what its counter moved since its mark, not copied. Added before the
  * mark is taken away, so that a look in between never finds the bytes in neither place: one that
  * moved the mark meanwhile took its share itself, and that share comes off again (a look can find
  * it twice for a moment, never later than the bytes). Whether a mark was open.
  */
-static __always_inline bool tcp_call_ends(struct sock *sk, int dir, __u32 seq)
+static __always_inline bool tcp_call_ends(struct sock *sk, int dir)
 {
 #ifdef ZCT_COMPAT
 	return false;	/* no exchange: the compat object's kernels count TCP per call */
 #else
 	struct tcp_tally *t;
 	__u64 *mark, *nc, old, last;
+	__u32 seq;
 
-	if (!tcp_derives(dir) || !(t = tcp_tally_of(sk)))
+	if (!tcp_derives(dir) || !tcp_seq_of(sk, dir, &seq) || !(t = tcp_tally_of(sk)))
 		return false;
 	mark = dir == TCP_DERIVED_SEND ? &t->send_mark : &t->recv_mark;
 	nc = dir == TCP_DERIVED_SEND ? &t->nc_sent : &t->nc_received;

@@ -26,7 +26,7 @@ done
 	'file_file-copyrange_warm$' 'pipe_copy_thread$' 'pipe_copy_process$' \
 	'sock_udp-copy_2thr_process$' 'sock_udp-zerocopy_1thr_thread$' 'sock_unix-stream_2thr_process$' \
 	'boundary_mmsg_calls_exact$' 'top_counts_a_process_exactly$' 'export_prometheus_round_trip$' \
-	'top_tcp_counters_exact$' \
+	'top_tcp_counters_exact$' 'top_tcp_copies_from_counters$' 'top_counts_a_real_server_exactly$' \
 	'top_cost_of_copies$' 'export_copy_cpu_seconds$' 'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' \
 	'cost_of_zerocopy_pinning$' 'cost_of_pipes$' \
 	'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$' 'timed_copies_cross_check$'
@@ -42,7 +42,7 @@ done
 	'processes_sharing_a_cpu_counted_apart$' 'top_cost_of_copies$' 'export_copy_cpu_seconds$' \
 	'top_tcp_counters_exact$' 'top_tcp_counters_socket_passed$' 'top_tcp_counters_other_namespace$' 'top_tcp_counters_before_the_census$' \
 	'top_tcp_counters_refused$' 'top_tcp_counters_reused_sockets$' 'top_tcp_counters_past_4gib$' \
-	'export_tcp_counters$' \
+	'export_tcp_counters$' 'top_tcp_copies_from_counters$' 'top_counts_a_real_server_exactly$' \
 	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' \
 	'cost_of_zerocopy_pinning$' 'cost_of_pipes$' 'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$' 'timed_copies_cross_check$'
 # a stock kernel: fentry is its default method (probes_report checks that --method fentry changes
