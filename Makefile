@@ -16,10 +16,11 @@ CFLAGS ?= -g -O2
 SANFLAGS ?=
 CFLAGS += $(SANFLAGS) $(CPPFLAGS) -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -MMD -MP
 INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Iworkloads/lib
-# the CLI's libraries (libmicrohttpd, GnuTLS, libyaml, libcrypt: zctrace export's HTTP server, its
+# the CLI's libraries (libdw: the sampler reads libc's unwind table for its copy routines' bounds;
+# libmicrohttpd, GnuTLS, libyaml, libcrypt: zctrace export's HTTP server, its
 # TLS, its --web-config file and its password hashes), also linked into the unit
 # tests and fuzzers, which link the CLI's modules
-LDLIBS := -lbpf -lelf -lz -ljson-c -lmicrohttpd -lgnutls -lyaml -lcrypt -lm
+LDLIBS := -lbpf -lelf -ldw -lz -ljson-c -lmicrohttpd -lgnutls -lyaml -lcrypt -lm
 # clang's own system includes, for <bpf/usdt.bpf.h> and friends, as libbpf-bootstrap does
 CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')

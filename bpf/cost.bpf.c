@@ -45,6 +45,10 @@ struct {
 /* Set by user space once cost_ranges is filled: until then every sample is kernel_other. */
 __u32 cost_nranges = 0;
 
+/* The user-space copy routines, set by user space before the sampler attaches (none: user). */
+struct user_copy_fn user_copy_fns[USER_COPY_FNS] = {};
+__u32 user_copy_nfns = 0;
+
 
 /* ZCT_TURNS: the search's halvings, log2(COST_MAX_RANGES) */
 #define COST_SEARCH_TURNS 15
@@ -121,17 +125,71 @@ __noinline __u32 cost_walk_frame(__u32 state, __u32 depth, __u32 word)
 	return (w.copying ? WALK_COPYING : 0) | (w.pending ? WALK_PENDING : 0) | done | (w.cls & 0xff) << 8;
 }
 
+#ifndef ZCT_COMPAT
+struct user_copy_look {
+	__u64 ip;
+	bool hit;
+};
+
+/* bpf_find_vma()'s callback: whether @vma maps one of user_copy_fns at the address looked for. */
+static long user_copy_in(struct task_struct *task, struct vm_area_struct *vma, struct user_copy_look *look)
+{
+	struct file *file = vma->vm_file;
+	__u64 ino, off;
+	__u32 dev;
+
+	if (!file)
+		return 0;
+	ino = BPF_CORE_READ(file, f_inode, i_ino);
+	dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	off = look->ip - vma->vm_start + (vma->vm_pgoff << 12);
+	for (__u32 i = 0; i < USER_COPY_FNS; i++) {
+		if (i >= user_copy_nfns)
+			break;
+		if (user_copy_fns[i].ino == ino && user_copy_fns[i].dev == dev && off >= user_copy_fns[i].start &&
+		    off < user_copy_fns[i].end) {
+			look->hit = true;
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A user-mode sample at @ip: the program's own copy (user_copy) where @ip lies in a user-space copy
+ * routine, else user. The address is found in the task's mappings (bpf_find_vma(), 5.17: the
+ * main object only); a sample the lookup cannot take (another holds the task's mappings) is user.
+ */
+static __always_inline __u32 place_user(__u64 ip)
+{
+	struct user_copy_look look = { .ip = ip };
+
+	if (!user_copy_nfns || trace_all)
+		return COST_USER;
+	bpf_find_vma(bpf_get_current_task_btf(), ip, user_copy_in, &look, 0);
+	return look.hit ? SITE_USER_COPY : COST_USER;
+}
+#else
+/* before 5.17 there is no bpf_find_vma(): every user-mode sample is user (user space says so) */
+static __always_inline __u32 place_user(__u64 ip)
+{
+	return COST_USER;
+}
+#endif
+
 /* Where the walk places the sample of a target whose kernel stack is in cc->ips (@n bytes). */
 static __always_inline __u32 place(struct bpf_perf_event_data *ctx, struct cost_cpu *cc, long n)
 {
 	struct cost_walk w = {};
 	__u32 state = 0;
 
-	if (n < 0) {
-		/* a user-mode sample has no kernel stack to read; a kernel one that fails is counted */
+	if (n <= 0) {
+		/* a user-mode sample has no kernel stack (an empty one, or an error before 6.x); a kernel
+		 * one whose stack cannot be read is counted */
 		if ((long)PT_REGS_IP(&ctx->regs) >= 0)
-			return COST_USER;
-		cc->stack_errors++;
+			return place_user(PT_REGS_IP(&ctx->regs));
+		if (n < 0)
+			cc->stack_errors++;
 		return COST_KERNEL_OTHER;
 	}
 	n /= sizeof(__u64);

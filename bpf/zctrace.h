@@ -396,6 +396,21 @@ struct cost_range {
 	__u32 word;
 };
 
+/*
+ * A user-space copy routine (libc's memcpy and kin, as this CPU resolves them): [start, end) in
+ * its file, the file by the kernel's device and inode numbers. A user-mode sample whose address
+ * falls in one is the program's own copy, user_copy.
+ */
+struct user_copy_fn {
+	__u64 ino;
+	__u64 start;
+	__u64 end;
+	__u32 dev;
+	__u32 pad;
+};
+
+#define USER_COPY_FNS 8
+
 #define COST_MAX_RANGES 32768	/* the sampler's function table; a power of two (its search) */
 #define COST_FRAMES 48		/* kernel frames a sample's walk reads, from the leaf */
 

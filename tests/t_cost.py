@@ -67,8 +67,48 @@ def cost_of_tcp_copies():
         assert abs(npb["value"] - want) < 1e-9 * max(1, want) and npb["lo"] <= npb["value"] <= npb["hi"], (site, npb)
         if not in_guest():
             assert 0.01 <= npb["value"] <= 2, (site, npb)
-    assert led["sites"]["user_copy"]["cpu_ns"] is None, led["sites"]["user_copy"]
+    # the program's own memcpy of its 8 fields: a user-mode sample in libc's copy routine
+    if finds_vmas():
+        assert cost["user_copy_functions_known"] > 0 and cost["user_copy_why"] is None, cost
+        assert sampled(led, "user_copy") > 0, led["sites"]["user_copy"]
+        if not in_guest():
+            assert 0.01 <= led["sites"]["user_copy"]["ns_per_byte"]["value"] <= 2, led["sites"]["user_copy"]
+    else:
+        assert led["sites"]["user_copy"]["cpu_ns"] is None, led["sites"]["user_copy"]
+        assert "bpf_find_vma" in cost["user_copy_why"], cost
+        assert "user_copy        not measured: the kernel has no bpf_find_vma()" in p.stdout, p.stdout
     assert 0 < cost["copy_share"] < 1, cost
+
+
+def finds_vmas():
+    """Whether the kernel has bpf_find_vma() (5.17), by which the sampler finds a user address's file."""
+    return tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2]) >= (5, 17)
+
+
+def cost_of_user_copies():
+    """membw's memcpy passes over 4 MiB: the samples land in libc's copy routine, as the
+    program's own copy (user_copy), which the ledger counts exactly from the workload's USDT
+    markers. Its sampled rate, CPU time over those bytes, is the workload's own clocked rate
+    within a factor of 2 (the workload times each pass by the wall clock, the sampler by CPU
+    time), and no faster than memcpy at that size, measured in the run. Before 5.17 the kernel
+    has no bpf_find_vma(): the ledger says so, and no time is made up."""
+    p, led = traced("membw", "--kind", "memcpy", "--size", "4M", "--reps", "400")
+    assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-500:])
+    cost = cost_of(led)
+    uc = led["sites"]["user_copy"]
+    assert uc["bytes"] == 402 * 4 * 1024 * 1024, uc
+    if not finds_vmas():
+        assert uc["cpu_ns"] is None and uc["ns_per_byte"] is None, uc
+        assert "bpf_find_vma" in cost["user_copy_why"], cost
+        return
+    # the measured phase is memcpy and its loop alone
+    assert cost["by_site"]["user_copy"]["samples"] >= 0.8 * cost["samples"] > 0, cost
+    if in_guest():
+        return
+    own = next(r for r in led["workload"]["results"] if r["name"] == "memcpy")
+    sampled_mb_s = 1e3 / uc["ns_per_byte"]["value"]
+    assert 0.5 <= sampled_mb_s / own["median"] <= 2, (sampled_mb_s, own["median"])
+    held(led, "user_copy copies no faster than memcpy")
 
 
 def cost_of_pipes():
@@ -173,5 +213,5 @@ def timed_copies_cross_check():
         assert "Timed copies (fentry/fexit" in p.stdout, p.stdout[-1500:]
 
 
-COST_TESTS = [cost_walk_on_recorded_stacks, cost_of_tcp_copies, cost_of_pipes, cost_of_zerocopy_pinning,
+COST_TESTS = [cost_walk_on_recorded_stacks, cost_of_tcp_copies, cost_of_user_copies, cost_of_pipes, cost_of_zerocopy_pinning,
               cost_turned_off_and_bad_rates, cost_refused_never_stops_a_run, timed_copies_cross_check]

@@ -11,6 +11,7 @@ needs=(
 	"libbpf-dev:/usr/include/bpf/libbpf.h"
 	"bpftool:/usr/sbin/bpftool"
 	"libelf-dev:/usr/include/libelf.h"
+	"libdw-dev:/usr/include/elfutils/libdw.h"	# the sampler finds libc's memcpy in its unwind tables
 	"zlib1g-dev:/usr/include/zlib.h"
 	"systemtap-sdt-dev:/usr/include/x86_64-linux-gnu/sys/sdt.h"
 	"libjson-c-dev:/usr/include/json-c/json.h"

@@ -111,7 +111,7 @@ void build_columns(struct columns *c, bool micro, const struct axis *axes, int n
 		add_column(c, "%s", middle[i]);
 	/* the sampler's: CPU time by copy site and by kind, per payload byte */
 	for (int s = 0; s < NR_SITES; s++)
-		if (is_cpu_copy(s) && s != SITE_USER_COPY) {
+		if (is_cpu_copy(s)) {
 			add_column(c, "%s_cpu_ns", site_name(s));
 			add_column(c, "%s_cpu_ns_per_payload_byte", site_name(s));
 		}
@@ -243,7 +243,7 @@ static void put_cost(json_object *row, json_object *led, double payload)
 		snprintf(path, sizeof(path), k < NR_SITES ? "sites.%s.cpu_ns" : "cost.by_kind.%s.cpu_ns",
 			 cost_class_name(k));
 		ns = json_at(led, path);
-		if (!ns || (k < NR_SITES && (!is_cpu_copy(k) || k == SITE_USER_COPY)))
+		if (!ns || (k < NR_SITES && !is_cpu_copy(k)))
 			continue;
 		if (k < NR_SITES) {
 			snprintf(col, sizeof(col), "%s_cpu_ns", cost_class_name(k));

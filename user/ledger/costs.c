@@ -48,7 +48,8 @@ int cost_class_of_site(const struct ledger *l, int s)
 	bool splice = l->k.site[SITE_SPLICE_REF].bytes, pipe = l->k.site[SITE_PIPE_REF].bytes;
 
 	switch (s) {
-	case SITE_USER_COPY:	/* in user space: the sampler reads kernel stacks */
+	case SITE_USER_COPY:	/* in user space: where the sampler knew libc's copy routines */
+		return l->cost.user_fns ? s : -1;
 	case SITE_DIRECT_IO:	/* the device's DMA */
 		return -1;
 	case SITE_ZC_PIN:
@@ -192,10 +193,10 @@ bool cost_total_check(const struct ledger *l, bool *ok, char *detail, size_t n)
 	return true;
 }
 
-/* The sites a syscall copies in its own task: the sampler sees their copies as the caller's. */
+/* The sites copied in the caller's own task (a syscall's, or the program's own memcpy). */
 static bool copied_by_caller(int s)
 {
-	return is_cpu_copy(s) && s != SITE_USER_COPY && s != SITE_DEFERRED_COPY && s != SITE_TX_COPY;
+	return is_cpu_copy(s) && s != SITE_DEFERRED_COPY && s != SITE_TX_COPY;
 }
 
 void cost_bounds(struct ledger *l)
@@ -205,7 +206,7 @@ void cost_bounds(struct ledger *l)
 	if (!l->cost.measured || cpu_emulated())
 		return;
 	for (int s = 0; s < NR_SITES; s++)
-		if (copied_by_caller(s) && l->k.site[s].count && l->k.site[s].bytes)
+		if (copied_by_caller(s) && cost_class_of_site(l, s) == s && l->k.site[s].count && l->k.site[s].bytes)
 			l->copy_bound[s] = memcpy_bytes_per_ns(l->k.site[s].bytes / l->k.site[s].count);
 }
 

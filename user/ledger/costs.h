@@ -24,7 +24,8 @@ __u64 cost_run_samples(const struct ledger *l);
 /*
  * The class whose time is site @s's: a CPU copy site's own; for a site that does not copy, the
  * time of its path (zc_pin: pinning and notices; splice_ref or pipe_ref: page references, where
- * the run has bytes at one of them only); -1 where none is (direct_io, user_copy).
+ * the run has bytes at one of them only); -1 where none is (direct_io; user_copy where the
+ * sampler knew no user-space copy routine: cost.user_why says why).
  */
 int cost_class_of_site(const struct ledger *l, int s);
 /* Site @s's ns per byte and its interval; false if it moved no byte or was not sampled. */

@@ -66,10 +66,12 @@ void cost_print(FILE *f, const struct ledger *l, bool full)
 		l->phase_gated ? "measured phase" : "whole run");
 	fprintf(f, "  %-16s %8s %9s %7s   %-24s %6s\n", "SITE/KIND", "SAMPLES", "CPU ms", "SHARE", "NS/BYTE (95%)",
 		"GB/s");
-	/* every site that copied, sampled or not (the program's own copies are in user space) */
+	/* every site that copied, sampled or not; the program's own where its copy routines are known */
 	for (int s = 0; s < NR_SITES; s++)
-		if (is_cpu_copy(s) && s != SITE_USER_COPY && (l->cost.phase[s] || l->k.site[s].bytes))
+		if (is_cpu_copy(s) && cost_class_of_site(l, s) == s && (l->cost.phase[s] || l->k.site[s].bytes))
 			print_row(f, l, s, total);
+	if (l->k.site[SITE_USER_COPY].bytes && cost_class_of_site(l, SITE_USER_COPY) < 0)
+		fprintf(f, "  %-16s %s\n", site_name(SITE_USER_COPY), l->cost.user_why);
 	n = by_samples_desc(l, order);
 	for (int i = 0; i < n && full; i++)
 		print_row(f, l, order[i], total);
@@ -172,6 +174,8 @@ json_object *cost_json(const struct ledger *l)
 	add(o, "stack_errors", json_object_new_uint64(l->cost.stack_errors));
 	add(o, "exiting_samples", json_object_new_uint64(l->cost.exiting));
 	add(o, "functions_known", json_object_new_uint64(l->cost.nfuncs));
+	add(o, "user_copy_functions_known", json_object_new_uint64(l->cost.user_fns));
+	add(o, "user_copy_why", l->cost.user_fns ? NULL : json_object_new_string(l->cost.user_why));
 	add(o, "copy_share", cost_copy_share(l, &v, &lo, &hi) ? json_object_new_double(v) : NULL);
 	{
 		char why[200];

@@ -17,6 +17,7 @@
 #include "costwalk.h"
 #include "trace/cost.h"
 #include "trace/sites.h"
+#include "trace/usercopy.h"
 #include "zctrace.skel.h"
 
 /* A name the walk knows: exact, or (prefix) every name that starts so. */
@@ -451,6 +452,32 @@ static int build_table(char *why, size_t n)
 	return 0;
 }
 
+/* The user-space copy routines (usercopy.h) the program knows, or why none: cost_table_fill(). */
+static struct user_copy_fn ufns[USER_COPY_FNS];
+static int nufns;
+static char user_why[200];
+
+static void find_user_copies(void)
+{
+	char why[160];
+	int n;
+
+	nufns = 0;
+	memset(ufns, 0, sizeof(ufns));
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) != 1) {
+		snprintf(user_why, sizeof(user_why), "not measured: the kernel has no bpf_find_vma() (5.17 on), which "
+			 "finds the file of a user-mode sample's address");
+		return;
+	}
+	n = usercopy_find(ufns, why, sizeof(why));
+	if (n < 0) {
+		snprintf(user_why, sizeof(user_why), "not measured: %s", why);
+		return;
+	}
+	nufns = n;
+	user_why[0] = '\0';
+}
+
 /*
  * Writes the table into @obj's map, then its length, so the walk never reads a half-filled table:
  * in one call where the kernel takes a batch (5.6), as 10,000 calls cost seconds in an emulator.
@@ -477,6 +504,8 @@ static int fill_map(struct zctrace_bpf *obj)
 	}
 	free(keys);
 	obj->bss->cost_nranges = ntable;
+	memcpy(obj->bss->user_copy_fns, ufns, sizeof(ufns));
+	obj->bss->user_copy_nfns = nufns;
 	return 0;
 }
 
@@ -532,6 +561,7 @@ int cost_table_fill(struct zctrace_bpf *obj, char *why, size_t n)
 	int err;
 
 	why[0] = '\0';
+	find_user_copies();
 	if ((err = build_table(why, n)) || (err = fill_map(obj))) {
 		if (!why[0])
 			snprintf(why, n, "cannot fill the sampler's function table: %s", strerror(-err));
@@ -661,6 +691,8 @@ void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_
 	c->hz = attached_hz;
 	c->period_ns = period_ns;
 	c->nfuncs = ntable;
+	c->user_fns = nufns;
+	snprintf(c->user_why, sizeof(c->user_why), "%s", user_why);
 }
 
 void cost_interval(__u64 k, double *lo, double *hi)

@@ -25,6 +25,8 @@ struct cost_figures {
 	__u64 period_ns;		/* one sample stands for this much CPU time */
 	unsigned hz;
 	unsigned nfuncs;		/* kernel functions the walk knew */
+	unsigned user_fns;		/* user-space copy routines it knew (user_copy); 0: user_why says why */
+	char user_why[200];
 	__u64 all[NR_COST_CLASSES];	/* samples of the targets, from the exec zctrace started */
 	__u64 phase[NR_COST_CLASSES];	/* ... inside the measured phase (all of them where not gated) */
 	__u64 stack_errors;

@@ -1,0 +1,152 @@
+/*
+ * The user-space copy routines (usercopy.h). zctrace resolves each name in its own process, where
+ * the dynamic linker has made the same choice it makes in the workloads (the same libc, the same
+ * CPU); /proc/self/maps gives the file, its device and inode as the kernel numbers them, and the
+ * file offset; the file's unwind table (.eh_frame, read with libdw: libc keeps it when stripped of
+ * its symbols) gives the routine's bounds.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <elfutils/libdw.h>
+#include "trace/usercopy.h"
+
+/* The names a program's copy calls: memcpy() and its fortified and mempcpy() kin. */
+static const char *const copy_names[] = { "memcpy", "memmove", "mempcpy", "__memcpy_chk", "__memmove_chk",
+					   "__mempcpy_chk" };
+
+/* The mapping of this process that holds @addr: its file, its device and inode, @addr's offset in the file. */
+struct mapped {
+	char path[4096];
+	__u64 ino;
+	__u32 dev;
+	__u64 off;
+};
+
+static int find_mapping(unsigned long addr, struct mapped *m)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4400];
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off, ino;
+		unsigned maj, min;
+		int at = 0;
+
+		if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu %n", &lo, &hi, &off, &maj, &min, &ino, &at) < 6 ||
+		    addr < lo || addr >= hi)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (!ino || line[at] != '/')
+			break;
+		snprintf(m->path, sizeof(m->path), "%s", line + at);
+		m->ino = ino;
+		m->dev = maj << 20 | min;	/* the kernel's dev_t: MKDEV() */
+		m->off = addr - lo + off;
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+/* The loadable segment of @elf holding file offset @off: its p_offset - p_vaddr, in @delta. */
+static int segment_of(Elf *elf, __u64 off, long long *delta)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && off >= ph.p_offset &&
+		    off < ph.p_offset + ph.p_filesz) {
+			*delta = (long long)ph.p_offset - (long long)ph.p_vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* The routine at file offset @m->off of @m->path: its bounds, in file offsets, into @fn. */
+static int bounds_of(const struct mapped *m, struct user_copy_fn *fn, char *why, size_t n)
+{
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC), err = 0;
+	Dwarf_Addr start, end;
+	Dwarf_Frame *frame = NULL;
+	Dwarf_CFI *cfi = NULL;
+	long long delta;
+	Elf *elf;
+
+	if (fd < 0) {
+		snprintf(why, n, "cannot open %s: %s", m->path, strerror(errno));
+		return -errno;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || segment_of(elf, m->off, &delta)) {
+		snprintf(why, n, "%s: no loadable segment holds offset 0x%llx", m->path, (unsigned long long)m->off);
+		err = -ENOENT;
+	} else if (!(cfi = dwarf_getcfi_elf(elf)) || dwarf_cfi_addrframe(cfi, m->off - delta, &frame) ||
+		   dwarf_frame_info(frame, &start, &end, NULL) < 0) {
+		snprintf(why, n, "%s: no unwind entry covers offset 0x%llx: %s", m->path, (unsigned long long)m->off,
+			 dwarf_errmsg(-1));
+		err = -ENOENT;
+	} else {
+		*fn = (struct user_copy_fn){ .ino = m->ino, .dev = m->dev, .start = start + delta, .end = end + delta };
+	}
+	free(frame);
+	if (cfi)
+		dwarf_cfi_end(cfi);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
+int usercopy_find(struct user_copy_fn *fns, char *why, size_t n)
+{
+	int nfns = 0;
+
+	why[0] = '\0';
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		snprintf(why, n, "libelf: %s", elf_errmsg(-1));
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < sizeof(copy_names) / sizeof(copy_names[0]); i++) {
+		void *addr = dlsym(RTLD_DEFAULT, copy_names[i]);
+		struct user_copy_fn fn;
+		struct mapped m;
+		bool seen = false;
+		int err;
+
+		if (!addr)
+			continue;
+		if ((err = find_mapping((unsigned long)addr, &m))) {
+			snprintf(why, n, "%s at %p: in no file this process maps", copy_names[i], addr);
+			return err;
+		}
+		if ((err = bounds_of(&m, &fn, why, n)))
+			return err;
+		for (int k = 0; k < nfns; k++)
+			seen |= fns[k].ino == fn.ino && fns[k].dev == fn.dev && fns[k].start == fn.start;
+		if (seen)
+			continue;
+		if (nfns == USER_COPY_FNS) {
+			snprintf(why, n, "more than %d copy routines", USER_COPY_FNS);
+			return -E2BIG;
+		}
+		fns[nfns++] = fn;
+	}
+	if (!nfns)
+		snprintf(why, n, "no copy routine (memcpy and kin) resolves in this process");
+	return nfns ? nfns : -ENOENT;
+}
