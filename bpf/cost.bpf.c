@@ -3,7 +3,8 @@
  * The sampler: what each copy costs. A perf_event program on a sampling event of every CPU
  * (user/trace/cost.c opens them) takes each sample of a traced task, reads its kernel stack and
  * places it, in the kernel, by bpf/costwalk.h's rule over the functions user space named
- * (cost_ranges, sorted by address): a copy site's copy, or a kind of other time. Counts per CPU,
+ * (cost_ranges, sorted by address): a copy site's copy, or a kind of other time; a user-mode
+ * sample in one of libc's copy routines (user_copy_fns) is the program's own copy. Counts per CPU,
  * for the whole run and for the measured phase.
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone).
  */
@@ -125,57 +126,46 @@ __noinline __u32 cost_walk_frame(__u32 state, __u32 depth, __u32 word)
 	return (w.copying ? WALK_COPYING : 0) | (w.pending ? WALK_PENDING : 0) | done | (w.cls & 0xff) << 8;
 }
 
-#ifndef ZCT_COMPAT
-struct user_copy_look {
-	__u64 ip;
-	bool hit;
-};
-
-/* bpf_find_vma()'s callback: whether @vma maps one of user_copy_fns at the address looked for. */
-static long user_copy_in(struct task_struct *task, struct vm_area_struct *vma, struct user_copy_look *look)
-{
-	struct file *file = vma->vm_file;
-	__u64 ino, off;
-	__u32 dev;
-
-	if (!file)
-		return 0;
-	ino = BPF_CORE_READ(file, f_inode, i_ino);
-	dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
-	off = look->ip - vma->vm_start + (vma->vm_pgoff << 12);
-	for (__u32 i = 0; i < USER_COPY_FNS; i++) {
-		if (i >= user_copy_nfns)
-			break;
-		if (user_copy_fns[i].ino == ino && user_copy_fns[i].dev == dev && off >= user_copy_fns[i].start &&
-		    off < user_copy_fns[i].end) {
-			look->hit = true;
-			break;
-		}
-	}
-	return 0;
-}
-
 /*
- * A user-mode sample at @ip: the program's own copy (user_copy) where @ip lies in a user-space copy
- * routine, else user. The address is found in the task's mappings (bpf_find_vma(), 5.17: the
- * main object only); a sample the lookup cannot take (another holds the task's mappings) is user.
+ * A user-mode sample: the program's own copy (user_copy) where its address lies in a user-space
+ * copy routine, else user. The kernel gives the address as its file's build ID and the offset in
+ * it (bpf_get_stack()'s BPF_F_USER_BUILD_ID, one frame); where it cannot read them (another holds
+ * the task's mappings; on PREEMPT_RT, in every interrupt) the sample is user, and counted.
  */
-static __always_inline __u32 place_user(__u64 ip)
+static __always_inline __u32 place_user(struct bpf_perf_event_data *ctx, struct cost_cpu *cc)
 {
-	struct user_copy_look look = { .ip = ip };
+	struct bpf_stack_build_id id = {};
+	__u64 a, b, c;
+	__u32 d, e;
 
 	if (!user_copy_nfns || trace_all)
 		return COST_USER;
-	bpf_find_vma(bpf_get_current_task_btf(), ip, user_copy_in, &look, 0);
-	return look.hit ? SITE_USER_COPY : COST_USER;
-}
-#else
-/* before 5.17 there is no bpf_find_vma(): every user-mode sample is user (user space says so) */
-static __always_inline __u32 place_user(__u64 ip)
-{
+	if (counting())
+		cc->user_phase++;
+	if (bpf_get_stack(ctx, &id, sizeof(id), BPF_F_USER_STACK | BPF_F_USER_BUILD_ID) < (long)sizeof(id) ||
+	    id.status != BPF_STACK_BUILD_ID_VALID) {
+		if (counting())
+			cc->user_unread++;
+		return COST_USER;
+	}
+	__builtin_memcpy(&a, id.build_id, 8);
+	__builtin_memcpy(&b, id.build_id + 8, 8);
+	__builtin_memcpy(&d, id.build_id + 16, 4);
+	for (__u32 i = 0; i < USER_COPY_FNS; i++) {
+		struct user_copy_fn *fn = &user_copy_fns[i];
+
+		if (i >= user_copy_nfns)
+			break;
+		__builtin_memcpy(&c, fn->build_id, 8);
+		if (c != a)
+			continue;
+		__builtin_memcpy(&c, fn->build_id + 8, 8);
+		__builtin_memcpy(&e, fn->build_id + 16, 4);
+		if (c == b && e == d && id.offset >= fn->start && id.offset < fn->end)
+			return SITE_USER_COPY;
+	}
 	return COST_USER;
 }
-#endif
 
 /* Where the walk places the sample of a target whose kernel stack is in cc->ips (@n bytes). */
 static __always_inline __u32 place(struct bpf_perf_event_data *ctx, struct cost_cpu *cc, long n)
@@ -187,7 +177,7 @@ static __always_inline __u32 place(struct bpf_perf_event_data *ctx, struct cost_
 		/* a user-mode sample has no kernel stack (an empty one, or an error before 6.x); a kernel
 		 * one whose stack cannot be read is counted */
 		if ((long)PT_REGS_IP(&ctx->regs) >= 0)
-			return place_user(PT_REGS_IP(&ctx->regs));
+			return place_user(ctx, cc);
 		if (n < 0)
 			cc->stack_errors++;
 		return COST_KERNEL_OTHER;

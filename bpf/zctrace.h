@@ -398,15 +398,14 @@ struct cost_range {
 
 /*
  * A user-space copy routine (libc's memcpy and kin, as this CPU resolves them): [start, end) in
- * its file, the file by the kernel's device and inode numbers. A user-mode sample whose address
- * falls in one is the program's own copy, user_copy.
+ * its file, the file by its ELF build ID. A user-mode sample whose address falls in one is the
+ * program's own copy, user_copy.
  */
 struct user_copy_fn {
-	__u64 ino;
+	__u8 build_id[20];
+	__u32 pad;
 	__u64 start;
 	__u64 end;
-	__u32 dev;
-	__u32 pad;
 };
 
 #define USER_COPY_FNS 8
@@ -426,6 +425,8 @@ struct cost_cpu {
 	__u64 phase[COST_SLOTS];
 	__u64 stack_errors;	/* samples whose kernel stack could not be read (placed in kernel_other) */
 	__u64 exiting;		/* ... of all, those of tasks in do_exit() (PF_EXITING) */
+	__u64 user_phase;	/* user-mode samples in the measured phase */
+	__u64 user_unread;	/* ... whose file the kernel could not read (build ID), placed in user */
 	__u64 ips[COST_FRAMES];	/* the walk's scratch: the sample's stack */
 };
 

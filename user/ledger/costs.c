@@ -17,6 +17,9 @@ struct cost_span cost_span_of(const struct ledger *l, int cls)
 		return sp;
 	sp.samples = l->cost.phase[cls];
 	cost_interval(sp.samples, &lo, &hi);
+	/* a user-mode sample whose file went unread may have been a copy: user_copy's high end holds them */
+	if (cls == SITE_USER_COPY)
+		cost_interval(sp.samples + l->cost.user_unread, &(double){ 0 }, &hi);
 	/* each sample stands for a period of the CPU's time */
 	sp.ns = (double)sp.samples * l->cost.period_ns;
 	sp.lo = lo * l->cost.period_ns;
@@ -49,7 +52,7 @@ int cost_class_of_site(const struct ledger *l, int s)
 
 	switch (s) {
 	case SITE_USER_COPY:	/* in user space: where the sampler knew libc's copy routines */
-		return l->cost.user_fns ? s : -1;
+		return l->cost.user_measured ? s : -1;
 	case SITE_DIRECT_IO:	/* the device's DMA */
 		return -1;
 	case SITE_ZC_PIN:

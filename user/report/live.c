@@ -107,7 +107,7 @@ static void draw(struct live *lv, FILE *f, double secs, double total_s)
 		if (!c->site[s].count)
 			continue;
 		/* the copies' CPU time in the interval, as a share of one CPU's */
-		if (lv->cost_cur.measured && is_cpu_copy(s) && (s != SITE_USER_COPY || lv->cost_cur.user_fns))
+		if (lv->cost_cur.measured && is_cpu_copy(s) && (s != SITE_USER_COPY || lv->cost_cur.user_measured))
 			snprintf(b3, sizeof(b3), "%.1f", (lv->cost_cur.phase[s] - lv->cost_prev.phase[s]) *
 				 (double)lv->cost_cur.period_ns / (secs * 1e9) * 100);
 		else

@@ -72,6 +72,10 @@ void cost_print(FILE *f, const struct ledger *l, bool full)
 			print_row(f, l, s, total);
 	if (l->k.site[SITE_USER_COPY].bytes && cost_class_of_site(l, SITE_USER_COPY) < 0)
 		fprintf(f, "  %-16s %s\n", site_name(SITE_USER_COPY), l->cost.user_why);
+	else if (l->k.site[SITE_USER_COPY].bytes && l->cost.user_unread)
+		fprintf(f, "  user_copy: %" PRIu64 " of %" PRIu64 " user-mode samples unread (their file could not be "
+			"read): in user, and in user_copy's interval\n", (uint64_t)l->cost.user_unread,
+			(uint64_t)l->cost.user_phase);
 	n = by_samples_desc(l, order);
 	for (int i = 0; i < n && full; i++)
 		print_row(f, l, order[i], total);
@@ -175,7 +179,9 @@ json_object *cost_json(const struct ledger *l)
 	add(o, "exiting_samples", json_object_new_uint64(l->cost.exiting));
 	add(o, "functions_known", json_object_new_uint64(l->cost.nfuncs));
 	add(o, "user_copy_functions_known", json_object_new_uint64(l->cost.user_fns));
-	add(o, "user_copy_why", l->cost.user_fns ? NULL : json_object_new_string(l->cost.user_why));
+	add(o, "user_copy_why", l->cost.user_measured ? NULL : json_object_new_string(l->cost.user_why));
+	add(o, "user_samples", json_object_new_uint64(l->cost.user_phase));
+	add(o, "user_unread_samples", json_object_new_uint64(l->cost.user_unread));
 	add(o, "copy_share", cost_copy_share(l, &v, &lo, &hi) ? json_object_new_double(v) : NULL);
 	{
 		char why[200];

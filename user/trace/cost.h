@@ -25,8 +25,12 @@ struct cost_figures {
 	__u64 period_ns;		/* one sample stands for this much CPU time */
 	unsigned hz;
 	unsigned nfuncs;		/* kernel functions the walk knew */
-	unsigned user_fns;		/* user-space copy routines it knew (user_copy); 0: user_why says why */
+	unsigned user_fns;		/* user-space copy routines it knew (user_copy) */
+	bool user_measured;		/* user_copy's time is measured (at most half of the user-mode
+					 * samples unread); else user_why says why */
 	char user_why[200];
+	__u64 user_phase;		/* user-mode samples in the measured phase */
+	__u64 user_unread;		/* ... whose file the kernel could not read: placed in user */
 	__u64 all[NR_COST_CLASSES];	/* samples of the targets, from the exec zctrace started */
 	__u64 phase[NR_COST_CLASSES];	/* ... inside the measured phase (all of them where not gated) */
 	__u64 stack_errors;

@@ -14,17 +14,16 @@
 #include <string.h>
 #include <unistd.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include "trace/usercopy.h"
 
 /* The names a program's copy calls: memcpy() and its fortified and mempcpy() kin. */
 static const char *const copy_names[] = { "memcpy", "memmove", "mempcpy", "__memcpy_chk", "__memmove_chk",
 					   "__mempcpy_chk" };
 
-/* The mapping of this process that holds @addr: its file, its device and inode, @addr's offset in the file. */
+/* The mapping of this process that holds @addr: its file, and @addr's offset in it. */
 struct mapped {
 	char path[4096];
-	__u64 ino;
-	__u32 dev;
 	__u64 off;
 };
 
@@ -38,18 +37,15 @@ static int find_mapping(unsigned long addr, struct mapped *m)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi, off, ino;
-		unsigned maj, min;
 		int at = 0;
 
-		if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu %n", &lo, &hi, &off, &maj, &min, &ino, &at) < 6 ||
+		if (sscanf(line, "%lx-%lx %*s %lx %*x:%*x %lu %n", &lo, &hi, &off, &ino, &at) < 4 ||
 		    addr < lo || addr >= hi)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
 		if (!ino || line[at] != '/')
 			break;
 		snprintf(m->path, sizeof(m->path), "%s", line + at);
-		m->ino = ino;
-		m->dev = maj << 20 | min;	/* the kernel's dev_t: MKDEV() */
 		m->off = addr - lo + off;
 		err = 0;
 		break;
@@ -84,7 +80,9 @@ static int bounds_of(const struct mapped *m, struct user_copy_fn *fn, char *why,
 	Dwarf_Addr start, end;
 	Dwarf_Frame *frame = NULL;
 	Dwarf_CFI *cfi = NULL;
+	const void *id;
 	long long delta;
+	ssize_t len;
 	Elf *elf;
 
 	if (fd < 0) {
@@ -100,8 +98,12 @@ static int bounds_of(const struct mapped *m, struct user_copy_fn *fn, char *why,
 		snprintf(why, n, "%s: no unwind entry covers offset 0x%llx: %s", m->path, (unsigned long long)m->off,
 			 dwarf_errmsg(-1));
 		err = -ENOENT;
+	} else if ((len = dwelf_elf_gnu_build_id(elf, &id)) != sizeof(fn->build_id)) {
+		snprintf(why, n, "%s: no 20-byte build ID", m->path);
+		err = -ENOENT;
 	} else {
-		*fn = (struct user_copy_fn){ .ino = m->ino, .dev = m->dev, .start = start + delta, .end = end + delta };
+		*fn = (struct user_copy_fn){ .start = start + delta, .end = end + delta };
+		memcpy(fn->build_id, id, sizeof(fn->build_id));
 	}
 	free(frame);
 	if (cfi)
@@ -137,7 +139,7 @@ int usercopy_find(struct user_copy_fn *fns, char *why, size_t n)
 		if ((err = bounds_of(&m, &fn, why, n)))
 			return err;
 		for (int k = 0; k < nfns; k++)
-			seen |= fns[k].ino == fn.ino && fns[k].dev == fn.dev && fns[k].start == fn.start;
+			seen |= !memcmp(fns[k].build_id, fn.build_id, sizeof(fn.build_id)) && fns[k].start == fn.start;
 		if (seen)
 			continue;
 		if (nfns == USER_COPY_FNS) {
