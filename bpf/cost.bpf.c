@@ -126,25 +126,55 @@ __noinline __u32 cost_walk_frame(__u32 state, __u32 depth, __u32 word)
 	return (w.copying ? WALK_COPYING : 0) | (w.pending ? WALK_PENDING : 0) | done | (w.cls & 0xff) << 8;
 }
 
+#ifndef ZCT_COMPAT
+/* bpf_find_vma()'s callback: whether the mapping holds a file. */
+static long user_vma_file(struct task_struct *task, struct vm_area_struct *vma, bool *file)
+{
+	*file = !!vma->vm_file;
+	return 0;
+}
+
+/*
+ * Whether a user-mode sample at @ip, whose build ID the kernel did not give, is unread: the
+ * mappings were held (bpf_find_vma() fails alike: -EBUSY), or its file has no build ID the kernel
+ * could read. Code in no file (anonymous, JITed, the vDSO) is no library's copy: not unread.
+ */
+static __always_inline bool user_unread(__u64 ip)
+{
+	bool file = true;
+	long err = bpf_find_vma(bpf_get_current_task_btf(), ip, user_vma_file, &file, 0);
+
+	return err == -EBUSY || (!err && file);
+}
+#else
+/* before bpf_find_vma() (5.17): every sample whose build ID the kernel did not give */
+static __always_inline bool user_unread(__u64 ip)
+{
+	return true;
+}
+#endif
+
 /*
  * A user-mode sample: the program's own copy (user_copy) where its address lies in a user-space
  * copy routine, else user. The kernel gives the address as its file's build ID and the offset in
- * it (bpf_get_stack()'s BPF_F_USER_BUILD_ID, one frame); where it cannot read them (another holds
- * the task's mappings; on PREEMPT_RT, in every interrupt) the sample is user, and counted.
+ * it (bpf_get_stack()'s BPF_F_USER_BUILD_ID, one frame). Counted: those it could not read (another
+ * held the task's mappings; on PREEMPT_RT, in every interrupt), and those in the copy routines'
+ * library (libc) at all, by which user space knows the program ran that library.
  */
 static __always_inline __u32 place_user(struct bpf_perf_event_data *ctx, struct cost_cpu *cc)
 {
 	struct bpf_stack_build_id id = {};
+	bool phase = counting();
 	__u64 a, b, c;
 	__u32 d, e;
 
 	if (!user_copy_nfns || trace_all)
 		return COST_USER;
-	if (counting())
+	if (phase)
 		cc->user_phase++;
 	if (bpf_get_stack(ctx, &id, sizeof(id), BPF_F_USER_STACK | BPF_F_USER_BUILD_ID) < (long)sizeof(id) ||
 	    id.status != BPF_STACK_BUILD_ID_VALID) {
-		if (counting())
+		if (phase && user_unread(PT_REGS_IP(&ctx->regs)))
 			cc->user_unread++;
 		return COST_USER;
 	}
@@ -157,11 +187,16 @@ static __always_inline __u32 place_user(struct bpf_perf_event_data *ctx, struct 
 		if (i >= user_copy_nfns)
 			break;
 		__builtin_memcpy(&c, fn->build_id, 8);
-		if (c != a)
+		__builtin_memcpy(&e, fn->build_id + 16, 4);
+		if (c != a || e != d)
 			continue;
 		__builtin_memcpy(&c, fn->build_id + 8, 8);
-		__builtin_memcpy(&e, fn->build_id + 16, 4);
-		if (c == b && e == d && id.offset >= fn->start && id.offset < fn->end)
+		if (c != b)
+			continue;
+		/* the routines' library: each sample in it counted once */
+		if (phase && !i)
+			cc->user_lib++;
+		if (id.offset >= fn->start && id.offset < fn->end)
 			return SITE_USER_COPY;
 	}
 	return COST_USER;

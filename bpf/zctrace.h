@@ -427,6 +427,7 @@ struct cost_cpu {
 	__u64 exiting;		/* ... of all, those of tasks in do_exit() (PF_EXITING) */
 	__u64 user_phase;	/* user-mode samples in the measured phase */
 	__u64 user_unread;	/* ... whose file the kernel could not read (build ID), placed in user */
+	__u64 user_lib;		/* ... in the copy routines' library (user_copy_fns[0]'s build ID) */
 	__u64 ips[COST_FRAMES];	/* the walk's scratch: the sample's stack */
 };
 

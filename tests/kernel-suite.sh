@@ -27,7 +27,7 @@ done
 	'sock_udp-copy_2thr_process$' 'sock_udp-zerocopy_1thr_thread$' 'sock_unix-stream_2thr_process$' \
 	'boundary_mmsg_calls_exact$' 'top_counts_a_process_exactly$' 'export_prometheus_round_trip$' \
 	'top_tcp_counters_exact$' 'top_tcp_copies_from_counters$' 'top_counts_a_real_server_exactly$' \
-	'top_cost_of_copies$' 'export_copy_cpu_seconds$' 'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' 'cost_of_user_copies$' \
+	'top_cost_of_copies$' 'export_copy_cpu_seconds$' 'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' 'cost_of_user_copies$' 'cost_of_a_commands_own_copies$' \
 	'cost_of_zerocopy_pinning$' 'cost_of_pipes$' \
 	'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$' 'timed_copies_cross_check$'
 [ "${1:-}" = rt ] && exec /usr/bin/python3 tests/run.py \
@@ -43,7 +43,7 @@ done
 	'top_tcp_counters_exact$' 'top_tcp_counters_socket_passed$' 'top_tcp_counters_other_namespace$' 'top_tcp_counters_before_the_census$' \
 	'top_tcp_counters_refused$' 'top_tcp_counters_reused_sockets$' 'top_tcp_counters_past_4gib$' \
 	'export_tcp_counters$' 'top_tcp_copies_from_counters$' 'top_counts_a_real_server_exactly$' \
-	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' 'cost_of_user_copies$' \
+	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' 'cost_of_user_copies$' 'cost_of_a_commands_own_copies$' \
 	'cost_of_zerocopy_pinning$' 'cost_of_pipes$' 'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$' 'timed_copies_cross_check$'
 # a stock kernel: fentry is its default method (probes_report checks that --method fentry changes
 # nothing), so the ledgers below are its fentry method matrix, and method_matrix_fentry is left out
@@ -76,5 +76,5 @@ exec /usr/bin/python3 tests/run.py \
 	'export_tcp_counters$' \
 	'export_prometheus_round_trip$' 'export_says_what_it_measures$' 'export_usage_errors$' 'export_copy_cpu_seconds$' \
 	'floor_attaches_empty_programs$' 'detach_after_the_report_leaves_nothing$' 'sweep_loads_one_tracer$' 'sweep_stopped_leaves_nothing$' \
-	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' 'cost_of_user_copies$' 'cost_of_zerocopy_pinning$' 'cost_of_pipes$' \
+	'cost_walk_on_recorded_stacks$' 'cost_of_tcp_copies$' 'cost_of_user_copies$' 'cost_of_a_commands_own_copies$' 'cost_of_zerocopy_pinning$' 'cost_of_pipes$' \
 	'cost_turned_off_and_bad_rates$' 'cost_refused_never_stops_a_run$' 'timed_copies_cross_check$'

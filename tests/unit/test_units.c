@@ -5,6 +5,7 @@
 #include <string.h>
 #include "report/hist.h"
 #include "ledger/checks.h"
+#include "ledger/costs.h"
 #include "os/jsonpath.h"
 #include "ledger/ledger.h"
 #include "trace/probes.h"
@@ -265,6 +266,35 @@ static void test_skips_check(void)
 	       "%s", l.nchecks ? l.checks[l.nchecks - 1].detail : "no check");
 }
 
+/* The program's own copies: the user-mode samples whose file went unread widen user_copy's interval. */
+static void test_user_copy_interval(void)
+{
+	static struct ledger l;
+	struct cost_span plain, wide;
+	double v, lo, hi, lo_wide, hi_wide;
+
+	l.cost.measured = true;
+	l.cost.period_ns = 1000000;
+	l.cost.user_fns = 4;
+	l.cost.user_measured = true;
+	l.cost.phase[SITE_USER_COPY] = 40;
+	l.cost.phase[COST_USER] = 60;
+	l.k.site[SITE_USER_COPY].bytes = 1 << 30;
+	plain = cost_span_of(&l, SITE_USER_COPY);
+	EXPECT(cost_copy_share(&l, &v, &lo, &hi) && fabs(v - 0.4) < 1e-9, "share %f", v);
+	l.cost.user_unread = 20;
+	l.cost.user_phase = 80;
+	wide = cost_span_of(&l, SITE_USER_COPY);
+	EXPECT(wide.samples == 40 && wide.ns == plain.ns && wide.lo == plain.lo, "the count and low end stay");
+	EXPECT(wide.hi > plain.hi && wide.hi >= 60 * 1e6, "the high end holds the 20 unread: %f", wide.hi);
+	EXPECT(cost_copy_share(&l, &v, &lo_wide, &hi_wide) && lo_wide == lo && hi_wide > hi && hi_wide >= 0.6,
+	       "the share's high end too: %f", hi_wide);
+	/* not measured (cost_read() gives its samples back to user): no class, no figure */
+	l.cost.user_measured = false;
+	EXPECT(cost_class_of_site(&l, SITE_USER_COPY) < 0 && !cost_ns_per_byte(&l, SITE_USER_COPY, &v, &lo, &hi),
+	       "user_copy unmeasured has no time");
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -276,6 +306,7 @@ int main(void)
 	test_report_parse();
 	test_report_lists();
 	test_skips_check();
+	test_user_copy_interval();
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -99,6 +99,12 @@ bool cost_copy_share(const struct ledger *l, double *v, double *lo, double *hi)
 			k += l->cost.phase[s];
 	*v = (double)k / n;
 	share_interval(k, n, lo, hi);
+	/* the user-mode samples unread may have been the program's copies */
+	if (l->cost.user_measured && l->cost.user_unread) {
+		double lo_more;
+
+		share_interval(k + l->cost.user_unread, n, &lo_more, hi);
+	}
 	return true;
 }
 

@@ -72,7 +72,7 @@ void cost_print(FILE *f, const struct ledger *l, bool full)
 			print_row(f, l, s, total);
 	if (l->k.site[SITE_USER_COPY].bytes && cost_class_of_site(l, SITE_USER_COPY) < 0)
 		fprintf(f, "  %-16s %s\n", site_name(SITE_USER_COPY), l->cost.user_why);
-	else if (l->k.site[SITE_USER_COPY].bytes && l->cost.user_unread)
+	else if (l->cost.user_unread && (l->k.site[SITE_USER_COPY].bytes || l->cost.phase[SITE_USER_COPY]))
 		fprintf(f, "  user_copy: %" PRIu64 " of %" PRIu64 " user-mode samples unread (their file could not be "
 			"read): in user, and in user_copy's interval\n", (uint64_t)l->cost.user_unread,
 			(uint64_t)l->cost.user_phase);
@@ -180,8 +180,9 @@ json_object *cost_json(const struct ledger *l)
 	add(o, "functions_known", json_object_new_uint64(l->cost.nfuncs));
 	add(o, "user_copy_functions_known", json_object_new_uint64(l->cost.user_fns));
 	add(o, "user_copy_why", l->cost.user_measured ? NULL : json_object_new_string(l->cost.user_why));
-	add(o, "user_samples", json_object_new_uint64(l->cost.user_phase));
-	add(o, "user_unread_samples", json_object_new_uint64(l->cost.user_unread));
+	/* counted only where the sampler knew the routines to look for */
+	add(o, "user_samples", l->cost.user_fns ? json_object_new_uint64(l->cost.user_phase) : NULL);
+	add(o, "user_unread_samples", l->cost.user_fns ? json_object_new_uint64(l->cost.user_unread) : NULL);
 	add(o, "copy_share", cost_copy_share(l, &v, &lo, &hi) ? json_object_new_double(v) : NULL);
 	{
 		char why[200];
@@ -194,8 +195,14 @@ json_object *cost_json(const struct ledger *l)
 	kinds = json_object_new_object();
 	run = json_object_new_object();
 	for (int c = 0; c < NR_COST_CLASSES; c++) {
-		json_object *k = json_object_new_object();
+		json_object *k;
 
+		/* the program's own copies, not measured: their samples are in user */
+		if (c == SITE_USER_COPY && !l->cost.user_measured) {
+			add(run, cost_class_name(c), NULL);
+			continue;
+		}
+		k = json_object_new_object();
 		add(k, "samples", json_object_new_uint64(l->cost.phase[c]));
 		add(k, "cpu_ns", json_object_new_uint64(l->cost.phase[c] * l->cost.period_ns));
 		add(c < NR_SITES ? run : kinds, cost_class_name(c), k);

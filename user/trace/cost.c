@@ -659,6 +659,36 @@ static void *read_per_cpu(const struct bpf_map *map, size_t size, int ncpu, char
 	return per;
 }
 
+/*
+ * Whether user_copy's samples say what the program's copies took, else why not, with its samples
+ * given back to user: too many user-mode samples unread (the unread may be copies or not, and
+ * user_copy's interval reaches over them: costs.c), or none of those read in the library of the
+ * routines known (the program copies with another: a container's libc, a static binary's).
+ */
+static void user_copies_judged(struct cost_figures *c)
+{
+	__u64 read = c->user_phase - c->user_unread;
+
+	c->user_measured = false;
+	if (!c->user_fns)
+		return;
+	if (c->user_unread * 2 > c->user_phase)
+		snprintf(c->user_why, sizeof(c->user_why), "not measured: the kernel could not read the file of %llu "
+			 "of the %llu user-mode samples (on PREEMPT_RT it cannot in the sampling interrupt)",
+			 (unsigned long long)c->user_unread, (unsigned long long)c->user_phase);
+	else if (read && !c->user_lib)
+		snprintf(c->user_why, sizeof(c->user_why), "not measured: none of the %llu user-mode samples read was "
+			 "in the libc zctrace knows (the program's is another: a container's, a static binary's)",
+			 (unsigned long long)read);
+	else
+		c->user_measured = true;
+	if (!c->user_measured) {
+		c->all[COST_USER] += c->all[SITE_USER_COPY];
+		c->phase[COST_USER] += c->phase[SITE_USER_COPY];
+		c->all[SITE_USER_COPY] = c->phase[SITE_USER_COPY] = 0;
+	}
+}
+
 void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_off)
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -681,6 +711,7 @@ void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_
 		c->exiting += per[cpu].exiting;
 		c->user_phase += per[cpu].user_phase;
 		c->user_unread += per[cpu].user_unread;
+		c->user_lib += per[cpu].user_lib;
 	}
 	free(per);
 	c->measured = true;
@@ -690,13 +721,7 @@ void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_
 	c->nfuncs = ntable;
 	c->user_fns = nufns;
 	snprintf(c->user_why, sizeof(c->user_why), "%s", user_why);
-	/* the unread may be copies or not: user_copy's interval reaches over them (costs.c); past a
-	 * half, the figure would say more of them than of what was read */
-	c->user_measured = nufns && c->user_unread * 2 <= c->user_phase;
-	if (nufns && !c->user_measured)
-		snprintf(c->user_why, sizeof(c->user_why), "not measured: the kernel could not read the file of %llu "
-			 "of the %llu user-mode samples (on PREEMPT_RT it cannot in the sampling interrupt)",
-			 (unsigned long long)c->user_unread, (unsigned long long)c->user_phase);
+	user_copies_judged(c);
 }
 
 void cost_interval(__u64 k, double *lo, double *hi)

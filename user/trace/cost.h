@@ -31,6 +31,7 @@ struct cost_figures {
 	char user_why[200];
 	__u64 user_phase;		/* user-mode samples in the measured phase */
 	__u64 user_unread;		/* ... whose file the kernel could not read: placed in user */
+	__u64 user_lib;			/* ... in the library of the copy routines known (libc) */
 	__u64 all[NR_COST_CLASSES];	/* samples of the targets, from the exec zctrace started */
 	__u64 phase[NR_COST_CLASSES];	/* ... inside the measured phase (all of them where not gated) */
 	__u64 stack_errors;

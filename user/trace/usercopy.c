@@ -1,9 +1,10 @@
 /*
- * The user-space copy routines (usercopy.h). zctrace resolves each name in its own process, where
- * the dynamic linker has made the same choice it makes in the workloads (the same libc, the same
- * CPU); /proc/self/maps gives the file, its device and inode as the kernel numbers them, and the
- * file offset; the file's unwind table (.eh_frame, read with libdw: libc keeps it when stripped of
- * its symbols) gives the routine's bounds.
+ * The user-space copy routines (usercopy.h). zctrace resolves each name in libc as loaded in its
+ * own process (not by the global scope, where a sanitizer's interceptors would answer), where the
+ * dynamic linker has made the choice it makes in the workloads (the same libc, the same CPU);
+ * /proc/self/maps gives the file and the offset in it; the file's build ID names it as the kernel
+ * does to the sampler, and its unwind table (.eh_frame, read with libdw: libc keeps it when
+ * stripped of its symbols) gives the routine's bounds.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -16,6 +17,9 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include "trace/usercopy.h"
+
+/* The C library's name as a program loads it (glibc) */
+#define LIBC_SO "libc.so.6"
 
 /* The names a program's copy calls: memcpy() and its fortified and mempcpy() kin. */
 static const char *const copy_names[] = { "memcpy", "memmove", "mempcpy", "__memcpy_chk", "__memmove_chk",
@@ -33,8 +37,10 @@ static int find_mapping(unsigned long addr, struct mapped *m)
 	char line[4400];
 	int err = -ENOENT;
 
-	if (!f)
-		return -errno;
+	if (!f) {
+		err = -errno;
+		return err;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi, off, ino;
 		int at = 0;
@@ -86,11 +92,15 @@ static int bounds_of(const struct mapped *m, struct user_copy_fn *fn, char *why,
 	Elf *elf;
 
 	if (fd < 0) {
-		snprintf(why, n, "cannot open %s: %s", m->path, strerror(errno));
-		return -errno;
+		err = -errno;
+		snprintf(why, n, "cannot open %s: %s", m->path, strerror(-err));
+		return err;
 	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || segment_of(elf, m->off, &delta)) {
+	if (!elf) {
+		snprintf(why, n, "%s: %s", m->path, elf_errmsg(-1));
+		err = -EINVAL;
+	} else if (segment_of(elf, m->off, &delta)) {
 		snprintf(why, n, "%s: no loadable segment holds offset 0x%llx", m->path, (unsigned long long)m->off);
 		err = -ENOENT;
 	} else if (!(cfi = dwarf_getcfi_elf(elf)) || dwarf_cfi_addrframe(cfi, m->off - delta, &frame) ||
@@ -116,39 +126,55 @@ static int bounds_of(const struct mapped *m, struct user_copy_fn *fn, char *why,
 
 int usercopy_find(struct user_copy_fn *fns, char *why, size_t n)
 {
-	int nfns = 0;
+	void *libc = dlopen(LIBC_SO, RTLD_NOW | RTLD_NOLOAD);
+	int nfns = 0, err = 0;
 
 	why[0] = '\0';
+	if (!libc) {
+		snprintf(why, n, "%s is not loaded in zctrace: %s", LIBC_SO, dlerror());
+		return -ENOENT;
+	}
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		snprintf(why, n, "libelf: %s", elf_errmsg(-1));
+		dlclose(libc);
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < sizeof(copy_names) / sizeof(copy_names[0]); i++) {
-		void *addr = dlsym(RTLD_DEFAULT, copy_names[i]);
+	for (size_t i = 0; i < sizeof(copy_names) / sizeof(copy_names[0]) && !err; i++) {
+		void *addr = dlsym(libc, copy_names[i]);
 		struct user_copy_fn fn;
 		struct mapped m;
 		bool seen = false;
-		int err;
 
 		if (!addr)
 			continue;
 		if ((err = find_mapping((unsigned long)addr, &m))) {
-			snprintf(why, n, "%s at %p: in no file this process maps", copy_names[i], addr);
-			return err;
+			snprintf(why, n, "%s at %p: %s", copy_names[i], addr, err == -ENOENT ? "in no file zctrace maps"
+				 : strerror(-err));
+			break;
 		}
 		if ((err = bounds_of(&m, &fn, why, n)))
-			return err;
+			break;
+		/* one library's: the sampler counts the samples in it by the first one's build ID */
+		if (nfns && memcmp(fns[0].build_id, fn.build_id, sizeof(fn.build_id))) {
+			snprintf(why, n, "%s resolves to %s, another file than %s's", copy_names[i], m.path, copy_names[0]);
+			err = -EINVAL;
+			break;
+		}
 		for (int k = 0; k < nfns; k++)
-			seen |= !memcmp(fns[k].build_id, fn.build_id, sizeof(fn.build_id)) && fns[k].start == fn.start;
+			seen |= fns[k].start == fn.start;
 		if (seen)
 			continue;
 		if (nfns == USER_COPY_FNS) {
 			snprintf(why, n, "more than %d copy routines", USER_COPY_FNS);
-			return -E2BIG;
+			err = -E2BIG;
+			break;
 		}
 		fns[nfns++] = fn;
 	}
-	if (!nfns)
-		snprintf(why, n, "no copy routine (memcpy and kin) resolves in this process");
-	return nfns ? nfns : -ENOENT;
+	dlclose(libc);
+	if (!err && !nfns) {
+		snprintf(why, n, "no copy routine (memcpy and kin) resolves in %s", LIBC_SO);
+		err = -ENOENT;
+	}
+	return err ? err : nfns;
 }
