@@ -51,7 +51,8 @@ WL_OWN_OBJS := $(filter-out $(SHARED_OBJS),$(WL_LIB_OBJS))
 WORKLOADS := $(patsubst workloads/%.c,%,$(wildcard workloads/*.c))
 WL_BINS := $(patsubst %,$(OUTPUT)/workloads/%,$(WORKLOADS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
-UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS)) $(OUTPUT)/tests/copyloop \
+	$(OUTPUT)/tests/copyloop-static
 # unit tests link the CLI's pure modules, not its main()
 UNIT_LINK_OBJS := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS)) $(WL_LIB_OBJS)
 # the CLI itself; the sanitizer build puts its own in its output directory
@@ -209,6 +210,15 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_LINK_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -MF $(OUTPUT)/tests/$*.d $< $(UNIT_LINK_OBJS) \
 		$(LDLIBS) -o $@
+
+# a command of a user's for the sampler's tests, linked to libc and statically, as a user builds it:
+# no sanitizer (its interceptors would take memcpy() from libc)
+$(OUTPUT)/tests/copyloop: tests/progs/copyloop.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O1 -fno-builtin $< -o $@
+$(OUTPUT)/tests/copyloop-static: tests/progs/copyloop.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O1 -fno-builtin -static $< -o $@
 
 # libFuzzer targets: the CLI's pure modules, compiled with -fsanitize=fuzzer-no-link (make fuzz)
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(UNIT_LINK_OBJS) | $(OUTPUT)/fuzz

@@ -116,71 +116,31 @@ def cost_of_user_copies():
     held(led, "user_copy copies no faster than memcpy")
 
 
-COPY_LOOP_C = r"""
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-int main(int argc, char **argv)
-{
-	size_t n = 1 << 20;
-	char *a = malloc(n), *b = malloc(n);
-	double secs = atof(argv[1]);
-	int set = argc > 2;	/* "set": memset() the buffer instead, libc's time but no copy */
-	struct timespec t0, t;
-	volatile char sink;
-
-	memset(a, 1, n);
-	memset(b, 2, n);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		for (int i = 0; i < 64; i++) {
-			if (set)
-				memset(b, a[i], n);
-			else
-				memcpy(b, a, n);
-			sink = b[i];
-			a[i]++;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
-	(void)sink;
-	return 0;
-}
-"""
 
 
 def cost_of_a_commands_own_copies():
-    """A command of the user's that loops over memcpy() of 1 MiB: linked to the system's libc, its
+    """A command of the user's that loops over memcpy() of 1 MiB (tests/progs/copyloop.c): linked to the system's libc, its
     samples are user_copy's (CPU time, no bytes: nothing announces them); the same loop over
     memset() spends its time in libc too, but in no copy routine, so user_copy's bounds are the
     copy routine's alone; linked statically, its memcpy is its own, in no library zctrace knows,
     and user_copy says it is not measured rather than 0."""
-    with tempfile.TemporaryDirectory() as tmp:
-        src = os.path.join(tmp, "copyloop.c")
-        with open(src, "w") as f:
-            f.write(COPY_LOOP_C)
-        for link, mode in (((), ()), ((), ("set",)), (("-static",), ())):
-            exe = os.path.join(tmp, "copyloop" + "".join(link))
-            if not os.path.exists(exe):
-                c = subprocess.run(["cc", "-O1", "-fno-builtin", *link, src, "-o", exe], capture_output=True,
-                                   text=True, timeout=120)
-                assert c.returncode == 0, c.stderr
-            p, led = traced("--", exe, "2" if in_guest() else "0.5", *mode)
-            assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-500:])
-            cost = cost_of(led)
-            what = (link, mode, cost)
-            if link:
-                assert cost["by_site"]["user_copy"] is None and led["sites"]["user_copy"]["cpu_ns"] is None, what
-                assert cost["by_kind"]["user"]["samples"] >= 0.8 * cost["samples"] > 0, what
-                why = cost["user_copy_why"]
-                assert why and ("in the libc zctrace knows" in why or "could not read the file" in why), what
-            elif reads_user_files(cost) and not mode:
-                assert cost["by_site"]["user_copy"]["samples"] >= 0.8 * cost["samples"] > 0, what
-                assert led["sites"]["user_copy"]["cpu_ns"] > 0, led["sites"]["user_copy"]
-            elif reads_user_files(cost):
-                assert cost["by_site"]["user_copy"]["samples"] <= 0.05 * cost["samples"], what
-                assert cost["by_kind"]["user"]["samples"] >= 0.8 * cost["samples"] > 0, what
+    for link, mode in (("", ()), ("", ("set",)), ("-static", ())):
+        exe = os.path.join(UNIT_TESTS, "copyloop" + link)
+        p, led = traced("--", exe, "1" if in_guest() else "0.5", *mode)
+        assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-500:])
+        cost = cost_of(led)
+        what = (link, mode, cost)
+        if link:
+            assert cost["by_site"]["user_copy"] is None and led["sites"]["user_copy"]["cpu_ns"] is None, what
+            assert cost["by_kind"]["user"]["samples"] >= 0.8 * cost["samples"] > 0, what
+            why = cost["user_copy_why"]
+            assert why and ("in the libc zctrace knows" in why or "could not read the file" in why), what
+        elif reads_user_files(cost) and not mode:
+            assert cost["by_site"]["user_copy"]["samples"] >= 0.8 * cost["samples"] > 0, what
+            assert led["sites"]["user_copy"]["cpu_ns"] > 0, led["sites"]["user_copy"]
+        elif reads_user_files(cost):
+            assert cost["by_site"]["user_copy"]["samples"] <= 0.05 * cost["samples"], what
+            assert cost["by_kind"]["user"]["samples"] >= 0.8 * cost["samples"] > 0, what
 
 
 def cost_of_pipes():
