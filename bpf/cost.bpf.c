@@ -164,7 +164,8 @@ static __always_inline bool user_unread(__u64 ip)
 static __always_inline __u32 place_user(struct bpf_perf_event_data *ctx, struct cost_cpu *cc)
 {
 	struct bpf_stack_build_id id = {};
-	bool phase = counting();
+	/* from the exec of the process zctrace started: before it, that process is zctrace's fork */
+	bool phase = counting() && (!root_tgid || misc.exec_seen);
 	__u64 a, b, c;
 	__u32 d, e;
 

@@ -482,9 +482,12 @@ def findings_from_a_real_sweep():
     # the sampler measured the copies' share of the CPU time: the findings print it, not the estimate
     assert "copy time: the share of the traced tasks' CPU time in the copy routines" in plot.stdout, plot.stdout
     assert "copy bound: throughput x CPU copies/B" not in plot.stdout, plot.stdout
-    assert len(found["copy_time"]) == 2 * 2, found["copy_time"]
+    # a point whose rows drew no sample (a busy machine, a short phase) has no share, and no finding
+    sampled = {(r["workload"], int(r["size"])) for r in grid if r["copy_cpu_share"] != ""}
+    assert len(found["copy_time"]) == len(sampled) >= 1, (found["copy_time"], sampled)
     for pt in found["copy_time"]:
-        mine = [float(r["copy_cpu_share"]) for r in grid if (r["workload"], int(r["size"])) == (pt["workload"], pt["size"])]
+        mine = [float(r["copy_cpu_share"]) for r in grid if (r["workload"], int(r["size"])) == (pt["workload"], pt["size"])
+                and r["copy_cpu_share"] != ""]
         assert pt["copy_share"] == statistics.median(mine) and 0 <= pt["copy_share"] <= 1, (pt, mine)
     assert sorted(f for f in os.listdir(outdir) if f.endswith(".png")) == sorted(
         f + ".png" for f in FIGURES + ["copy_bound_vs_size"]), os.listdir(outdir)
