@@ -46,9 +46,11 @@ struct {
 /* Set by user space once cost_ranges is filled: until then every sample is kernel_other. */
 __u32 cost_nranges = 0;
 
-/* The user-space copy routines, set by user space before the sampler attaches (none: user). */
+/* The user-space copy routines and their library's build ID, set by user space before the
+ * sampler attaches (none: every user-mode sample is user). */
 struct user_copy_fn user_copy_fns[USER_COPY_FNS] = {};
 __u32 user_copy_nfns = 0;
+__u8 user_copy_lib[USER_COPY_BUILD_ID] = {};
 
 
 /* ZCT_TURNS: the search's halvings, log2(COST_MAX_RANGES) */
@@ -166,8 +168,8 @@ static __always_inline __u32 place_user(struct bpf_perf_event_data *ctx, struct 
 	struct bpf_stack_build_id id = {};
 	/* from the exec of the process zctrace started: before it, that process is zctrace's fork */
 	bool phase = counting() && (!root_tgid || misc.exec_seen);
-	__u64 a, b, c;
-	__u32 d, e;
+	__u64 a, b, c, d;
+	__u32 e, f;
 
 	if (!user_copy_nfns || trace_all)
 		return COST_USER;
@@ -179,25 +181,21 @@ static __always_inline __u32 place_user(struct bpf_perf_event_data *ctx, struct 
 			cc->user_unread++;
 		return COST_USER;
 	}
+	/* the library's build ID, compared 8, 8 and 4 bytes at a time */
 	__builtin_memcpy(&a, id.build_id, 8);
-	__builtin_memcpy(&b, id.build_id + 8, 8);
-	__builtin_memcpy(&d, id.build_id + 16, 4);
+	__builtin_memcpy(&b, user_copy_lib, 8);
+	__builtin_memcpy(&c, id.build_id + 8, 8);
+	__builtin_memcpy(&d, user_copy_lib + 8, 8);
+	__builtin_memcpy(&e, id.build_id + 16, 4);
+	__builtin_memcpy(&f, user_copy_lib + 16, 4);
+	if (a != b || c != d || e != f)
+		return COST_USER;
+	if (phase)
+		cc->user_lib++;
 	for (__u32 i = 0; i < USER_COPY_FNS; i++) {
-		struct user_copy_fn *fn = &user_copy_fns[i];
-
 		if (i >= user_copy_nfns)
 			break;
-		__builtin_memcpy(&c, fn->build_id, 8);
-		__builtin_memcpy(&e, fn->build_id + 16, 4);
-		if (c != a || e != d)
-			continue;
-		__builtin_memcpy(&c, fn->build_id + 8, 8);
-		if (c != b)
-			continue;
-		/* the routines' library: each sample in it counted once */
-		if (phase && !i)
-			cc->user_lib++;
-		if (id.offset >= fn->start && id.offset < fn->end)
+		if (id.offset >= user_copy_fns[i].start && id.offset < user_copy_fns[i].end)
 			return SITE_USER_COPY;
 	}
 	return COST_USER;

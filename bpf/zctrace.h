@@ -398,17 +398,16 @@ struct cost_range {
 
 /*
  * A user-space copy routine (libc's memcpy and kin, as this CPU resolves them): [start, end) in
- * its file, the file by its ELF build ID. A user-mode sample whose address falls in one is the
- * program's own copy, user_copy.
+ * its library's file, which the sampler knows by its ELF build ID (user_copy_lib). A user-mode
+ * sample whose address falls in one is the program's own copy, user_copy.
  */
 struct user_copy_fn {
-	__u8 build_id[20];
-	__u32 pad;
 	__u64 start;
 	__u64 end;
 };
 
 #define USER_COPY_FNS 8
+#define USER_COPY_BUILD_ID 20	/* bytes of a GNU build ID (SHA-1), as bpf_get_stack() gives it */
 
 #define COST_MAX_RANGES 32768	/* the sampler's function table; a power of two (its search) */
 #define COST_FRAMES 48		/* kernel frames a sample's walk reads, from the leaf */
@@ -427,7 +426,7 @@ struct cost_cpu {
 	__u64 exiting;		/* ... of all, those of tasks in do_exit() (PF_EXITING) */
 	__u64 user_phase;	/* user-mode samples in the measured phase */
 	__u64 user_unread;	/* ... whose file the kernel could not read (build ID), placed in user */
-	__u64 user_lib;		/* ... in the copy routines' library (user_copy_fns[0]'s build ID) */
+	__u64 user_lib;		/* ... in the copy routines' library (user_copy_lib) */
 	__u64 ips[COST_FRAMES];	/* the walk's scratch: the sample's stack */
 };
 

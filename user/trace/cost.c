@@ -454,6 +454,7 @@ static int build_table(char *why, size_t n)
 
 /* The user-space copy routines (usercopy.h) the program knows, or why none: cost_table_fill(). */
 static struct user_copy_fn ufns[USER_COPY_FNS];
+static __u8 ulib[USER_COPY_BUILD_ID];
 static int nufns;
 static char user_why[200];
 
@@ -464,7 +465,8 @@ static void find_user_copies(void)
 
 	nufns = 0;
 	memset(ufns, 0, sizeof(ufns));
-	n = usercopy_find(ufns, why, sizeof(why));
+	memset(ulib, 0, sizeof(ulib));
+	n = usercopy_find(ufns, ulib, why, sizeof(why));
 	if (n < 0) {
 		snprintf(user_why, sizeof(user_why), "not measured: %s", why);
 		return;
@@ -500,6 +502,7 @@ static int fill_map(struct zctrace_bpf *obj)
 	free(keys);
 	obj->bss->cost_nranges = ntable;
 	memcpy(obj->bss->user_copy_fns, ufns, sizeof(ufns));
+	memcpy(obj->bss->user_copy_lib, ulib, sizeof(ulib));
 	obj->bss->user_copy_nfns = nufns;
 	return 0;
 }

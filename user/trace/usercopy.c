@@ -79,8 +79,9 @@ static int segment_of(Elf *elf, __u64 off, long long *delta)
 	return -ENOENT;
 }
 
-/* The routine at file offset @m->off of @m->path: its bounds, in file offsets, into @fn. */
-static int bounds_of(const struct mapped *m, struct user_copy_fn *fn, char *why, size_t n)
+/* The routine at file offset @m->off of @m->path: its bounds, in file offsets, into @fn, its file's build ID into @id. */
+static int bounds_of(const struct mapped *m, struct user_copy_fn *fn, __u8 idbuf[USER_COPY_BUILD_ID], char *why,
+		     size_t n)
 {
 	int fd = open(m->path, O_RDONLY | O_CLOEXEC), err = 0;
 	Dwarf_Addr start, end;
@@ -108,12 +109,12 @@ static int bounds_of(const struct mapped *m, struct user_copy_fn *fn, char *why,
 		snprintf(why, n, "%s: no unwind entry covers offset 0x%llx: %s", m->path, (unsigned long long)m->off,
 			 dwarf_errmsg(-1));
 		err = -ENOENT;
-	} else if ((len = dwelf_elf_gnu_build_id(elf, &id)) != sizeof(fn->build_id)) {
-		snprintf(why, n, "%s: no 20-byte build ID", m->path);
+	} else if ((len = dwelf_elf_gnu_build_id(elf, &id)) != USER_COPY_BUILD_ID) {
+		snprintf(why, n, "%s: no %d-byte build ID", m->path, USER_COPY_BUILD_ID);
 		err = -ENOENT;
 	} else {
 		*fn = (struct user_copy_fn){ .start = start + delta, .end = end + delta };
-		memcpy(fn->build_id, id, sizeof(fn->build_id));
+		memcpy(idbuf, id, USER_COPY_BUILD_ID);
 	}
 	free(frame);
 	if (cfi)
@@ -124,7 +125,7 @@ static int bounds_of(const struct mapped *m, struct user_copy_fn *fn, char *why,
 	return err;
 }
 
-int usercopy_find(struct user_copy_fn *fns, char *why, size_t n)
+int usercopy_find(struct user_copy_fn *fns, __u8 lib[USER_COPY_BUILD_ID], char *why, size_t n)
 {
 	void *libc = dlopen(LIBC_SO, RTLD_NOW | RTLD_NOLOAD);
 	int nfns = 0, err = 0;
@@ -141,6 +142,7 @@ int usercopy_find(struct user_copy_fn *fns, char *why, size_t n)
 	}
 	for (size_t i = 0; i < sizeof(copy_names) / sizeof(copy_names[0]) && !err; i++) {
 		void *addr = dlsym(libc, copy_names[i]);
+		__u8 id[USER_COPY_BUILD_ID];
 		struct user_copy_fn fn;
 		struct mapped m;
 		bool seen = false;
@@ -152,10 +154,12 @@ int usercopy_find(struct user_copy_fn *fns, char *why, size_t n)
 				 : strerror(-err));
 			break;
 		}
-		if ((err = bounds_of(&m, &fn, why, n)))
+		if ((err = bounds_of(&m, &fn, id, why, n)))
 			break;
-		/* one library's: the sampler counts the samples in it by the first one's build ID */
-		if (nfns && memcmp(fns[0].build_id, fn.build_id, sizeof(fn.build_id))) {
+		/* one library's: the sampler knows it by one build ID */
+		if (!nfns)
+			memcpy(lib, id, USER_COPY_BUILD_ID);
+		else if (memcmp(lib, id, USER_COPY_BUILD_ID)) {
 			snprintf(why, n, "%s resolves to %s, another file than %s's", copy_names[i], m.path, copy_names[0]);
 			err = -EINVAL;
 			break;

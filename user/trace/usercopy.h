@@ -10,9 +10,9 @@
 #include "zctrace.h"
 
 /*
- * The routines into @fns (at most USER_COPY_FNS), each once: their count, or a negative errno
- * with why in @why.
+ * The routines into @fns (at most USER_COPY_FNS), each once, and their library's build ID into
+ * @lib: their count, or a negative errno with why in @why.
  */
-int usercopy_find(struct user_copy_fn *fns, char *why, size_t n);
+int usercopy_find(struct user_copy_fn *fns, __u8 lib[USER_COPY_BUILD_ID], char *why, size_t n);
 
 #endif
