@@ -36,7 +36,10 @@ def run(zctrace, args):
     at the end), then stdout; no blank line first."""
     p = subprocess.run([zctrace, *args], capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT)
     if p.returncode != 0:
-        raise RuntimeError(f"zctrace {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()[-500:]}")
+        # a run whose checks failed says which on stdout
+        failed = [l.strip() for l in p.stdout.splitlines() if "[FAIL]" in l or l.startswith("checks:")]
+        raise RuntimeError(f"zctrace {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()[-500:]} "
+                           f"{' '.join(failed)[-800:]}")
     return (p.stderr + p.stdout).lstrip("\n")
 
 
