@@ -189,7 +189,12 @@ static int module_btf_id(const char *name, int kind, int *obj_fd)
 
 /*
  * Loads a 2-instruction tracing program at the BTF id (of vmlinux, or of the module BTF @obj_fd
- * when not 0) and attaches it, as the real one would.
+ * when not 0) and attaches it, as the real one would. An fentry program is loaded, not attached,
+ * as libbpf-tools' fentry_can_attach() does: the load is where the kernel refuses fentry (no
+ * trampolines, lockdown, a function on its deny list), and each trial trampoline taken down
+ * would wait out an RCU-tasks grace period of its own (ftrace's direct call), about 0.1 s under
+ * emulation, per function probed. The rare function that loads but cannot attach is refused
+ * when the real program attaches (tracer.c sets its candidates aside and opens the object again).
  */
 static int try_tracing(int attach_type, int id, int obj_fd, char *why, size_t n)
 {
@@ -201,6 +206,10 @@ static int try_tracing(int attach_type, int id, int obj_fd, char *why, size_t n)
 	if (fd < 0) {
 		set_errno_why(why, n, attach_type == BPF_TRACE_FENTRY ? "fentry load" : "tp_btf load", errno);
 		return 0;
+	}
+	if (attach_type == BPF_TRACE_FENTRY) {
+		close(fd);
+		return 1;
 	}
 	link = bpf_raw_tracepoint_open(NULL, fd);
 	if (link < 0) {
