@@ -60,7 +60,7 @@ ZCTRACE_BIN := zctrace
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps docs samples test test-kernels demo bench install uninstall deb-check clean sanitize fuzz fuzz-targets \
+.PHONY: all deps docs samples check test test-kernels demo bench install uninstall deb-check clean sanitize fuzz fuzz-targets \
 	bpf-alone
 all: $(ZCTRACE_BIN) $(WL_BINS) $(UNIT_BINS) $(OUTPUT)/docs.stamp
 
@@ -228,9 +228,19 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(UNIT_LINK_OBJS) | $(OUTPUT)/fuzz
 
 fuzz-targets: $(FUZZ_BINS)
 
+# the fast loop, as any user: no root, no BPF loaded (the tests declared root=False: the unit tests,
+# the decoders, the source's shape, each BPF part compiled alone, ...), then each fuzz target for
+# CHECK_FUZZ_SECONDS (default 3)
+CHECK_FUZZ_SECONDS ?= 3
+check: all
+	$(Q)$(PYTHON) tests/run.py --check
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(FUZZ_OUTPUT) CC=$(CLANG) SANFLAGS="$(FUZZ_FLAGS)" fuzz-targets
+	$(Q)tools/fuzz.sh $(FUZZ_OUTPUT) $(CHECK_FUZZ_SECONDS)
+
+# the fast loop first, then the tests that need root
 test: deps
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(SUDO) $(PYTHON) tests/run.py
+	$(Q)$(MAKE) --no-print-directory check
+	$(Q)$(SUDO) $(PYTHON) tests/run.py --root
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import TIMEOUT, ZCTRACE, assert_eq, ownerless_zc_skbs, site_bytes, traced, traced_cmd, zctrace
+from harness import case, TIMEOUT, ZCTRACE, assert_eq, ownerless_zc_skbs, site_bytes, traced, traced_cmd, zctrace
 
 
 # ---- the TCP workloads: exact ledgers ----
@@ -383,6 +383,7 @@ with open(sys.argv[1], "w") as out:
 """
 
 
+@case("stock")
 def pipe_paths_exact(extra=()):
     """A FIFO, writev/readv, sendfile into a pipe, splice pipe->pipe, tee, vmsplice in and out of a
     pipe: the three pipe sites equal the program's own counts exactly (a command's whole run)."""

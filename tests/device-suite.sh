@@ -14,7 +14,7 @@ for f in /proc/irq/default_smp_affinity /proc/irq/*/smp_affinity_list; do
 	echo "$last" >"$f" 2>/dev/null || true
 done
 echo "device-suite: interrupts steered to CPU $last where the kernel allows, the tests on CPU 0"
-ZCTRACE_NIC_PAIR=198.18.1.2 ZCTRACE_NIC_PAIR_SG=198.18.2.2 taskset -c 0 /usr/bin/python3 tests/run.py 'nic_'
+ZCTRACE_NIC_PAIR=198.18.1.2 ZCTRACE_NIC_PAIR_SG=198.18.2.2 taskset -c 0 /usr/bin/python3 tests/run.py --part nic
 rc=$?
 tools/nic-pair.sh down
 exit $rc

@@ -28,6 +28,38 @@ class Skip(Exception):
     pass
 
 
+# The suite: every test, declared where it is written (case()), in the order run.py imports the
+# topic modules and each module declares its tests.
+SUITE = []
+# The parts of make test-kernels a test runs in beside this machine's suite: "stock" (each stock
+# kernel, tests/kernel-suite.sh), "rt" (its PREEMPT_RT builds: what preemption changes), "old"
+# (Debian 11's 5.10, before bpf_loop(): its compat object) and "nic" (two NIC pairs in a guest,
+# tests/device-suite.sh).
+PARTS = ("stock", "rt", "old", "nic")
+
+
+def case(*parts, root=True):
+    """Declares the function below it a test of the suite. @parts: the guest parts of make
+    test-kernels that run it too (PARTS); root=False: it loads no BPF and reads no kernel
+    counter, so make check runs it as any user."""
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        raise ValueError(f"unknown guest parts {sorted(unknown)} (known: {', '.join(PARTS)})")
+
+    def declare(fn):
+        if any(t.__name__ == fn.__name__ for t in SUITE):
+            raise ValueError(f"two tests named {fn.__name__}")
+        fn.parts, fn.root = frozenset(parts), root
+        SUITE.append(fn)
+        return fn
+    return declare
+
+
+def declare(fn, *parts, root=True):
+    """Declares a test a factory made (its name set): case() for a function built at run time."""
+    return case(*parts, root=root)(fn)
+
+
 def test(fn):
     """Runs one test and records its outcome."""
     name = fn.__name__

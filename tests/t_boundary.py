@@ -8,7 +8,7 @@ import os
 import re
 import tempfile
 
-from harness import assert_eq, site_bytes, traced_cmd, zctrace
+from harness import case, assert_eq, site_bytes, traced_cmd, zctrace
 
 
 # ---- the syscall boundary: each call's own account ----
@@ -54,6 +54,7 @@ print("MMSG", sent, got, trunc)
 """
 
 
+@case("stock", "rt", "old")
 def boundary_mmsg_calls_exact():
     """sendmmsg/recvmmsg return messages: the account reads each message's msg_len, exactly, and
     a recvmmsg with MSG_TRUNC (flags its fourth argument) counts as a call of no known size."""
@@ -120,6 +121,7 @@ os.unlink(path)
 """
 
 
+@case("stock")
 def boundary_fd_reused_by_another_type():
     """One descriptor number reused round after round by a TCP socket, a UDP socket, a pipe and a
     regular file: each call's bytes land in its own file type's row of the account, exactly (a
@@ -191,6 +193,7 @@ print("SLOW", got_t, got_u, maj)
 """
 
 
+@case("stock")
 def boundary_receive_sleeps_before_its_exit():
     """A recvfrom() whose thread sleeps between its socket's return and its syscall's exit (a major
     fault on the address length it writes back), on TCP and on UDP: each call counted once in the
@@ -244,6 +247,7 @@ MIXED_SITES = {"udp_send_copy": "udp", "udp_recv_copy": "udp", "pipe_write_copy"
                "pipe_read_copy": "pipe", "unix_send_copy": "unix", "unix_recv_copy": "unix"}
 
 
+@case("stock")
 def traced_python_mixed_paths():
     """`run -- python3 prog.py` moving its payload through UDP, a pipe and Unix stream and datagram
     sockets: each path's send and receive sites hold exactly its bytes, the CPU-copy bytes of those
@@ -266,7 +270,6 @@ def traced_python_mixed_paths():
         assert_eq(f"UDP receive account {extra}", groups["UDP receive"]["account_bytes"], n * size)
 
 
-
 # A file written and read back by write()/pwrite64() and read()/preadv(), then the MIXED_PROGRAM
 # paths (argv: FILE N SIZE).
 FILE_AND_MIXED_PROGRAM = r"""
@@ -284,6 +287,7 @@ sys.argv[1:] = [str(n), str(size)]
 """ + MIXED_PROGRAM.replace("n, size = int(sys.argv[1]), int(sys.argv[2])\n", "")
 
 
+@case("stock")
 def io_syscalls_at_their_functions():
     """A command's run follows its I/O syscalls at their own functions (fentry/fexit on
     __x64_sys_read and the rest of the I/O calls) where the kernel allows fentry, not by the raw
@@ -372,6 +376,7 @@ print("UDPZC", pinned, copied, got, notices)
 """
 
 
+@case("stock")
 def udp_zerocopy_pins_exact():
     """UDP MSG_ZEROCOPY over loopback: the pinned sends in zc_pin and, copied on delivery, in
     deferred_copy; the sends the kernel copied though MSG_ZEROCOPY was asked (no SO_ZEROCOPY, or

@@ -12,12 +12,13 @@ import tempfile
 import time
 
 from harness import (
-    TIMEOUT, WORKLOADS, ZCTRACE, assert_eq, assert_nothing_left, refused, site_bytes, traced, traced_cmd,
+    case, TIMEOUT, WORKLOADS, ZCTRACE, assert_eq, assert_nothing_left, refused, site_bytes, traced, traced_cmd,
     watched_run, zctrace)
 
 
 # ---- target filtering ----
 
+@case()
 def unrelated_traffic_not_counted():
     """An untraced busy process moving loopback traffic next to the traced run adds nothing."""
     busy = subprocess.Popen([os.path.join(WORKLOADS, "tcp-onecopy"), "--size", "64K", "--duration", "20"],
@@ -72,6 +73,7 @@ print("senders", " ".join(f"{p}:{n}" for p, n in zip(pids, counts)), flush=True)
 """
 
 
+@case("stock")
 def command_and_children_traced():
     n = 3_000_000
     p, led = traced_cmd([sys.executable, "-c", FORK_SENDER, str(n), "10000"])
@@ -94,6 +96,7 @@ print("slept_ns", total, flush=True)
 """
 
 
+@case("stock")
 def offcpu_time_covers_sleeps():
     """A traced program's N sleeps of 20 ms are off-CPU time: at least N x 20 ms in all, each in the
     histogram's 16-32 ms slot or above, and no more than the run's wall time, for the tp_btf
@@ -145,6 +148,7 @@ print("sent", sent["zerocopy"], sent["plain"], flush=True)
 """
 
 
+@case("stock")
 def tcp_send_copies_one_per_call():
     """A TCP send that copies is one copy of what it returned, however many chunks its loop took,
     on the tracepoint path as fexit counts it: 64 KiB sends, plain and MSG_ZEROCOPY on a socket
@@ -161,6 +165,7 @@ def tcp_send_copies_one_per_call():
     assert calls >= 2 * n, calls
 
 
+@case("stock", "rt")
 def processes_sharing_a_cpu_counted_apart():
     """A site's per-CPU slot belongs to the first process that counts there: the others on that CPU
     count in the shared map, and each process still gets exactly its own bytes."""
@@ -195,6 +200,7 @@ time.sleep(30)
 """
 
 
+@case("stock")
 def attach_to_running_pid():
     n = 2_000_000
     proc = subprocess.Popen([sys.executable, "-c", PID_SENDER, str(n)], stdin=subprocess.PIPE,
@@ -222,6 +228,7 @@ def attach_to_running_pid():
 
 # ---- control: signals, exit status, usage errors, leaks ----
 
+@case()
 def sigint_stops_cleanly():
     """Only this run's programs and processes are looked at (by zctrace's descriptors and process
     tree, helpers in the robustness block): other runs may go on at the same time."""
@@ -234,6 +241,7 @@ def sigint_stops_cleanly():
     assert_nothing_left(held, procs)
 
 
+@case()
 def live_view_on_a_terminal():
     """-i under a pseudo-terminal: redraws in place every interval; SIGINT ends it with exit 0 and
     the final ledger."""
@@ -280,6 +288,7 @@ def live_view_on_a_terminal():
     assert "verdict: the ledger matches the expectation" in text, text[-800:]
 
 
+@case()
 def live_view_to_a_pipe():
     """-i with stdout not a terminal: one timestamped block per interval, no escape sequences."""
     p = zctrace("run", "-i", "0.3", "--no-hist", "tcp-onecopy", "--size", "4K", "--duration", "1.6")
@@ -297,6 +306,7 @@ def live_view_to_a_pipe():
     assert [int(t[1]) for t in totals] == sorted(int(t[1]) for t in totals), "totals went down"
 
 
+@case(root=False)
 def usage_errors():
     cases = [
         (["run", "tcp-2copy"], "unknown workload 'tcp-2copy'"),
@@ -317,6 +327,7 @@ def usage_errors():
         assert lines and msg in lines[0], f"{args}: {p.stderr!r}"
 
 
+@case()
 def failing_command_fails_run():
     p = zctrace("run", "--no-hist", "--", "false")
     assert p.returncode == 1, p.returncode

@@ -7,7 +7,7 @@ import os
 import subprocess
 import tempfile
 
-from harness import ROOT, UNIT_TESTS, traced, zctrace
+from harness import case, ROOT, UNIT_TESTS, traced, zctrace
 
 
 def in_guest():
@@ -36,6 +36,7 @@ def held(led, name):
     assert checks and all(c["ok"] for c in checks), (name, checks)
 
 
+@case("stock", "rt", "old", root=False)
 def cost_walk_on_recorded_stacks():
     """The walk the sampler runs in the kernel places every recorded stack of every kernel as
     checked by hand (tests/unit/stacks/KERNEL.txt; written.txt: by hand, for paths no recorded run took)."""
@@ -45,6 +46,7 @@ def cost_walk_on_recorded_stacks():
     assert p.returncode == 0 and " 0 not" in p.stdout, p.stdout + p.stderr
 
 
+@case("stock", "rt", "old")
 def cost_of_tcp_copies():
     """tcp-twocopy at 64 KiB: the send and receive copies are timed (samples under
     tcp_sendmsg_locked's and tcp_recvmsg's copy routines), their ns per byte is CPU time over the
@@ -91,6 +93,7 @@ def reads_user_files(cost):
     return False
 
 
+@case("stock", "rt", "old")
 def cost_of_user_copies():
     """membw's memcpy passes over 4 MiB: the samples land in libc's copy routine, as the
     program's own copy (user_copy), which the ledger counts exactly from the workload's USDT
@@ -116,8 +119,7 @@ def cost_of_user_copies():
     held(led, "user_copy copies no faster than memcpy")
 
 
-
-
+@case("stock", "rt", "old")
 def cost_of_a_commands_own_copies():
     """A command of the user's that loops over memcpy() of 1 MiB (tests/progs/copyloop.c): linked to the system's libc, its
     samples are user_copy's (CPU time, no bytes: nothing announces them); the same loop over
@@ -143,6 +145,7 @@ def cost_of_a_commands_own_copies():
             assert cost["by_kind"]["user"]["samples"] >= 0.8 * cost["samples"] > 0, what
 
 
+@case("stock", "rt", "old")
 def cost_of_pipes():
     """pipe-copy with 1 MiB messages: both pipe copies are timed (under pipe_write() and
     pipe_read(), or 6.15's anon_pipe_write() and anon_pipe_read()), in a plausible range of ns a byte,
@@ -160,6 +163,7 @@ def cost_of_pipes():
             held(led, f"{site} copies no faster than memcpy")
 
 
+@case("stock", "rt", "old")
 def cost_of_zerocopy_pinning():
     """tcp-zerocopy at 4 KiB over loopback: pinning and notices take time of their own (the
     zerocopy kind, which is zc_pin's cpu_ns), the deferred copy on delivery is timed, and the
@@ -179,6 +183,7 @@ def cost_of_zerocopy_pinning():
     assert "zerocopy: pinning and notices: " in p.stdout, p.stdout
 
 
+@case("stock", "rt", "old")
 def cost_turned_off_and_bad_rates():
     """--sample-hz 0 attaches no sampler: its figures are absent with the reason, never 0; a rate
     that is not a number from 0 to 100000 is refused in one line, exit 2."""
@@ -196,6 +201,7 @@ def cost_turned_off_and_bad_rates():
         assert p.returncode == 2 and len(lines) == 1 and "--sample-hz" in lines[0], (bad, p.returncode, p.stderr)
 
 
+@case("stock", "rt", "old")
 def cost_refused_never_stops_a_run():
     """A kernel that refuses the sampler's event or its program's attach (simulated with
     ZCTRACE_REFUSE) still gives the whole ledger: the CPU time is "not measured" with the kernel's
@@ -211,6 +217,7 @@ def cost_refused_never_stops_a_run():
         assert f"CPU time by site: not measured: {why}" in p.stdout, p.stdout
 
 
+@case("stock", "rt", "old")
 def timed_copies_cross_check():
     """--time-copies: where fentry loads (every guest of make test-kernels), each call of
     skb_copy_datagram_iter and skb_copy_ubufs is timed from entry to return. tcp-twocopy's receive
@@ -243,8 +250,3 @@ def timed_copies_cross_check():
         if s and s["samples"] >= 50:
             assert 1 / 4 < k["cpu_ns"] / s["cpu_ns"] < (4 if site == "recv_copy" else float("inf")), (workload, k, s)
         assert "Timed copies (fentry/fexit" in p.stdout, p.stdout[-1500:]
-
-
-COST_TESTS = [cost_walk_on_recorded_stacks, cost_of_tcp_copies, cost_of_user_copies, cost_of_a_commands_own_copies,
-              cost_of_pipes, cost_of_zerocopy_pinning,
-              cost_turned_off_and_bad_rates, cost_refused_never_stops_a_run, timed_copies_cross_check]

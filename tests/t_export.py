@@ -16,7 +16,7 @@ import urllib.parse
 import urllib.request
 
 from harness import (
-    ROOT, UNIT_TESTS, ZCTRACE, assert_eq, bpf_fds_of, scratch, Skip, wait_bpf_released, zctrace,
+    case, ROOT, UNIT_TESTS, ZCTRACE, assert_eq, bpf_fds_of, scratch, Skip, wait_bpf_released, zctrace,
     zctrace_lines)
 from checks import COST_MIB, PIPE_MOVER, TOP_PROGRAM, copy_cpu_plausible
 
@@ -83,6 +83,7 @@ def sample_value(text, name, **labels):
     return sum(values) if values else None
 
 
+@case(root=False)
 def export_exposition_format():
     """The exposition over hand-built census reads (tests/unit/exposition.c): promtool accepts the
     text format 0.0.4, an OpenMetrics parser accepts the OpenMetrics one; the label pairs past the
@@ -130,6 +131,7 @@ def export_exposition_format():
     assert "zctrace_unattributed_bytes" not in fams and "zctrace_copy_bytes" in fams, sorted(fams)
 
 
+@case("stock", root=False)
 def export_usage_errors():
     """A bad --listen is a usage error in one line (exit 2); a port in use is one line naming it
     (exit 1), before anything is loaded."""
@@ -316,6 +318,7 @@ class NamedCgroup:
                 time.sleep(0.1)
 
 
+@case("stock", "old")
 def export_prometheus_round_trip():
     """The exporter scraped by a real Prometheus every second: a program in a cgroup of its own
     moves a prelude, then N bytes over a Unix socket pair. Prometheus's stored counters for its
@@ -437,6 +440,7 @@ sys.stdin.readline()
 """
 
 
+@case()
 def export_soak_short_processes():
     """About a minute of short processes, 4000 of them, each moving 100 B over a socket pair of
     its own and exiting: the exporter's totals for their label only grow and end equal to the
@@ -494,6 +498,7 @@ def export_soak_short_processes():
             job.remove()
 
 
+@case("stock")
 def export_says_what_it_measures():
     """The exporter's info metrics say how each site is counted, or why it is not, and whether the
     unattributed bytes are measured; --complete adds the boundary account (zctrace_unattributed_bytes,
@@ -554,6 +559,7 @@ sys.stdin.readline()
 """
 
 
+@case()
 def export_comm_any_bytes():
     """A process named with a quote, a backslash, a newline and bytes that are not UTF-8 is
     exported as OpenMetrics and the text format require: promtool accepts the exposition, the
@@ -582,6 +588,7 @@ def export_comm_any_bytes():
         end_all(job, exp)
 
 
+@case("stock", "rt", "old")
 def export_copy_cpu_seconds():
     """export --cost --complete: a process that moves 1 GiB (128 MiB in a guest) through a pipe of its own is exported
     with zctrace_copy_cpu_seconds_total at both pipe sites, within 0.01-5 ns a byte of the bytes
@@ -695,6 +702,7 @@ def curl(url, *args):
     return p.returncode, (int(code) if p.returncode == 0 else None), body
 
 
+@case(root=False)
 def export_web_config_refuses():
     """Each of 27 malformed --web-config files (unreadable, not YAML, an unknown or unsupported
     key, a certificate or key that does not load, a hash that is not bcrypt or too costly, ...) is
@@ -749,6 +757,7 @@ def export_web_config_refuses():
         pki.remove()
 
 
+@case()
 def export_tls_basic_auth():
     """zctrace export --web-config with TLS (a CA of the test's own) and a bcrypt user, scraped by
     Debian's Prometheus: with the password up is 1, with a wrong one or none up is 0, what it
@@ -842,6 +851,7 @@ def export_tls_basic_auth():
         pki.remove()
 
 
+@case("stock", "rt")
 def export_tcp_counters():
     """The exporter's TCP bytes from the sockets' own counters: a named program that streams over
     TCP to itself is exported with zctrace_tcp_sent_bytes_total and zctrace_tcp_received_bytes_total
@@ -864,8 +874,3 @@ def export_tcp_counters():
         assert sample_value(text, "zctrace_tcp_unowned_sent_bytes_total") is not None, text[-500:]
     finally:
         exp.stop()
-
-
-EXPORT_TESTS = [export_exposition_format, export_usage_errors, export_prometheus_round_trip,
-                export_says_what_it_measures, export_soak_short_processes, export_web_config_refuses,
-                export_tls_basic_auth, export_comm_any_bytes, export_copy_cpu_seconds, export_tcp_counters]

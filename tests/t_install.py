@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import ROOT, TIMEOUT, ZCTRACE, assert_eq, scratch, site_bytes, zctrace
+from harness import case, ROOT, TIMEOUT, ZCTRACE, assert_eq, scratch, site_bytes, zctrace
 
 
 # ---- installed as the tools beside it are: make install, the manual page, bash completion ----
@@ -31,6 +31,7 @@ def workload_names():
     return p.stdout.split()
 
 
+@case(root=False)
 def man_page_covers_the_cli():
     """docs/zctrace.8 cannot fall behind the CLI: every command 'zctrace --help' names, every long
     option 'zctrace CMD --help' and 'zctrace run WORKLOAD --help' print, and every workload of
@@ -88,6 +89,7 @@ def tools_module(name):
     return __import__(name)
 
 
+@case(root=False)
 def generated_docs_match_the_table():
     """The manual page's workload and option blocks and the workload tables of docs/ are what
     'zctrace list --format man|markdown' prints now: a change to the workload table or to the
@@ -123,6 +125,7 @@ def generated_docs_match_the_table():
             (args, p.returncode, p.stderr)
 
 
+@case()
 def readme_samples_have_the_shape_of_a_fresh_run():
     """README.md's sample outputs (make samples) have the shape of a run of their commands now:
     the same lines, each with its indent and first word (digits masked), lines that start with a
@@ -137,6 +140,7 @@ def readme_samples_have_the_shape_of_a_fresh_run():
                              fresh[-2500:])
 
 
+@case()
 def make_install_runs_from_destdir():
     """make install DESTDIR=... lays out zctrace, its workloads, the manual page, completion, the plot
     tool and the exporter's unit, and nothing else; the installed zctrace finds its workloads
@@ -177,6 +181,7 @@ def make_install_runs_from_destdir():
     assert p.returncode == 0 and tree_files(dest) == [], (p.stderr, tree_files(dest))
 
 
+@case(root=False)
 def deb_build_depends_match_install_deps():
     """debian/control's Build-Depends and tools/install-deps.sh agree: every library the build
     links or includes (a -dev package there), clang, bpftool and pkg-config is a build dependency,
@@ -205,6 +210,7 @@ def complete(*words):
     return p.stdout.split()
 
 
+@case(root=False)
 def bash_completion_offers_workloads_and_options():
     """The completion script parses, and a real call of its function offers the commands, the
     workload names, run's and a workload's options and an option's values, all asked of zctrace."""

@@ -8,7 +8,7 @@ import re
 import subprocess
 import tempfile
 
-from harness import TIMEOUT, UNIT_TESTS, ZCTRACE, assert_eq, refused, site_bytes, Skip, traced, traced_once, zctrace
+from harness import case, declare, TIMEOUT, UNIT_TESTS, ZCTRACE, assert_eq, refused, site_bytes, Skip, traced, traced_once, zctrace
 from checks import (
     COPY_SITES, EXPECT, FILE_SITES, KERNEL, MESSAGES, PIPE_ALL_SITES, check_file_ledger, check_pipe_ends,
     check_pipe_ledger, check_tcp_ledger, deferred_want, kernel_at_least, pipe_paths_exact, preempt_rt,
@@ -89,6 +89,13 @@ def make_method_matrix_test(method):
     return t
 
 
+# fentry is a stock kernel's default, so its ledgers are its fentry matrix: the guests run the
+# other two (5.10 the tracepoints alone)
+declare(make_method_matrix_test("fentry"))
+declare(make_method_matrix_test("kprobe"), "stock")
+declare(make_method_matrix_test("tracepoint"), "stock", "old")
+
+
 def method_matrix_pipes(method, want_method, chosen, out):
     """The pipe sites under --method: the copies through this method's probes (a kernel without
     their functions says so, and falls back to the syscall's return), pipe_ref by the syscall's
@@ -110,6 +117,7 @@ def method_matrix_pipes(method, want_method, chosen, out):
     assert all(led["probes"][s] == chosen[s] for s in PIPE_ALL_SITES), led["probes"]
 
 
+@case()
 def kprobe_flavours_pass_verifier():
     """Where kprobes cannot attach, their programs must still load: the verifier accepts every
     kprobe/kretprobe flavour of the object on this kernel."""
@@ -119,6 +127,7 @@ def kprobe_flavours_pass_verifier():
     assert re.search(r"kprobe flavours: \d+ programs, load ok", p.stdout), p.stdout
 
 
+@case()
 def tracepoint_forced_matches_default():
     """--method tracepoint must give the same exact ledger as the default choice."""
     p, led = traced("tcp-twocopy", "--size", "16K", "--messages", "500", extra=("--method", "tracepoint"))
@@ -129,6 +138,7 @@ def tracepoint_forced_matches_default():
 
 # ---- what a kernel refuses or lacks: tracepoints, programs, BTF; PREEMPT_RT ----
 
+@case()
 def robust_refused_tracepoint():
     """A tracepoint the kernel lacks (simulated with ZCTRACE_REFUSE): its sites are not supported,
     say why in 'zctrace probes' and the ledger, are null in JSON, and the run goes on; a fallback
@@ -187,6 +197,7 @@ def robust_refused_tracepoint():
     assert len(lines) == 1 and "no way to attach 'targets'" in lines[0] and "ZCTRACE_REFUSE" in lines[0], p.stderr
 
 
+@case("rt")
 def preempt_rt_passes_fentry_over():
     """On a PREEMPT_RT kernel a thread can be preempted inside an fentry or fexit program, and the
     kernel then skips that program's runs for the next thread on the CPU to reach it (one program
@@ -230,6 +241,7 @@ MAP_READER = ("end=$(($(date +%s) + 300)); while [ $(date +%s) -lt $end ]; do "
               "bpftool map dump id $id > /dev/null 2>&1 && echo >> \"$DUMPS\"; done; done")
 
 
+@case("rt")
 def preempt_rt_prefers_tracepoints():
     """On PREEMPT_RT every kprobe program shares one busy count per CPU with the bpf() calls that
     read maps, and a task preempted inside such a call holds it: every kprobe run on that CPU is
@@ -271,6 +283,7 @@ def preempt_rt_prefers_tracepoints():
     assert dumped > 10, dumped
 
 
+@case("stock")
 def robust_refused_program_falls_back():
     """A program the kernel refuses at load (the verifier) or at attach sets its candidate aside, and
     the run goes on with the next one: the fentry flavour falls back to kprobes where the kernel has
@@ -304,6 +317,7 @@ def robust_refused_program_falls_back():
             assert r.returncode == 1 and "not measured" in r.stdout, r.stdout[-1000:]
 
 
+@case("stock")
 def unattributed_where_a_site_is_refused():
     """A copy site the kernel lacks (every flavour of recv_copy refused): the bytes the receive
     calls moved stay in the ledger, as unattributed, and the run fails its check."""
@@ -328,6 +342,7 @@ def unattributed_where_a_site_is_refused():
     assert_eq("send_copy", site_bytes(led, "send_copy"), led["workload"]["bytes"])
 
 
+@case("stock")
 def raw_tp_flavours_count_the_same():
     """Where tp_btf is refused, the raw_tp flavours of the target filter, syscalls and page faults
     take over and count the same: every sendmsg of the run, the forked receiver followed."""
@@ -354,6 +369,7 @@ def raw_tp_flavours_count_the_same():
     assert figures[0] == figures[1], figures
 
 
+@case()
 def robust_no_btf():
     """A kernel without BTF (simulated with ZCTRACE_BTF=/nonexistent): 'zctrace probes' shows every
     BTF-typed candidate refused and the raw_tp fallbacks; a run stops at once, in one line naming

@@ -4,8 +4,8 @@ its own, and across two network namespaces joined by veth.
 
 import os
 
-from harness import assert_eq, traced
-from checks import check_sides, check_tcp_ledger, check_veth, our_net_objects
+from harness import assert_eq, case, declare, traced
+from checks import EXPECT, SIZES, check_sides, check_tcp_ledger, check_veth, our_net_objects
 
 
 # ---- the four TCP workloads: exact ledgers ----
@@ -84,6 +84,7 @@ def zerocopy_counts(led, udp=False):
     return zc
 
 
+@case("stock", "rt", "old")
 def zerocopy_notices_coalesced():
     """tcp-zerocopy reading its notices after every 2,000 sends: the kernel coalesces the notices
     that wait, and one covers 1,000 sends or more. zctrace matches each to the bytes of its sends
@@ -94,6 +95,7 @@ def zerocopy_notices_coalesced():
     assert zc["widest"] >= 1000, zc
 
 
+@case("stock", "rt", "old")
 def zerocopy_small_messages_repeated():
     """1 KiB MSG_ZEROCOPY sends from 4 threads for a second, TCP and UDP, run again and again
     ($ZCTRACE_TEST_REPEAT times, 3 by default): the shape where the kernel coalesces completions
@@ -107,4 +109,28 @@ def zerocopy_small_messages_repeated():
             zerocopy_counts(led, udp=workload == "udp-zerocopy")
 
 
-ZEROCOPY_TESTS = [zerocopy_notices_coalesced, zerocopy_small_messages_repeated]
+# The guest parts that run a TCP ledger (workload, size, threads) besides this machine: a stock
+# kernel the 64 KiB shapes and small zerocopy sends; PREEMPT_RT those and io_uring's zerocopy from
+# 4 threads; 5.10 the four TCP workloads at 1 KiB x 4 threads and 64 KiB x 1.
+LEDGER_PARTS = {
+    ("tcp-twocopy", "1K", 4): ("old",), ("tcp-onecopy", "1K", 4): ("old",), ("tcp-sendfile", "1K", 4): ("old",),
+    ("tcp-zerocopy", "1K", 4): ("stock", "rt", "old"),
+    ("tcp-twocopy", "64K", 1): ("stock", "rt", "old"), ("tcp-onecopy", "64K", 1): ("stock", "rt", "old"),
+    ("tcp-zerocopy", "64K", 1): ("stock", "rt", "old"), ("tcp-sendfile", "64K", 1): ("stock", "rt", "old"),
+    ("tcp-zerocopy", "64K", 4): ("stock", "rt", "old"),
+    ("uring-send", "64K", 1): ("stock",), ("uring-sendzc", "64K", 1): ("stock",),
+    ("uring-sendzc", "64K", 4): ("stock", "rt"),
+}
+for w in EXPECT:
+    for size in SIZES:
+        for threads in (1, 4):
+            declare(make_tcp_test(w, size, threads), *LEDGER_PARTS.get((w, size, threads), ()))
+
+
+for w in EXPECT:
+    for threads in (1, 2):
+        declare(make_netns_tcp_test(w, "64K", threads))
+for w in ("tcp-zerocopy", "tcp-sendfile", "uring-sendzc"):
+    declare(make_peer_process_test(w))
+for w in ("tcp-zerocopy", "uring-sendzc"):
+    declare(make_netns_zerocopy_path_test(w), "stock")

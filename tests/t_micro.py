@@ -8,7 +8,7 @@ import re
 import subprocess
 import tempfile
 
-from harness import TIMEOUT, WORKLOADS, ZCTRACE, asan_build, assert_eq, site_bytes, Skip, traced, zctrace
+from harness import case, declare, TIMEOUT, WORKLOADS, ZCTRACE, asan_build, assert_eq, site_bytes, Skip, traced, zctrace
 from checks import PIPE_ALL_SITES, netns_holders, our_net_objects
 
 
@@ -50,7 +50,6 @@ MICRO_RUNS.update({
 })
 
 
-
 def check_micro(workload, args):
     """Runs a microbenchmark traced; every assumption holds, every distribution is consistent."""
     p, led = traced(workload, *args)
@@ -76,6 +75,7 @@ def make_micro_test(workload):
     return t
 
 
+@case("stock", "rt")
 def micro_syscall_counts_exact():
     """Every getpid, both ways, is one sys_enter; the vDSO clock calls are none."""
     led = check_micro("syscall", ["--iters", "1000", "--reps", "30", "--warmup", "3"])
@@ -89,6 +89,7 @@ def micro_syscall_counts_exact():
     assert_eq("phase getpid count", led["phase_syscalls"]["getpid"], 2 * calls)
 
 
+@case()
 def micro_assumption_can_fail():
     """Claiming the vDSO clock enters the kernel must fail, with the kernel's 0 shown."""
     p, led = traced("syscall", "--call", "clock_gettime", "--assume", "kernel", "--iters", "1000",
@@ -107,6 +108,7 @@ def micro_assumption_can_fail():
         out.stdout[-800:]
 
 
+@case()
 def micro_unmeasured_is_not_zero():
     """A step figure whose probe did not attach is null, not 0, and a claim on it is not checked."""
     env = dict(os.environ, ZCTRACE_REFUSE="tp_btf:sys_enter,raw_tp:sys_enter")
@@ -123,6 +125,7 @@ def micro_unmeasured_is_not_zero():
     assert "NOT CHECKED (syscalls not supported" in p.stdout and " n/s " in p.stdout, p.stdout[-1500:]
 
 
+@case(root=False)
 def micro_options_documented():
     """zctrace list documents each microbenchmark's options exactly as its --help lists them."""
     out = zctrace("list").stdout
@@ -143,6 +146,7 @@ def micro_step(led, name):
     return s
 
 
+@case()
 def micro_proc_create_counts_exact():
     """Each way made and ended exactly its processes; fork is clone, posix_spawn clone3."""
     led = check_micro("proc-create", ["--iters", "4", "--reps", "3", "--warmup", "1"])
@@ -161,6 +165,7 @@ def micro_proc_create_counts_exact():
         assert_eq(site, site_bytes(led, site), 0)
 
 
+@case()
 def micro_thread_create_counts_exact():
     """Each way made and ended exactly its threads: clone3 for pthread_create, clone for the bare one."""
     led = check_micro("thread-create", ["--iters", "30", "--reps", "4", "--warmup", "1"])
@@ -175,6 +180,7 @@ def micro_thread_create_counts_exact():
     assert_eq("phase exit", sc.get("exit", 0), 2 * n)
 
 
+@case()
 def micro_ctxswitch_counts():
     """The pipe alone never switched; each ping-pong handed the CPU over 2N times (within the stated
     margin), and the reads and writes of the whole phase are exact."""
@@ -197,6 +203,7 @@ def micro_ctxswitch_counts():
     assert_eq("pipe_ref", site_bytes(led, "pipe_ref"), 0)
 
 
+@case("stock", "rt")
 def micro_pagefault_counts_exact():
     """MADV_RANDOM: each touched page one fault and one page read in; warm: one fault per window."""
     led = check_micro("pagefault", ["--file-size", "2M"])
@@ -208,6 +215,7 @@ def micro_pagefault_counts_exact():
     assert_eq("warm pages read in", warm["page_cache_pages"], 0)
 
 
+@case()
 def micro_pagefault_readahead_breaks_claim():
     """With normal advice readahead and fault-around hide faults: "one fault per page" must FAIL."""
     p, led = traced("pagefault", "--file-size", "2M", "--advice", "normal")
@@ -219,6 +227,7 @@ def micro_pagefault_readahead_breaks_claim():
     assert failed == [a["claim"]], f"only the fault claim may fail: {failed}"
 
 
+@case("stock")
 def micro_fileread_pages_exact():
     """Cold reads: every sample reads in exactly the file's pages (sequential: readahead stops at
     the end of the file) or exactly the random blocks' own (POSIX_FADV_RANDOM: no readahead)."""
@@ -234,6 +243,7 @@ def micro_fileread_pages_exact():
     assert_eq("workload's own byte count", led["workload"]["bytes"], 3 * (2 << 20) + 3 * 100 * 8192)
 
 
+@case()
 def micro_fileread_warm_and_direct_add_no_page():
     """A warm file's reads bring in no page; O_DIRECT reads neither add pages nor copy from the cache."""
     led = check_micro("fileread", ["--file-size", "1M", "--cache", "warm", "--reads", "64", "--reps", "2"])
@@ -248,6 +258,7 @@ def micro_fileread_warm_and_direct_add_no_page():
     assert led["workload"]["direct"] is True and led["workload"]["claim"] == "direct"
 
 
+@case()
 def micro_fileread_warm_claimed_cold_fails():
     """Claiming a warm file's reads missed the cache must fail, with the kernel's 0 pages shown."""
     p, led = traced("fileread", "--file-size", "1M", "--cache", "warm", "--claim", "cold", "--pattern", "seq",
@@ -261,6 +272,7 @@ def micro_fileread_warm_claimed_cold_fails():
         p.stdout[-800:]
 
 
+@case()
 def micro_filecache_served_from_cache():
     """Re-reads of a warm file bring in no page, one read() per block, and the note names the largest
     size the cache held (every size here)."""
@@ -278,6 +290,7 @@ def micro_filecache_served_from_cache():
         led["workload"]["notes"]
 
 
+@case()
 def micro_contention_counts_exact():
     """Every round forks N readers and reaps them, and each reads its whole cold file in."""
     led = check_micro("contention", ["--max-procs", "4", "--file-size", "128K", "--reps", "2", "--warmup", "1"])
@@ -291,6 +304,7 @@ def micro_contention_counts_exact():
         assert_eq(site, site_bytes(led, site), 0)
 
 
+@case()
 def micro_timer_vdso_clock():
     """Reading CLOCK_MONOTONIC 2 x 3000 times made no clock_gettime syscall: the vDSO served it."""
     led = check_micro("timer", ["--clock", "clock_gettime", "--reps", "2000", "--warmup", "1000"])
@@ -303,6 +317,7 @@ def micro_timer_vdso_clock():
     assert r["samples"] == 2000 and r["unit"] == "ns", r
 
 
+@case()
 def micro_call_not_optimised_away():
     """Each timed loop of call really calls its out-of-line callee (objdump), with the loop
     measured first; every step made no syscall and never switched out on its own."""
@@ -319,6 +334,7 @@ def micro_call_not_optimised_away():
     assert len(led["workload"]["results"]) == 5
 
 
+@case()
 def micro_membw_user_copy_exact():
     """user_copy counts exactly the bytes membw memcpy'd (9 calls x 8 MiB, warm-up included),
     and none when only the read and write passes run; no timed pass faulted."""
@@ -333,6 +349,7 @@ def micro_membw_user_copy_exact():
     assert_eq("workload bytes, read only", led["workload"]["bytes"], 0)
 
 
+@case()
 def micro_membw_unfaulted_buffers_fail():
     """Without pre-faulting, the first memcpy faults every page of both buffers once (the source
     maps the zero page, the destination a new page): the no-fault assumption fails with that count."""
@@ -352,6 +369,7 @@ def micro_membw_unfaulted_buffers_fail():
     assert_eq("user_copy bytes", site_bytes(led, "user_copy"), 3 * size)
 
 
+@case()
 def micro_memlat_structure():
     """memlat chases one size per step, doubling from --min-size up to --max-size (3M stops at
     2M); the kernel saw no fault and no syscall in any chase; bad sizes are refused in one line."""
@@ -379,6 +397,7 @@ def assumption(led, measure, claim_part=""):
     return found[0]
 
 
+@case()
 def micro_tcp_rtt_exact(peer=()):
     """Every round trip is one sendto and one whole recvfrom per side; the copy sites see exactly
     the bytes both sides counted, 2 x size x round trips each way."""
@@ -398,6 +417,7 @@ def micro_tcp_rtt_exact(peer=()):
     return led
 
 
+@case()
 def micro_tcp_rtt_short_reads_fail():
     """A message larger than the most a receive queue may hold cannot arrive in one recv(): the
     'arrived whole' claim must fail with the kernel's larger count, which equals the workload's own."""
@@ -417,6 +437,7 @@ def micro_tcp_rtt_short_reads_fail():
         p.stdout[-1500:]
 
 
+@case()
 def micro_tcp_bw_exact(peer=()):
     """Each write is one sendto, each counted read one recvfrom; the bytes per sample round up to
     whole writes, and the copy sites see exactly the bytes moved."""
@@ -435,6 +456,7 @@ def micro_tcp_bw_exact(peer=()):
     return led
 
 
+@case()
 def micro_tcp_connect_exact(peer=()):
     """N connections are N socket, connect, accept4 and end-of-stream reads, 2N closes, no copies;
     with a FIN close and with SO_LINGER 0 (RST). Too many connections for one run are refused."""
@@ -524,6 +546,7 @@ def make_micro_peer_test(check, where):
     return t
 
 
+@case()
 def micro_tcp_peer_bad():
     """A --peer that is not thread, process or netns is one line and exit 2, from zctrace as from
     the workload; --peer netns outside zctrace too, since only zctrace makes the namespaces."""
@@ -538,27 +561,9 @@ def micro_tcp_peer_bad():
             f"{p.returncode} {p.stderr!r}"
 
 
-# Tests beyond the small run, by group.
-MICRO_TESTS = [micro_syscall_counts_exact, micro_assumption_can_fail, micro_options_documented,
-               micro_unmeasured_is_not_zero]
-# CPU and clock, memory
-MICRO_TESTS += [micro_timer_vdso_clock, micro_call_not_optimised_away, micro_membw_user_copy_exact,
-                micro_membw_unfaulted_buffers_fail, micro_memlat_structure]
-
-# tasks and scheduling
-MICRO_TESTS += [micro_proc_create_counts_exact, micro_thread_create_counts_exact, micro_ctxswitch_counts,
-                micro_pagefault_counts_exact, micro_pagefault_readahead_breaks_claim]
-
-# network
-MICRO_TESTS += [micro_tcp_rtt_exact, micro_tcp_rtt_short_reads_fail, micro_tcp_bw_exact, micro_tcp_connect_exact]
-MICRO_TESTS += [make_micro_peer_test(check, where) for check in (micro_tcp_rtt_peer, micro_tcp_bw_peer, micro_tcp_connect_peer)
-                for where in ("process", "netns")] + [micro_tcp_peer_bad]
-
-# files
-MICRO_TESTS += [micro_fileread_pages_exact, micro_fileread_warm_and_direct_add_no_page,
-                micro_fileread_warm_claimed_cold_fails, micro_filecache_served_from_cache,
-                micro_contention_counts_exact]
-
-
-def micro_tests():
-    return [make_micro_test(w) for w in MICRO_RUNS] + MICRO_TESTS
+for w in MICRO_RUNS:
+    declare(make_micro_test(w))
+# a stock kernel runs the peers across namespaces (veth)
+for check in (micro_tcp_rtt_peer, micro_tcp_bw_peer, micro_tcp_connect_peer):
+    for where in ("process", "netns"):
+        declare(make_micro_peer_test(check, where), *(("stock",) if where == "netns" else ()))

@@ -9,7 +9,7 @@ import re
 import subprocess
 import tempfile
 
-from harness import ROOT, assert_eq, refused, site_bytes, Skip, unskipped, zctrace
+from harness import case, ROOT, assert_eq, refused, site_bytes, Skip, unskipped, zctrace
 from checks import check_remote_ends, check_remote_udp_ends, remote_ends_run, unskipped_pair
 
 
@@ -62,6 +62,7 @@ def nic_peer_run(prog, peer, port, n, size, method, env, ns="zcnic", mode=("send
     return p, led, out, err
 
 
+@case("nic")
 def nic_zerocopy_copied_on_transmit():
     """Across two NICs on one QEMU hub (tools/nic-pair.sh: virtio-net with no vnet header, so the
     device offers neither scatter-gather nor checksum offload), a TCP MSG_ZEROCOPY sender's pages
@@ -115,6 +116,7 @@ def nic_zerocopy_copied_on_transmit():
             assert f"covering {copied_bytes} B; deferred_copy 0 B, tx_copy not measured" in \
                 failed["COPIED notices' bytes in a copy site"], failed
 
+@case("nic")
 def nic_zerocopy_held_on_sg_device():
     """Across two Intel e1000e NICs on one QEMU hub (tools/nic-pair.sh; the device model checksums
     and segments, so the driver offers scatter-gather and TSO), a TCP MSG_ZEROCOPY sender's pinned
@@ -169,6 +171,7 @@ def nic_pairs_runs(first_port, mode, tcp=True):
                                                NIC_ATTEMPTS, short=lambda res: nic_short(res, no_sg, tcp))
 
 
+@case("nic")
 def nic_sendfile_copied_on_transmit():
     """sendfile() over TCP across each NIC pair (tools/nic-pair.sh): page references to the page
     cache go into the socket (splice_ref, the bytes sent); a device without scatter-gather
@@ -195,6 +198,7 @@ def nic_sendfile_copied_on_transmit():
         assert p.returncode == 0 and not failed, (ns, method, p.returncode, failed)
 
 
+@case("nic")
 def nic_udp_zerocopy():
     """UDP MSG_ZEROCOPY across each NIC pair (tools/nic-pair.sh), with fentry and with kprobes.
     Over e1000e (scatter-gather, checksum offload) every datagram's pages are pinned: zc_pin is
@@ -237,6 +241,7 @@ def nic_udp_zerocopy():
         assert ("the zero-copy send held" in p.stdout) != copies, (ns, method, p.stdout[-2500:])
 
 
+@case("nic")
 def nic_remote_ends():
     """The two ends of the built-in workloads across each NIC pair (tools/nic-pair.sh), as on two
     hosts: the receiving end (--listen) behind the second NIC, the sending end (--connect) in the

@@ -5,7 +5,7 @@ listed and swept, a program's own pipe paths.
 import os
 import re
 
-from harness import assert_eq, read_csv, refused, scratch, site_bytes, sweep, traced, zctrace
+from harness import case, assert_eq, read_csv, refused, scratch, site_bytes, sweep, traced, zctrace
 from checks import (
     FILE_SITES, PIPE_ALL_SITES, PIPE_EXPECT, PIPE_MESSAGES, best_method, check_pipe_ends, check_pipe_ledger,
     check_veth, our_net_objects, pipe_paths_exact)
@@ -13,6 +13,7 @@ from checks import (
 
 # ---- pipes: exact ledgers ----
 
+@case("stock", "rt", "old")
 def pipe_copy_thread():
     """Writer and reader threads of one process, two pipes: user->pipe and pipe->user, exactly."""
     led = check_pipe_ledger("pipe-copy", "64K", 2)
@@ -21,6 +22,7 @@ def pipe_copy_thread():
     assert led["phase_syscalls"]["write"] >= 2 * PIPE_MESSAGES, led["phase_syscalls"]
 
 
+@case("stock", "rt", "old")
 def pipe_copy_process():
     """The readers in a child process: each end's ledger by pid, nothing the other way, and the
     child's result (shared memory) crosses no pipe. 1 MiB writes, each filling the pipe 16 times
@@ -29,6 +31,7 @@ def pipe_copy_process():
     check_pipe_ends(led)
 
 
+@case("stock")
 def pipe_vmsplice_loopback():
     """vmsplice into a pipe, splice into the socket: page references twice, one copy (the receive)."""
     led = check_pipe_ledger("pipe-vmsplice", "64K", 2)
@@ -36,6 +39,7 @@ def pipe_vmsplice_loopback():
     assert calls["vmsplice"] >= 2 * PIPE_MESSAGES and calls["splice"] >= calls["vmsplice"], calls
 
 
+@case("stock")
 def pipe_vmsplice_netns():
     """The same over veth, the receiver in its own namespace: each side's ledger by pid."""
     before = our_net_objects()
@@ -44,6 +48,7 @@ def pipe_vmsplice_netns():
     assert_eq("namespaces and links left", our_net_objects(), before)
 
 
+@case(root=False)
 def pipe_workload_bad_options():
     """pipe-copy's readers are on this host: --peer netns, --netns and --port are refused by name."""
     for args, msg in ((["--peer", "netns"], "invalid --peer 'netns' (thread or process)"),
@@ -53,6 +58,7 @@ def pipe_workload_bad_options():
         assert msg in p.stderr and len(p.stderr.strip().splitlines()) == 1, f"{args}: {p.stderr!r}"
 
 
+@case("stock")
 def pipe_sites_by_raw_tp():
     """Where tp_btf is refused at the syscalls, the pipe sites that count from the syscall's return
     use raw_tp sys_exit, entered by the syscalls probe's own raw_tp sys_enter: as exact (pipe_ref
@@ -69,6 +75,7 @@ def pipe_sites_by_raw_tp():
     assert led["probes"]["pipe_ref"] == "raw_tp", led["probes"]
 
 
+@case()
 def pipe_workloads_listed_and_swept():
     """zctrace list shows both pipe workloads with their expectation; a sweep over sizes and threads
     runs them, every row ok, its pipe columns the payload exactly."""
@@ -90,6 +97,7 @@ def pipe_workloads_listed_and_swept():
                       payload if site in copies[r["workload"]] else 0)
 
 
+@case()
 def pipe_report_without_phase():
     """With --no-phase the workload's report to zctrace (its result pipe) is a pipe write of the
     run: pipe_write_copy is exactly its length, which the check adds to what it expects."""
@@ -101,8 +109,3 @@ def pipe_report_without_phase():
     assert got > 100 and f"kernel {got}, expected {got} " in c["detail"], (got, c)
     assert_eq("pipe_write_copy count (one report)", led["sites"]["pipe_write_copy"]["count"], 1)
     assert_eq("pipe_read_copy (zctrace reads it, untraced)", site_bytes(led, "pipe_read_copy"), 0)
-
-
-PIPE_TESTS = [pipe_copy_thread, pipe_copy_process, pipe_vmsplice_loopback, pipe_vmsplice_netns,
-              pipe_workload_bad_options, pipe_sites_by_raw_tp, pipe_workloads_listed_and_swept, pipe_paths_exact,
-              pipe_report_without_phase]

@@ -10,13 +10,14 @@ import tempfile
 import time
 
 from harness import (
-    LIST_PROGS, PERF_DERIVED, ROOT, TIMEOUT, UNIT_TESTS, ZCTRACE, assert_eq, detach_children, has_hw_pmu,
+    case, LIST_PROGS, PERF_DERIVED, ROOT, TIMEOUT, UNIT_TESTS, ZCTRACE, assert_eq, detach_children, has_hw_pmu,
     read_csv, scratch, site_bytes, traced, traced_cmd, zctrace, zctrace_named, zctrace_programs)
 from checks import preempt_rt, probes_by_method
 
 
 # ---- unit tests ----
 
+@case(root=False)
 def unit_tests():
     p = subprocess.run([os.path.join(UNIT_TESTS, "test_units")], capture_output=True,
                        text=True, timeout=60)
@@ -25,6 +26,7 @@ def unit_tests():
 
 # ---- schema, perf, probes ----
 
+@case("stock", "rt")
 def json_schema():
     p, led = traced("tcp-onecopy", "--size", "4K", "--messages", "500")
     assert p.returncode == 0, p.stderr
@@ -47,6 +49,7 @@ def json_schema():
     assert led["syscalls"]["sendmsg"] >= 500, led["syscalls"]
 
 
+@case()
 def prog_stats_reported():
     """--prog-stats: every attached program's kernel statistics; sys_enter ran for each target syscall."""
     p, led = traced("syscall", "--call", "syscall", "--reps", "20", extra=("--prog-stats",))
@@ -80,6 +83,7 @@ def perf_table(out):
     return {m.group(1): m.group(2) for m in re.finditer(r"^  (\S+(?: \[stand-in: [\w-]+\])?) +(.*)$", block, re.M)}
 
 
+@case()
 def hw_counters_reported_honestly():
     """Every hardware counter and every figure derived from one is a number where the machine has a
     PMU, "not supported" (never 0) where it has none; the task-clock fallback is labelled as such."""
@@ -119,6 +123,7 @@ def hw_counters_reported_honestly():
     assert "roles: sender and receiver are threads of one process" in text.stdout, text.stdout[-1500:]
 
 
+@case()
 def perf_roles_by_process():
     """--peer process: the workload's own process (the sender) and the other one (the receiver) are
     counted apart; they add up to the whole, each did work, and each role's ns/byte is its own."""
@@ -140,6 +145,7 @@ def perf_roles_by_process():
         assert all(d[r]["cycles_per_byte"] is None for r in ("whole", "sender", "receiver")), d
 
 
+@case()
 def perf_counter_paths_simulated():
     """The hardware counters' code paths on a machine without them: software events stand in
     (ZCTRACE_PERF_STANDIN), one is multiplexed (ZCTRACE_PERF_MULTIPLEX reads it as if on a PMU a
@@ -185,6 +191,7 @@ def perf_counter_paths_simulated():
                - float(r["cycles_per_byte"])) < 1e-6 * float(r["cycles_per_byte"]), r
 
 
+@case("stock", "rt", "old")
 def probes_report():
     p = zctrace("probes")
     assert p.returncode == 0, p.stderr
@@ -216,6 +223,7 @@ def probes_report():
 
 # ---- the report: two passes, one screen, named processes, the floor ----
 
+@case()
 def two_passes_figures_and_ledger():
     """A built-in workload runs traced, then untraced: every timing figure is shown from both
     passes with their ratio (text and JSON), the traced pass's ledger still reconciles exactly, and
@@ -289,6 +297,7 @@ ONE_SCREEN = (("tcp-twocopy", "--messages", "500"), ("tcp-zerocopy", "--messages
               ("--", "sh", "-c", "head -c 300000 /dev/zero | gzip -1 > /dev/null"))
 
 
+@case()
 def default_report_fits_one_screen():
     """A default report answers first, on one screen: at most 40 lines with the histograms off for
     every kind of target, the ledger (the sites that counted, one line for the others), CPU copies per
@@ -317,6 +326,7 @@ def default_report_fits_one_screen():
     assert all(re.search(rf"^  {site} ", full.stdout, re.M) for site in sites), full.stdout[:2500]
 
 
+@case()
 def pipeline_processes_named():
     """The processes of a short pipeline are named by what the kernel noted, after they have exited:
     their comms and pids, in the host's namespace, never "other" or "?"."""
@@ -337,6 +347,7 @@ def pipeline_processes_named():
     assert not re.search(r"^  other |  \?  ", table, re.M), table
 
 
+@case("stock")
 def floor_attaches_empty_programs():
     """`zctrace floor -- COMMAND`: while the command runs, every program a traced run of it has
     alive (but the sampler's, whose cost make bench measures) is there under the same name, each of 2 instructions (r0 = 0; exit), and nothing else
@@ -372,6 +383,7 @@ def floor_attaches_empty_programs():
         assert p.returncode == 2 and len(lines) == 1 and word in lines[0], (args, p.returncode, p.stderr)
 
 
+@case()
 def untraced_pass_attaches_nothing():
     """--baseline runs the command traced, then once more untraced: the command itself lists the
     BPF programs alive while it runs, and sees zctrace's only in the first pass; both wall times

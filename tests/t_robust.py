@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from harness import (
-    TIMEOUT, ZCTRACE, alive, asan_build, assert_eq, assert_nothing_left, descendants, detach_children,
+    case, declare, TIMEOUT, ZCTRACE, alive, asan_build, assert_eq, assert_nothing_left, descendants, detach_children,
     group_members, proc_start, site_bytes, Skip, traced, watched_run, zctrace, zctrace_lines,
     zctrace_programs)
 
@@ -73,6 +73,7 @@ def make_robust_signal_test(sig):
     return t
 
 
+@case()
 def robust_workload_sigkill():
     """SIGKILL of the workload (its receiver in a child process): a one-line report, the partial
     ledger, exit 1; the orphaned receiver is killed with its process group, nothing is left."""
@@ -119,6 +120,16 @@ def make_robust_command_end_test(how, line):
     return t
 
 
+for sig in (signal.SIGINT, signal.SIGTERM):
+    declare(make_robust_signal_test(sig))
+declare(make_robust_sigkill_test(["tcp-onecopy", "--duration", "8"], 1, "workload"))
+declare(make_robust_sigkill_test(["--", "sh", "-c", "sleep 30 & sleep 30"], 3, "command"))
+declare(make_robust_command_end_test("kill -SEGV $$", "zctrace: command sh killed by signal 11 (SIGSEGV); "
+                                     "the ledger covers the run until then"))
+declare(make_robust_command_end_test("exit 3", "zctrace: command sh exited with status 3"))
+
+
+@case()
 def robust_concurrent_runs():
     """Three runs at once, each on its own workload: each ledger counts its own processes only, and
     every byte check holds in each."""
@@ -168,6 +179,7 @@ def gone_pid():
     return p.pid
 
 
+@case()
 def robust_bad_input():
     """Every bad input is one line on stderr naming the problem, exit 2, nothing on stdout, no crash."""
     d = tempfile.mkdtemp()
@@ -205,6 +217,7 @@ def robust_bad_input():
         shutil.rmtree(d)
 
 
+@case()
 def robust_json_path_written_or_left_alone():
     """--json FILE is opened before the run: written with the ledger, or, when the run stops before
     one exists, removed if zctrace made it and untouched if it was there."""
@@ -233,6 +246,7 @@ def robust_json_path_written_or_left_alone():
         assert zctrace_lines(p.stderr) == [f"zctrace: cannot write {path}: {why}"], (path, p.stderr)
 
 
+@case()
 def robust_stdout_unwritable():
     """stdout that takes nothing (/dev/full): every command exits 1 with one line saying so, not 0."""
     cases = [(["run", "--no-hist", "syscall"], "zctrace"), (["run", "--json", "-", "syscall"], "zctrace"),
@@ -245,6 +259,7 @@ def robust_stdout_unwritable():
         assert zctrace_lines(p.stderr) == [f"{prog}: cannot write stdout: No space left on device"], (args, p.stderr)
 
 
+@case()
 def robust_missing_capabilities():
     """Without the capabilities it needs, zctrace names the one missing, in one line, and stops."""
     if not shutil.which("setpriv"):
@@ -268,6 +283,7 @@ def robust_missing_capabilities():
     assert p.returncode == 0, (p.returncode, p.stderr, p.stdout[-500:])
 
 
+@case("stock")
 def detach_after_the_report_leaves_nothing():
     """zctrace returns once its report is out; a child of its own ('zctrace-detach') holds the last
     references of the links, whose detach waits for the kernel's grace periods, and exits once the
@@ -287,6 +303,7 @@ def detach_after_the_report_leaves_nothing():
     raise AssertionError(f"after 10 s: programs {sorted(left)}, detach children {children}")
 
 
+@case()
 def robust_one_byte_messages_60s():
     """The highest event rate for a minute: 1-byte messages, every send and receive an event. The
     in-kernel aggregation loses nothing: send_copy == recv_copy == the workload's counts, exactly,
@@ -305,6 +322,7 @@ def robust_one_byte_messages_60s():
           f"{led['sched']['switches']} switches, nothing dropped", flush=True)
 
 
+@case()
 def robust_full_map_is_reported():
     """The drop counters are real: a command forking more processes than the targets map holds
     (8192) loses the ones past it, and the ledger says so and fails."""

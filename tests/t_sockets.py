@@ -10,7 +10,7 @@ import socket
 import subprocess
 import time
 
-from harness import TIMEOUT, WORKLOADS, ZCTRACE, assert_eq, read_csv, scratch, site_bytes, Skip, sweep, traced, zctrace
+from harness import case, declare, TIMEOUT, WORKLOADS, ZCTRACE, assert_eq, read_csv, scratch, site_bytes, Skip, sweep, traced, zctrace
 from checks import (
     FILE_SITES, check_remote_ends, check_remote_udp_ends, check_tcp_ledger, kernel_at_least, netns_holders,
     our_net_objects, remote_ends_run, unskipped_pair)
@@ -157,6 +157,7 @@ def make_udp_ipv6_test(workload):
     return t
 
 
+@case("stock")
 def sock_workload_bad_options():
     """Sizes a datagram cannot have and options a workload does not take: refused by name, in one
     line, before anything is made."""
@@ -187,6 +188,7 @@ def sock_workload_bad_options():
     assert_eq("namespaces and links left", our_net_objects(), before)
 
 
+@case()
 def sock_workloads_listed_and_swept():
     """zctrace list shows the socket workloads; a sweep runs them, every row ok, its socket columns
     the payload exactly; a size past a datagram's is refused before any run."""
@@ -210,13 +212,23 @@ def sock_workloads_listed_and_swept():
     assert p.returncode == 2 and "udp-copy takes --size up to 65507" in p.stderr, (p.returncode, p.stderr)
 
 
-SOCK_TESTS = ([make_sock_test(w, t, peer) for w in SOCK_EXPECT for t in (1, 2) for peer in ("thread", "process")]
-              + [make_udp_netns_test(w, t) for w in ("udp-copy", "udp-zerocopy") for t in (1, 2)]
-              + [make_udp_gso_test("udp-zerocopy", peer) for peer in ("thread", "process")]
-              + [make_udp_gso_test("udp-copy", "thread"),
-                 make_udp_netns_test("udp-zerocopy", 1, ("--gso", "1400"), 14000, 10, "_gso"),
-                 make_udp_ipv6_test("udp-copy"), make_udp_ipv6_test("udp-zerocopy"),
-                 sock_workload_bad_options, sock_workloads_listed_and_swept])
+# The guest parts that run a socket ledger besides this machine: UDP and Unix on every kernel;
+# UDP across namespaces, with GSO, and over IPv6 on a stock one.
+SOCK_PARTS = {("udp-copy", 2, "process"): ("stock", "rt", "old"), ("udp-zerocopy", 1, "thread"): ("stock", "rt", "old"),
+              ("unix-stream", 2, "process"): ("stock", "rt", "old")}
+for w in SOCK_EXPECT:
+    for threads in (1, 2):
+        for peer in ("thread", "process"):
+            declare(make_sock_test(w, threads, peer), *SOCK_PARTS.get((w, threads, peer), ()))
+for w in ("udp-copy", "udp-zerocopy"):
+    for threads in (1, 2):
+        declare(make_udp_netns_test(w, threads), *(("stock",) if threads == 1 else ()))
+for peer in ("thread", "process"):
+    declare(make_udp_gso_test("udp-zerocopy", peer), *(("stock",) if peer == "thread" else ()))
+declare(make_udp_gso_test("udp-copy", "thread"))
+declare(make_udp_netns_test("udp-zerocopy", 1, ("--gso", "1400"), 14000, 10, "_gso"))
+declare(make_udp_ipv6_test("udp-copy"), "stock")
+declare(make_udp_ipv6_test("udp-zerocopy"))
 
 
 def workload_pids(zpid):
@@ -270,6 +282,11 @@ def make_netns_signal_test(sig):
     return t
 
 
+for sig in (signal.SIGINT, signal.SIGTERM):
+    declare(make_netns_signal_test(sig))
+
+
+@case()
 def netns_refused_without_rights():
     """Without CAP_SYS_ADMIN/CAP_NET_ADMIN: one line, a non-zero exit, nothing made."""
     if not shutil.which("setpriv"):
@@ -284,6 +301,7 @@ def netns_refused_without_rights():
     assert_eq("namespaces and links left", our_net_objects(), before)
 
 
+@case(root=False)
 def netns_usage_errors():
     before = our_net_objects()
     for args, what in ((["tcp-onecopy", "--rate", "1gbit"], "needs --netns"),
@@ -314,6 +332,7 @@ def netns_usage_errors():
     assert_eq("namespaces and links left", our_net_objects(), before)
 
 
+@case()
 def remote_ends_across_namespaces():
     """--listen and --connect: one end each, each traced by its own zctrace, as on two hosts. Over
     loopback (tcp-onecopy) and across a veth pair between the host and a namespace the test makes
@@ -376,6 +395,7 @@ def remote_ends_across_namespaces():
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
+@case()
 def netns_link_shaping():
     """--rate shapes the sender's veth end (tbf); --delay needs netem, refused clearly without it."""
     led = check_tcp_ledger("tcp-onecopy", "64K", 1, ("--netns", "--rate", "500mbit"))

@@ -1,15 +1,17 @@
-"""The source tree's shape: each BPF part compiles alone, and user/'s folders are layers that
-include only downward.
+"""The source tree's shape: each BPF part compiles alone, user/'s folders are layers that include only
+downward, and every test is declared where it is written.
 """
 
+import ast
 import os
 import re
 import shutil
 import subprocess
 
-from harness import ROOT, Skip
+from harness import case, ROOT, Skip
 
 
+@case(root=False)
 def bpf_files_compile_alone():
     """Each BPF part and header includes what it uses: make bpf-alone compiles every one alone."""
     if not shutil.which("make") or not shutil.which("clang"):
@@ -26,6 +28,7 @@ def bpf_files_compile_alone():
 USER_LAYERS = ["os", "trace", "ledger", "report", "cmd"]
 
 
+@case(root=False)
 def layers_include_downward():
     """user/ holds a folder per layer (docs/ARCHITECTURE.md): each file includes headers of its
     own folder or of a lower one, by the folder's name, never of a higher one; every folder is
@@ -49,3 +52,45 @@ def layers_include_downward():
     for name in sorted(os.listdir(lib)):
         incs = re.findall(r'^#include "([^"]+)"', open(os.path.join(lib, name)).read(), re.M)
         assert not [i for i in incs if i.split("/")[0] in USER_LAYERS], (name, incs)
+
+
+def returns_a_value(fn):
+    """Whether function node @fn returns a value anywhere in its own body (not a nested function's)."""
+    todo = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return) and node.value is not None:
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+@case(root=False)
+def tests_declared_where_written():
+    """No test is left out of the suite: every function of a topic module (or checks.py) that takes
+    no argument and returns nothing is a test, and is declared one (@case); every test run.py
+    finds is declared once, by name; the guest suites select tests by part, naming none."""
+    import run  # the suite as run.py finds it
+    declared = {t.__name__ for t in run.all_tests()}
+    tests_dir = os.path.join(ROOT, "tests")
+    undeclared = []
+    for f in sorted(os.listdir(tests_dir)):
+        if not (f.startswith("t_") and f.endswith(".py")) and f != "checks.py":
+            continue
+        tree = ast.parse(open(os.path.join(tests_dir, f)).read())
+        for node in tree.body:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            a = node.args
+            if a.args or a.vararg or a.kwonlyargs or a.kwarg or returns_a_value(node):
+                continue
+            if not any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "case" for d in node.decorator_list):
+                undeclared.append(f"{f}: {node.name}")
+            elif node.name not in declared:
+                undeclared.append(f"{f}: {node.name} (declared, but run.py does not find it)")
+    assert not undeclared, f"tests not declared with @case: {undeclared}"
+    for script in ("kernel-suite.sh", "device-suite.sh"):
+        text = open(os.path.join(tests_dir, script)).read()
+        named = [n for n in declared if re.search(rf"\b{re.escape(n)}\b", text)]
+        assert not named, f"{script} names tests {named}: a test's parts are declared where it is written"

@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from harness import (
-    PERF_DERIVED, ROOT, WORKLOADS, ZCTRACE, assert_eq, detach_children, has_hw_pmu, read_csv, scratch, sweep,
+    case, PERF_DERIVED, ROOT, WORKLOADS, ZCTRACE, assert_eq, detach_children, has_hw_pmu, read_csv, scratch, sweep,
     traced, zctrace_programs, zombie)
 
 
@@ -63,6 +63,7 @@ def grid_sweep(ext):
     return sweep_cache[ext]
 
 
+@case()
 def sweep_csv_reconciles():
     p, path = grid_sweep("csv")
     assert p.returncode == 0, f"exit {p.returncode}: {p.stderr[-1500:]}"
@@ -125,6 +126,7 @@ def running_child(pid):
     return False
 
 
+@case("stock")
 def sweep_loads_one_tracer():
     """A sweep loads its tracer once and runs every cell under it: while 6 runs of two workloads go,
     the sweep holds one set of programs, the same throughout, and every row still reconciles
@@ -166,6 +168,7 @@ def sweep_loads_one_tracer():
     assert len(held[0]) >= 10, f"only {len(held[0])} programs held: {held[0]}"
 
 
+@case()
 def sweep_uring_workloads():
     """zctrace sweep runs the io_uring workloads, their own options after '--': a row each, exact."""
     path = os.path.join(scratch, "uring.csv")
@@ -185,6 +188,7 @@ def sweep_uring_workloads():
         assert_eq(f"{what} recv_copy_bytes", int(r["recv_copy_bytes"]), sent)
 
 
+@case()
 def sweep_json_rows():
     p, path = grid_sweep("json")
     assert p.returncode == 0, f"exit {p.returncode}: {p.stderr[-1500:]}"
@@ -202,6 +206,7 @@ def sweep_json_rows():
         assert r["recv_copy_bytes"] == r["bytes"] == r["messages"] * r["size"], r
 
 
+@case()
 def sweep_failed_run_recorded():
     """A run that fails is a row with its error, and the sweep goes on; one that hangs is stopped at
     its timeout with nothing left behind. ZCTRACE_WORKLOADS swaps the binaries in."""
@@ -235,6 +240,7 @@ def sweep_failed_run_recorded():
     assert os.listdir(tmp) == [], f"temporary files left: {os.listdir(tmp)}"
 
 
+@case("stock")
 def sweep_stopped_leaves_nothing():
     """A sweep stopped by SIGINT mid-run records the run as interrupted, exits 130 and leaves nothing:
     no program of its shared tracer, no detach child, no workload, no temporary file. Killed
@@ -283,6 +289,7 @@ def sweep_stopped_leaves_nothing():
     assert os.listdir(tmp) == [], f"temporary files left: {os.listdir(tmp)}"
 
 
+@case(root=False)
 def sweep_usage_errors():
     out = os.path.join(scratch, "usage")
     os.makedirs(out, exist_ok=True)
@@ -315,6 +322,7 @@ def png_size(path):
     return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
+@case()
 def plot_writes_figures():
     p, path = grid_sweep("csv")
     assert os.path.exists(path), f"no sweep file: {p.stderr[-500:]}"
@@ -344,6 +352,7 @@ def plot_writes_figures():
         assert plot.returncode == 2 and len(plot.stderr.strip().splitlines()) == 1, (plot.returncode, plot.stderr)
 
 
+@case()
 def plot_partial_file():
     """A partial sweep (a failed row, a single ok row, columns missing) still plots what it holds."""
     p, path = grid_sweep("csv")
@@ -372,6 +381,7 @@ def run_plot(path, outdir, *args):
                           capture_output=True, text=True, timeout=300)
 
 
+@case(root=False)
 def findings_synthetic_crossovers():
     """The findings tool on rows with known answers: B overtakes A from 4K on in 4 of 5 reps (rep 5
     dips at 16K), C never overtakes B, D ties B at every size; the peak, the best thread counts and
@@ -437,6 +447,7 @@ def findings_synthetic_crossovers():
     assert plot.returncode == 2 and "invalid --pairs item 'C:Z'" in plot.stderr, plot.stderr
 
 
+@case()
 def findings_from_a_real_sweep():
     """A small real sweep with --membw: membw's user_copy is exactly the bytes it memcpy'd, and the
     findings (peak, crossover reps, copy bound) are those the rows give, recomputed here."""
@@ -529,6 +540,7 @@ def micro_sweep(name, ext="json"):
     return sweep_cache[key]
 
 
+@case()
 def sweep_micro_grid_rows():
     """fileread over file-size x cache: a row per point, in grid order, with the values, each measurement's
     distribution and every assumption's verdict, the kernel's page counts exact; the CSV carries the same."""
@@ -584,6 +596,7 @@ def size_label(v):
     return str(v)
 
 
+@case(root=False)
 def sweep_micro_bad_param():
     """A bad axis name or value is one line naming it, exit 2, before any run; nothing written."""
     out = os.path.join(scratch, "micro-usage")
@@ -610,6 +623,7 @@ def sweep_micro_bad_param():
     assert os.listdir(out) == [], os.listdir(out)
 
 
+@case()
 def plot_micro_figures():
     """tools/plot draws each microbenchmark figure from small real sweeps: valid PNG and SVG, and the
     caption (under the plot, printed, in figures.json) tallies the kernel-checked assumptions."""

@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 
-from harness import LIST_PROGS, ROOT, WORKLOADS, ZCTRACE, assert_eq, bpf_fds_of, Skip, zctrace, zctrace_named
+from harness import case, LIST_PROGS, ROOT, WORKLOADS, ZCTRACE, assert_eq, bpf_fds_of, Skip, zctrace, zctrace_named
 from checks import COST_MIB, PIPE_MOVER, PIPE_SITES, TOP_PROGRAM, copy_cpu_plausible
 
 
@@ -89,6 +89,7 @@ def pipes_measured(table):
     return False
 
 
+@case("stock", "old")
 def top_counts_a_process_exactly():
     """`zctrace top` counts a process it did not start, among the machine's: its Unix socket and
     TCP sites (on loopback; a TCP receive with MSG_TRUNC discards without a copy), and its pipe
@@ -159,6 +160,7 @@ ts = [threading.Thread(target=work, args=(i,)) for i in range(nthreads)]
 """
 
 
+@case("stock")
 def top_counts_threads_exactly():
     """The census counts in each thread: a process of 6 threads, each moving its own bytes over a
     Unix socket pair and UDP on loopback and ending at its own time, and 12 such processes at
@@ -191,6 +193,7 @@ def top_counts_threads_exactly():
     assert all(t["evicted"] == 0 and t["dropped"] == 0 and t["keys"] <= 64 for t in tables), tables[-1]
 
 
+@case("stock")
 def top_by_cgroup_and_comm():
     """--by cgroup and --by comm, side by side: a program that moved itself into a cgroup made
     here is one row under that cgroup's path and one under its name, each with exactly its bytes;
@@ -250,6 +253,7 @@ for k in kids:
 """
 
 
+@case("stock")
 def top_evictions_counted():
     """Where the census counts in the (process, site) map (the kernel refused its task iterator,
     here simulated), the kernel keeps at most --max-keys keys: 120 live processes that each made
@@ -267,6 +271,7 @@ def top_evictions_counted():
     assert tables[-1]["methods"]["pipe_write_copy"], tables[-1]["methods"]
 
 
+@case("stock")
 def top_counts_files_where_measured():
     """dd writes a file and another dd reads it back (on /var/tmp, ext4 in the kernel suite's guests;
     busybox's, linked statically: no loader reads a library beside the file):
@@ -311,6 +316,7 @@ def census_programs(pid):
 SYSCALL_PROGRAMS = {"sys_enter_btf", "sys_exit_btf", "sys_enter_raw", "sys_exit_raw"}
 
 
+@case("stock")
 def census_attach_points():
     """The census attaches no raw syscall tracepoint unless asked (--complete), and its floor
     (`zctrace floor --census`) has an empty program at each of the census's points: the same
@@ -386,6 +392,7 @@ def census_attach_points():
     assert p.returncode == 2 and "--census runs a command" in p.stderr, (p.returncode, p.stderr)
 
 
+@case("stock", "rt", "old")
 def top_cost_of_copies():
     """top --cost --complete: a process that moves 1 GiB (128 MiB in a guest) through a pipe of its own has CPU time at
     both pipe sites (cpu_ns), within 0.01-5 ns a byte of the bytes counted there, its row's
@@ -426,6 +433,7 @@ def top_cost_of_copies():
               f"{cpu['pipe_read_copy'] / (mib << 20):.3f} ns/B; the process's own CPU {own / 1e6:.0f} ms", flush=True)
 
 
+@case(root=False)
 def top_usage_errors():
     """Bad options of `zctrace top`: one line naming the problem, exit 2, nothing attached."""
     for args, word in ((["--by", "pid"], "--by"), (["-i", "0"], "--interval"), (["-n", "x"], "--count"),
@@ -502,6 +510,7 @@ print(os.getpid(), pid)
 """
 
 
+@case("stock", "rt", "old")
 def top_tcp_counters_exact():
     """TCP counted from each socket's own counters (write_seq and copied_seq, past their wraps by
     bytes_acked and bytes_received), with no program on a send or a receive: a stream between two
@@ -583,6 +592,7 @@ print("client", os.getpid(), sent, got, flush=True)
 """
 
 
+@case("stock", "rt")
 def top_tcp_counters_other_namespace():
     """A connection between this namespace and another, over veth: the task_file sweep sees every
     process's sockets, whatever its namespace: the server's bytes show while the connection is
@@ -750,6 +760,7 @@ def top_unskipped(measure, short, attempts=3):
         return res
 
 
+@case("stock", "rt", "old")
 def top_tcp_copies_from_counters():
     """Where the kernel allows fentry, the census takes TCP's copies from the sockets' own counters,
     with no program on a plain TCP send or receive (none of the per-message programs held):
@@ -833,6 +844,7 @@ def top_tcp_copies_from_counters():
     assert all(r["sites"]["send_copy"]["copies"] for r in rows if "send_copy" in r["sites"]), rows
 
 
+@case("stock", "rt", "old")
 def top_counts_a_real_server_exactly():
     """Real programs that count their own bytes, under the census: Python's http.server serves a
     1 MiB file 24 times to curl, 4 transfers at once (each a connection of its own); curl's own
@@ -940,6 +952,7 @@ assert os.waitpid(server, 0)[1] == 0 and got == 4321, got
 """
 
 
+@case("stock", "rt")
 def top_tcp_counters_before_the_census():
     """A connection made before the census started, then used: its first look is a sweep's, which
     reads the socket's sequence-number offsets without its lock; the bytes moved after that look
@@ -999,6 +1012,7 @@ os.waitpid(reader, 0)
 """
 
 
+@case("stock", "rt")
 def top_tcp_counters_socket_passed():
     """A socket its owner shares with another process is counted once, to the owner, and its row
     is flagged while both hold it; once the owner has let go of it for a whole sweep, it moves to
@@ -1038,6 +1052,7 @@ def top_tcp_counters_socket_passed():
     assert not any(r["pid"] == sender and r["tcp_socket_shared"] for t in tables for r in t["rows"])
 
 
+@case("stock", "rt")
 def top_tcp_counters_past_4gib():
     """5 GiB through one socket between two reads of the census (a read every 12 s; a table shows
     all of it): the 32-bit sequence numbers wrap, the 64-bit counters do not, and both ends are
@@ -1059,6 +1074,7 @@ def top_tcp_counters_past_4gib():
     assert len(tabled) == 1 or wl["elapsed_s"] > 6, f"the stream of {wl['elapsed_s']:.1f} s spanned {len(tabled)} reads"
 
 
+@case("stock", "rt")
 def top_tcp_counters_refused():
     """Where the kernel refuses the sockets' counters (as here, told to: ZCTRACE_REFUSE), the census
     still counts TCP at its copy sites, and says why the counters are not measured: null, not 0."""
@@ -1153,6 +1169,7 @@ print(os.getpid(), out)
 """
 
 
+@case("stock", "rt")
 def top_tcp_counters_reused_sockets():
     """A socket connected again after a refused connect() or after connect(AF_UNSPEC) (which zero
     its counters), a TCP Fast Open connect with its data in the SYN, a deferred Fast Open connect

@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 import time
 
-from harness import TIMEOUT, WORKLOADS, ZCTRACE, assert_eq, descendants, refused, site_bytes, Skip, traced, zctrace
+from harness import case, declare, TIMEOUT, WORKLOADS, ZCTRACE, assert_eq, descendants, refused, site_bytes, Skip, traced, zctrace
 from checks import (
     COPY_SITES, KERNEL, NET_SITES, PIPE_ALL_SITES, SIZES, check_sides, check_tcp_ledger, check_veth,
     deferred_want, our_net_objects, probes_by_method)
@@ -78,6 +78,16 @@ def make_uring_issue_test(workload, how, peer):
     return t
 
 
+# a stock kernel runs io_uring's zerocopy sends from io-wq workers to a peer process, and from an
+# SQPOLL thread
+for w in ("uring-send", "uring-sendzc"):
+    for how in ("--async", "--sqpoll"):
+        for peer in ((), ("--peer", "process")):
+            declare(make_uring_issue_test(w, how, peer),
+                    *(("stock",) if w == "uring-sendzc" and bool(peer) == (how == "--async") else ()))
+
+
+@case("stock")
 def uring_sendzc_without_usage_reports():
     """Most applications do not ask io_uring whether their zerocopy data was copied: the copies on
     delivery are still counted, from the skbs, and no notification is taken to say copied."""
@@ -89,6 +99,7 @@ def uring_sendzc_without_usage_reports():
               deferred_want(led, led["workload"]["bytes"]))
 
 
+@case(root=False)
 def uring_options_only_for_uring():
     """--async and --sqpoll belong to the uring-* workloads: another workload refuses them by name,
     in one line, before anything runs."""
@@ -99,6 +110,7 @@ def uring_options_only_for_uring():
             (args, p.returncode, p.stderr)
 
 
+@case("stock")
 def uring_notices_fall_back():
     """Without the io_uring_complete tracepoint (simulated with ZCTRACE_REFUSE) zc_notices falls back
     to the error queue alone: MSG_ZEROCOPY's notices stay exact, and io_uring's notifications are
@@ -249,6 +261,7 @@ def make_uring_file_method_test(method):
     return t
 
 
+@case("stock")
 def uring_file_without_completions():
     """Without the io_uring_complete tracepoint (simulated with ZCTRACE_REFUSE) the file sites fall
     back to their candidates without it and say so: the syscalls' copies are still counted, and
@@ -269,6 +282,7 @@ def uring_file_without_completions():
     assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-1200:]}"
 
 
+@case("stock")
 def uring_file_command_explained():
     """A command doing buffered io_uring file I/O (the uring-file program, run as a command: its
     whole run traced, the files' making and checking too): the account's io_uring READ and WRITE
@@ -313,15 +327,17 @@ def uring_file_command_explained():
         assert all(c["ok"] for c in led["checks"]), [c for c in led["checks"] if not c["ok"]]
 
 
-URING_FILE_TESTS = [make_uring_file_test(), make_uring_file_test("--cache", "cold"),
-                    make_uring_file_test("--direct"), make_uring_file_test("--fixed"),
-                    make_uring_file_test("--direct", "--fixed"), make_uring_file_test("--vectored"),
-                    make_uring_file_test("--direct", "--vectored"), make_uring_file_issue_test("--async"),
-                    make_uring_file_issue_test("--sqpoll"), make_uring_file_method_test("fentry"),
-                    make_uring_file_method_test("kprobe"), make_uring_file_method_test("tracepoint"),
-                    uring_file_without_completions, uring_file_command_explained]
+# every io_uring file shape on a stock kernel too
+for args in ((), ("--cache", "cold"), ("--direct",), ("--fixed",), ("--direct", "--fixed"), ("--vectored",),
+             ("--direct", "--vectored")):
+    declare(make_uring_file_test(*args), "stock")
+for how in ("--async", "--sqpoll"):
+    declare(make_uring_file_issue_test(how), "stock")
+for method in ("fentry", "kprobe", "tracepoint"):
+    declare(make_uring_file_method_test(method), "stock")
 
 
+@case()
 def netns_serve_ledgers():
     for w in ("serve-readsend", "serve-sendfile"):
         before = our_net_objects()
@@ -366,3 +382,9 @@ def make_remote_fileread_test(pattern, peer, cache="warm"):
     where = "netns" if "--netns" in peer else peer[1] if peer else "thread"
     t.__name__ = f"remote_fileread_{pattern}_{where}_{cache}"
     return t
+
+
+for pattern in ("seq", "random"):
+    for peer in ((), ("--peer", "process"), ("--netns",)):
+        declare(make_remote_fileread_test(pattern, peer), *(("stock",) if pattern == "seq" and not peer else ()))
+declare(make_remote_fileread_test("random", ("--netns",), "cold"))
