@@ -129,14 +129,14 @@ static __always_inline struct pt_regs *task_user_regs(struct task_struct *task)
 
 /*
  * A field of kernel object @p: a plain load where the verifier types the pointer (tp_btf, fentry:
- * @btf, a constant, so that each flavour keeps only its own branch), else a probe read (raw_tp,
+ * @btf, a constant, so that each method keeps only its own branch), else a probe read (raw_tp,
  * kprobe, and pointers the programs keep as numbers).
  */
 #define READ_FIELD(btf, p, field) ((btf) ? (p)->field : BPF_CORE_READ(p, field))
 
 /*
  * Syscall argument @n from the syscall's registers: a plain load where the verifier types them
- * (tp_btf, @btf, a constant: each flavour keeps only its own branch), else a read.
+ * (tp_btf, @btf, a constant: each method keeps only its own branch), else a read.
  */
 #define SYSCALL_ARG(btf, regs, n) \
 	((btf) ? PT_REGS_PARM##n##_SYSCALL(regs) : PT_REGS_PARM##n##_CORE_SYSCALL(regs))

@@ -4,7 +4,7 @@
  * syscalls too, through pipe.bpf.h, and socket calls, through sock.bpf.h); file_read_copy,
  * file_write_copy, kernel_copy by fexit, kretprobe or ext4 tracepoints; page-cache insertions.
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
- * its flavours here, for every kernel.
+ * its methods here, for every kernel.
  */
 #include "common.bpf.h"
 #include "settings.bpf.h"

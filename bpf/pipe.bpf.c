@@ -5,7 +5,7 @@
  * pipe_write/pipe_read, or by the syscall's return through iocall.bpf.h's syscall tracking, which
  * calls pipe_syscall_exit() (pipe.bpf.h).
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
- * its flavours here, for every kernel.
+ * its methods here, for every kernel.
  */
 #include "common.bpf.h"
 #include "settings.bpf.h"

@@ -9,7 +9,7 @@
 #include "settings.bpf.h"
 #include "slots.bpf.h"
 
-/* Whether @site counts from the syscall's return: its tp_btf or raw_tp flavour. */
+/* Whether @site counts from the syscall's return: its tp_btf or raw_tp method. */
 static __always_inline bool by_return(__u32 site)
 {
 	return !(standalone_sites & 1U << site) && (site_uses(site, METHOD_TP_BTF) || site_uses(site, METHOD_RAW_TP));
@@ -18,8 +18,8 @@ static __always_inline bool by_return(__u32 site)
 /*
  * A pipe syscall's return, classified at its entry by iocall.bpf.h's enter_io(): @in and @out are
  * the FD_* classes of its source and destination. write() and read() on a pipe copy what they return
- * (the tracepoint flavours of the copy sites); whatever enters a pipe by vmsplice, splice, tee or
- * sendfile enters as page references, the only flavour pipe_ref has. vmsplice() out of a pipe
+ * (the tracepoint methods of the copy sites); whatever enters a pipe by vmsplice, splice, tee or
+ * sendfile enters as page references, the only method pipe_ref has. vmsplice() out of a pipe
  * copies to user memory without pipe_read(), so its return is pipe_read_copy's on every method.
  */
 static __always_inline void pipe_syscall_exit(__u32 tgid, __u32 kind, __u8 in, __u8 out, long ret)

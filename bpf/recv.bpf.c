@@ -6,7 +6,7 @@
  * copy_linear_skb(), inlined, with no event: udp_recv_copy is counted at the receive call's return
  * (sock.bpf.c).
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
- * its flavours here, for every kernel.
+ * its methods here, for every kernel.
  */
 #include "common.bpf.h"
 #include "settings.bpf.h"

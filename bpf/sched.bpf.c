@@ -2,7 +2,7 @@
 /*
  * Context switches and off-CPU time (tp_btf, raw_tp sched_switch), and the exec perf starts at.
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
- * its flavours here, for every kernel.
+ * its methods here, for every kernel.
  */
 #include "common.bpf.h"
 #include "settings.bpf.h"
@@ -195,7 +195,7 @@ static __always_inline struct sched_stats *switch_out(bool btf, bool preempt, st
 
 /*
  * The tgids come from the caller: tp_btf (@btf) reads them directly, raw_tp through CO-RE reads;
- * @btf is a constant, so each flavour keeps only its own branches. @prev is the task running: the
+ * @btf is a constant, so each method keeps only its own branches. @prev is the task running: the
  * per-CPU memo mostly holds its verdict already, and is left holding @next's. Threads of one
  * process switching to each other share one verdict and one lookup of their figures.
  */
@@ -270,7 +270,7 @@ static __always_inline void on_exec(struct task_struct *task)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 
-	/* the name it takes from here: the running task's, typed on either flavour */
+	/* the name it takes from here: the running task's, typed on either method */
 	if (!trace_all && is_target(tgid))
 		note_target_ident(current_task(), tgid);
 	if (!root_tgid || tgid != root_tgid || misc.exec_seen)

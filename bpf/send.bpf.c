@@ -4,7 +4,7 @@
  * iteration, fentry/fexit or kprobe/kretprobe tcp_sendmsg_locked per call, and the kernel's own pin
  * and page-reference helpers, TCP's and UDP's.
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
- * its flavours here, for every kernel.
+ * its methods here, for every kernel.
  */
 #include "common.bpf.h"
 #include "settings.bpf.h"
@@ -158,7 +158,7 @@ int BPF_PROG(tcp_sendmsg_locked_btf, const struct sock *sk, const struct msghdr 
 		}
 		if (!loop_calls_seen)
 			loop_calls_seen = 1;
-		/* the kprobe flavour's call, where both are attached, is not this loop's to end */
+		/* the kprobe method's call, where both are attached, is not this loop's to end */
 		fresh.kp_sk = call->kp_sk;
 		fresh.kp_msg = call->kp_msg;
 		*call = fresh;	/* only this thread writes its slot */
@@ -236,7 +236,7 @@ int BPF_PROG(sock_send_length_btf, struct sock *sk, int ret, int flags)
 	return 0;
 }
 
-/* ---- fentry/fexit and kprobe flavours, for kernels that allow them --------------------------- */
+/* ---- fentry/fexit and kprobe methods, for kernels that allow them --------------------------- */
 
 /*
  * What the syscall's exit takes instead of reading the descriptor (tcp_send_returns()): this TCP
@@ -590,7 +590,7 @@ static __always_inline void on_udp_pin(struct sock *sk, struct sk_buff *skb, __u
  * From 6.0 its first argument is the send's msghdr. The compat object's kernels (before 5.17) pass
  * (sk, skb, from, length), and fexit puts the return after them. 5.17 to 5.19 take the main object
  * with the older arguments: there user space sets this aside (refuse_old_sg_from_iter()) for the
- * kprobe flavour, which reads both.
+ * kprobe method, which reads both.
  */
 SEC("fexit/__zerocopy_sg_from_iter")
 int BPF_PROG(zerocopy_sg_from_iter_fexit, struct msghdr *msg, struct sock *sk, struct sk_buff *skb,
@@ -604,7 +604,7 @@ int BPF_PROG(zerocopy_sg_from_iter_fexit, struct msghdr *msg, struct sock *sk, s
 	return 0;
 }
 
-/* The kprobe flavour's arguments, from entry to return, by thread. */
+/* The kprobe method's arguments, from entry to return, by thread. */
 struct udp_pin_args {
 	__u64 sk;
 	__u64 skb;

@@ -5,7 +5,7 @@
  * (sock.bpf.h), or where the socket returns the call's length. unix_recv_copy is in recv.bpf.c; a
  * UDP MSG_ZEROCOPY send's pins are zc_pin's, in send.bpf.c and zerocopy.bpf.c.
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
- * its flavours here, for every kernel.
+ * its methods here, for every kernel.
  */
 #include "common.bpf.h"
 #include "settings.bpf.h"

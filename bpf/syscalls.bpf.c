@@ -2,7 +2,7 @@
 /*
  * Syscalls by number (whole run, measured phase, microbenchmark step) and page faults.
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
- * its flavours here, for every kernel.
+ * its methods here, for every kernel.
  */
 #include "common.bpf.h"
 #include "settings.bpf.h"

@@ -2,7 +2,7 @@
 /*
  * Target filter: the traced processes follow forks and exits (tp_btf, raw_tp).
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
- * its flavours here, for every kernel.
+ * its methods here, for every kernel.
  */
 #include "common.bpf.h"
 #include "settings.bpf.h"
@@ -58,10 +58,10 @@ static __always_inline void on_exit(struct task_struct *task)
 	tid = BPF_CORE_READ(task, pid);
 	if (trace_all && tid == BPF_CORE_READ(task, tgid))
 		note_ident(tid, BPF_EXIST);
-	/* the process's last name: the running task's, typed on either flavour */
+	/* the process's last name: the running task's, typed on either method */
 	if (!trace_all && tid == BPF_CORE_READ(task, tgid))
 		note_target_ident(current_task(), tid);
-	/* the exiting thread is the running one: its typed task, on either flavour */
+	/* the exiting thread is the running one: its typed task, on either method */
 	if (trace_all)
 		census_thread_exit(current_task());
 	/* its calls' state, where it lives in a hash (below 5.11); its verdicts and off-CPU start are

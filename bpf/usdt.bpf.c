@@ -2,7 +2,7 @@
 /*
  * USDT: the workloads' own copies (user_copy), their measured phase and microbenchmark steps.
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
- * its flavours here, for every kernel.
+ * its methods here, for every kernel.
  */
 #include "common.bpf.h"
 #include "settings.bpf.h"

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * zctrace's BPF object: copy sites, context switches, syscalls and page faults of the traced
- * processes, aggregated in maps. Each site's flavours (fentry/fexit, kprobe, tp_btf, raw_tp) live
+ * processes, aggregated in maps. Each site's methods (fentry/fexit, kprobe, tp_btf, raw_tp) live
  * in that site's file, sharing settings, maps, the target filter and the counting through the
- * headers each file includes itself; user space autoloads one flavour per site. One compile
+ * headers each file includes itself; user space autoloads one method per site. One compile
  * unit, so the skeleton stays one object.
  *
  * Every part compiles alone (make bpf-alone), so the order below is not needed to compile: it is

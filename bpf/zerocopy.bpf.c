@@ -5,7 +5,7 @@
  * kprobe skb_copy_ubufs, or the zerocopy skbs that reach delivery), and the zerocopy skbs' path
  * (zc_path).
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone): each site keeps all
- * its flavours here, for every kernel.
+ * its methods here, for every kernel.
  */
 #include "common.bpf.h"
 #include "settings.bpf.h"

@@ -80,7 +80,7 @@ def check_tcp_ledger(workload, size, threads, peer=(), runner=None):
         assert rows and sum(r["bytes"] for r in rows) == sent, led["boundary"]["calls"]
         assert_eq(f"{op} requests", sum(r["calls"] for r in rows), 8 * n)  # one per field
     if EXPECT[workload].get("send_copy") == "sent" and not workload.startswith("uring-"):
-        # a copying send is one copy, whatever it moved and on every flavour (the loop's chunks are
+        # a copying send is one copy, whatever it moved and on every method (the loop's chunks are
         # not); an io_uring request sent short is sent again by the kernel, a call of its own
         sends = sum(r["calls"] for r in led["boundary"]["calls"]
                     if r["group"] == "TCP/UDP send" and r["file"] == "TCP socket")

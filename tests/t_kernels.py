@@ -1,5 +1,5 @@
 """What a kernel offers and lacks: every method (fentry, kprobe, tracepoint) site by site, tracepoints
-and programs the kernel refuses, raw_tp flavours, a kernel without BTF, PREEMPT_RT.
+and programs the kernel refuses, raw_tp methods, a kernel without BTF, PREEMPT_RT.
 """
 
 import json
@@ -118,13 +118,13 @@ def method_matrix_pipes(method, want_method, chosen, out):
 
 
 @case()
-def kprobe_flavours_pass_verifier():
+def kprobe_programs_pass_verifier():
     """Where kprobes cannot attach, their programs must still load: the verifier accepts every
-    kprobe/kretprobe flavour of the object on this kernel."""
-    p = subprocess.run([os.path.join(UNIT_TESTS, "load_flavours")], capture_output=True,
+    kprobe/kretprobe program of the object on this kernel."""
+    p = subprocess.run([os.path.join(UNIT_TESTS, "load_programs")], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr[-1500:]
-    assert re.search(r"kprobe flavours: \d+ programs, load ok", p.stdout), p.stdout
+    assert re.search(r"kprobe programs: \d+, load ok", p.stdout), p.stdout
 
 
 @case()
@@ -286,7 +286,7 @@ def preempt_rt_prefers_tracepoints():
 @case("stock")
 def robust_refused_program_falls_back():
     """A program the kernel refuses at load (the verifier) or at attach sets its candidate aside, and
-    the run goes on with the next one: the fentry flavour falls back to kprobes where the kernel has
+    the run goes on with the next one: the fentry method falls back to kprobes where the kernel has
     them (make test-kernels), or the site is not supported, with the kernel's reason, and the other
     sites stay exact."""
     fentry = probes_by_method("fentry")[0]["send_copy"] == "fentry"
@@ -319,7 +319,7 @@ def robust_refused_program_falls_back():
 
 @case("stock")
 def unattributed_where_a_site_is_refused():
-    """A copy site the kernel lacks (every flavour of recv_copy refused): the bytes the receive
+    """A copy site the kernel lacks (every method of recv_copy refused): the bytes the receive
     calls moved stay in the ledger, as unattributed, and the run fails its check."""
     env = refused(["tp_btf:skb_copy_datagram_iovec", "fentry:skb_copy_datagram_iter",
                    "kprobe:skb_copy_datagram_iter"])
@@ -343,8 +343,8 @@ def unattributed_where_a_site_is_refused():
 
 
 @case("stock")
-def raw_tp_flavours_count_the_same():
-    """Where tp_btf is refused, the raw_tp flavours of the target filter, syscalls and page faults
+def raw_tp_programs_count_the_same():
+    """Where tp_btf is refused, the raw_tp programs of the target filter, syscalls and page faults
     take over and count the same: every sendmsg of the run, the forked receiver followed."""
     refuse = ["tp_btf:sched_process_fork", "tp_btf:sched_process_exit", "tp_btf:sys_enter",
               "tp_btf:page_fault_user", "tp_btf:page_fault_kernel", "tp_btf:sched_switch"]

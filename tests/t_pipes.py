@@ -62,8 +62,8 @@ def pipe_workload_bad_options():
 def pipe_sites_by_raw_tp():
     """Where tp_btf is refused at the syscalls, the pipe sites that count from the syscall's return
     use raw_tp sys_exit, entered by the syscalls probe's own raw_tp sys_enter: as exact (pipe_ref
-    and pipe_read_copy, whose better flavours need the syscall too; pipe_write_copy keeps fexit or
-    kretprobe where the kernel has them). The file sites have no raw_tp flavour: not measured."""
+    and pipe_read_copy, whose better methods need the syscall too; pipe_write_copy keeps fexit or
+    kretprobe where the kernel has them). The file sites have no raw_tp method: not measured."""
     env = refused(["tp_btf:sys_enter", "tp_btf:sys_exit"])
     led = check_pipe_ledger("pipe-copy", "64K", 2, ("--peer", "process"), unmeasured=FILE_SITES, env=env)
     check_pipe_ends(led)

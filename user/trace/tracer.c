@@ -390,7 +390,7 @@ static int refuse_holders(struct probe_choice *choice, const char *prog, const c
 /*
  * A kernel before 5.17 (the compat object's) has no bpf_get_func_ret(): a chosen program that
  * reads its return value so is set aside before the load, as the verifier would refuse it, and
- * the site's next flavour (a kretprobe) takes its place. How many candidates were.
+ * the site's next candidate (a kretprobe) takes its place. How many candidates were.
  */
 static int refuse_without_func_ret(struct zctrace_bpf *obj, struct probe_choice *choice)
 {

@@ -1,8 +1,8 @@
 /*
- * Loads every kprobe/kretprobe flavour of the BPF object without attaching it: the verifier must
+ * Loads every kprobe/kretprobe program of the BPF object without attaching it: the verifier must
  * accept them on this kernel even where kprobes cannot be attached. Then tries the fentry/fexit
- * flavours the same way and prints the kernel's answer (refused here by policy: EPERM).
- * Exit 0 when the kprobe flavours load; 1 otherwise.
+ * programs the same way and prints the kernel's answer (refused here by policy: EPERM).
+ * Exit 0 when the kprobe programs load; 1 otherwise.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,11 +43,11 @@ int main(void)
 
 	libbpf_set_print(quiet);
 	err = load_section("kprobe/", "kretprobe/", &n);
-	printf("kprobe flavours: %d programs, load %s\n", n, err ? strerror(-err) : "ok (verifier accepted)");
+	printf("kprobe programs: %d, load %s\n", n, err ? strerror(-err) : "ok (verifier accepted)");
 	if (err || n == 0)
 		return 1;
 	libbpf_set_print(NULL);
 	err = load_section("fentry/", "fexit/", &n);
-	printf("fentry flavours: %d programs, load %s\n", n, err ? strerror(-err) : "ok (verifier accepted)");
+	printf("fentry programs: %d, load %s\n", n, err ? strerror(-err) : "ok (verifier accepted)");
 	return 0;
 }
