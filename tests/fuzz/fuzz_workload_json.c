@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the workload's JSON report on its way through zctrace. The input is what a
- * workload writes to ZCTRACE_RESULT_FD; it is read as zctrace reads it (cli_read_result), and put
+ * workload writes to ZCTRACE_RESULT_FD; it is read as zctrace reads it (report_pipe_read), and put
  * in a ledger with the workload it names (its "workload" key; otherwise one picked by the input),
  * beside kernel figures made up from the input's hash, as ledger_collect would leave them. Then
  * ledger_check, ledger_print and ledger_json run on it, as after a real run: they must not crash,
@@ -197,7 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = memfd_create("workload-result", MFD_CLOEXEC);
 	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size) || lseek(fd, 0, SEEK_SET))
 		fail("memfd");
-	wl = cli_read_result(fd);
+	wl = report_pipe_read(fd);
 	close(fd);
 	if (!size && wl)
 		fail("an empty report parsed as JSON");

@@ -361,7 +361,7 @@ static void check_sched(struct ledger *l)
 static void check_net_sides(struct ledger *l)
 {
 	static const int send_sites[] = { SITE_SEND_COPY, SITE_ZC_PIN, SITE_SPLICE_REF };
-	const struct proc_sites *snd = proc_of(l, "sender"), *rcv = proc_of(l, "receiver");
+	const struct proc_sites *snd = ledger_proc_of(l, "sender"), *rcv = ledger_proc_of(l, "receiver");
 	__u64 sent = l->rep.bytes.v, recvd = l->rep.bytes_received.v, req = l->rep.request_bytes.v;
 	__u64 s_out = 0, r_out = 0, s_in = snd ? snd->bytes[SITE_RECV_COPY] : 0;
 	__u64 r_in = rcv ? rcv->bytes[SITE_RECV_COPY] : 0;
@@ -386,7 +386,7 @@ static void check_net_sides(struct ledger *l)
 /* The same for a pipe's two ends in two processes: the writer wrote, the reader read, no more. */
 static void check_pipe_sides(struct ledger *l)
 {
-	const struct proc_sites *wr = proc_of(l, "sender"), *rd = proc_of(l, "receiver");
+	const struct proc_sites *wr = ledger_proc_of(l, "sender"), *rd = ledger_proc_of(l, "receiver");
 	__u64 w_out = wr ? wr->bytes[SITE_PIPE_WRITE_COPY] : 0, r_in = rd ? rd->bytes[SITE_PIPE_READ_COPY] : 0;
 	__u64 w_in = wr ? wr->bytes[SITE_PIPE_READ_COPY] : 0, r_out = rd ? rd->bytes[SITE_PIPE_WRITE_COPY] : 0;
 
@@ -560,7 +560,7 @@ void ledger_check(struct ledger *l)
 				check_notices(l);
 			if (l->def->file)
 				check_file(l);
-			if (two_sides(l))
+			if (ledger_two_sides(l))
 				check_sides(l);
 			check_unattributed(l);
 		}

@@ -68,7 +68,7 @@ const char *proc_role(const struct ledger *l, __u32 tgid)
 }
 
 /* Sender and receiver are separate processes: each has its own ledger. */
-bool two_sides(const struct ledger *l)
+bool ledger_two_sides(const struct ledger *l)
 {
 	bool fs = l->rep.sender_pid.found, fr = l->rep.receiver_pid.found;
 	__u64 snd = l->rep.sender_pid.v, rcv = l->rep.receiver_pid.v;
@@ -76,7 +76,7 @@ bool two_sides(const struct ledger *l)
 	return fs && fr && snd != rcv;
 }
 
-bool on_veth(const struct ledger *l)
+bool ledger_on_veth(const struct ledger *l)
 {
 	return l->net && l->net->sender_ino;
 }
@@ -87,9 +87,9 @@ bool on_veth(const struct ledger *l)
  */
 const char *role_netns(const struct ledger *l, const char *role)
 {
-	if (on_veth(l) && (!strcmp(role, "sender") || !strcmp(role, "client")))
+	if (ledger_on_veth(l) && (!strcmp(role, "sender") || !strcmp(role, "client")))
 		return l->net->sender;
-	if (on_veth(l) && (!strcmp(role, "receiver") || !strcmp(role, "server")))
+	if (ledger_on_veth(l) && (!strcmp(role, "receiver") || !strcmp(role, "server")))
 		return l->net->receiver;
 	return strcmp(role, "other") ? "host" : "?";
 }
@@ -129,7 +129,7 @@ const char *netns_label(const struct ledger *l, __u32 ino, char *buf, size_t n)
 	return buf;
 }
 
-const struct proc_sites *proc_of(const struct ledger *l, const char *role)
+const struct proc_sites *ledger_proc_of(const struct ledger *l, const char *role)
 {
 	for (int i = 0; i < l->k.nproc_sites; i++)
 		if (!strcmp(proc_role(l, l->k.procs[i].tgid), role))
@@ -211,7 +211,7 @@ __u64 dropped_summary(const struct ledger *l, char *buf, size_t n)
 	return total;
 }
 
-double payload_of(const struct ledger *l, bool *found)
+double ledger_payload_of(const struct ledger *l, bool *found)
 {
 	/* the receiving end alone (--listen): what it received */
 	if (l->rep.remote_role && !strcmp(l->rep.remote_role, "receiver")) {

@@ -72,11 +72,11 @@ const char *refusal_of(const struct ledger *l, int id);
 /* The role of a traced process, from the pids the workload reported: sender, receiver, ... */
 const char *proc_role(const struct ledger *l, __u32 tgid);
 /* Sender and receiver are separate processes: each has its own ledger. */
-bool two_sides(const struct ledger *l);
+bool ledger_two_sides(const struct ledger *l);
 /* The first process of @role with any site counted, or NULL. */
-const struct proc_sites *proc_of(const struct ledger *l, const char *role);
+const struct proc_sites *ledger_proc_of(const struct ledger *l, const char *role);
 /* The bytes ran over veth between namespaces zctrace made. */
-bool on_veth(const struct ledger *l);
+bool ledger_on_veth(const struct ledger *l);
 /* The namespace a role ran in: the sender's and receiver's with --netns, else the host's. */
 const char *role_netns(const struct ledger *l, const char *role);
 /* A network namespace inode by its role, or "net:[INODE]". */
@@ -87,7 +87,7 @@ const char *proc_label(const struct ledger *l, const struct proc_sites *p);
  * run's, or net:[inode]), in @buf if need be. */
 const char *proc_netns(const struct ledger *l, const struct proc_sites *p, char *buf, size_t n);
 /* The workload's payload ("bytes"); @found says whether it reported one. */
-double payload_of(const struct ledger *l, bool *found);
+double ledger_payload_of(const struct ledger *l, bool *found);
 /* Pages the targets brought into the page cache for a file the workload named (source, dest). */
 bool file_pages_added(const struct ledger *l, const struct wl_file_fig *file, __u64 *pages);
 /* Zerocopy bytes that reached delivery, where the deferred probes (each per skb) see every delivery. */

@@ -42,14 +42,14 @@ void *cli_xrealloc(void *p, size_t n)
 	return p;
 }
 
-int cli_drain_result(int fd, struct cli_result *r)
+int report_pipe_drain(int fd, struct report_pipe *r)
 {
 	ssize_t n;
 
 	for (;;) {
 		if (r->cap - r->len < 4096) {
 			size_t cap = r->cap ? r->cap * 2 : 65536;
-			char *t = cap <= CLI_MAX_RESULT ? realloc(r->text, cap) : NULL;
+			char *t = cap <= REPORT_PIPE_MAX ? realloc(r->text, cap) : NULL;
 
 			if (!t)
 				return -1;
@@ -63,7 +63,7 @@ int cli_drain_result(int fd, struct cli_result *r)
 	}
 }
 
-json_object *cli_parse_result(struct cli_result *r)
+json_object *report_pipe_parse(struct report_pipe *r)
 {
 	if (!r->len)
 		return NULL;
@@ -71,10 +71,10 @@ json_object *cli_parse_result(struct cli_result *r)
 	return json_tokener_parse(r->text);
 }
 
-json_object *cli_read_result(int fd)
+json_object *report_pipe_read(int fd)
 {
-	struct cli_result r = {};
-	json_object *o = cli_drain_result(fd, &r) ? NULL : cli_parse_result(&r);
+	struct report_pipe r = {};
+	json_object *o = report_pipe_drain(fd, &r) ? NULL : report_pipe_parse(&r);
 
 	free(r.text);
 	return o;

@@ -27,17 +27,17 @@ void cli_out_of_memory(void) __attribute__((noreturn));
 void *cli_xrealloc(void *p, size_t n);
 
 /* The workload's own figures, one JSON object it writes to a pipe, read while it runs. */
-struct cli_result {
+struct report_pipe {
 	char *text;
 	size_t len, cap;
 };
 
-#define CLI_MAX_RESULT (16 << 20)
+#define REPORT_PIPE_MAX (16 << 20)
 
-/* Reads what @fd holds now (to EOF if it blocks); -1 once the report exceeds CLI_MAX_RESULT. */
-int cli_drain_result(int fd, struct cli_result *r);
-json_object *cli_parse_result(struct cli_result *r);
+/* Reads what @fd holds now (to EOF if it blocks); -1 once the report exceeds REPORT_PIPE_MAX. */
+int report_pipe_drain(int fd, struct report_pipe *r);
+json_object *report_pipe_parse(struct report_pipe *r);
 /* The whole report from @fd, or NULL. */
-json_object *cli_read_result(int fd);
+json_object *report_pipe_read(int fd);
 
 #endif

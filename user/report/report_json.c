@@ -41,7 +41,7 @@ static json_object *network_json(const struct ledger *l)
 	o = json_object_new_object();
 	json_object_object_add(o, "path", json_object_new_string(path));
 	json_object_object_add(o, "peer", json_object_new_string(l->rep.peer ?: "?"));
-	if (on_veth(l)) {
+	if (ledger_on_veth(l)) {
 		json_object *ns = json_object_new_object(), *dev = json_object_new_object();
 
 		json_object_object_add(ns, "sender", json_object_new_string(l->net->sender));
@@ -59,8 +59,8 @@ static json_object *network_json(const struct ledger *l)
 		json_object_object_add(o, "veth", NULL);
 	}
 	link = json_object_new_object();
-	json_object_object_add(link, "rate", on_veth(l) && l->net->rate ? json_object_new_string(l->net->rate) : NULL);
-	json_object_object_add(link, "delay", on_veth(l) && l->net->delay ? json_object_new_string(l->net->delay) : NULL);
+	json_object_object_add(link, "rate", ledger_on_veth(l) && l->net->rate ? json_object_new_string(l->net->rate) : NULL);
+	json_object_object_add(link, "delay", ledger_on_veth(l) && l->net->delay ? json_object_new_string(l->net->delay) : NULL);
 	json_object_object_add(o, "link", link);
 	return o;
 }
@@ -378,7 +378,7 @@ json_object *ledger_json(const struct ledger *l, const struct micro *m)
 {
 	json_object *root = json_object_new_object();
 	bool have_payload = false;
-	double payload = payload_of(l, &have_payload);
+	double payload = ledger_payload_of(l, &have_payload);
 
 	add(root, "target", json_object_new_string(l->target));
 	add(root, "workload", l->workload ? json_object_get(l->workload) : NULL);

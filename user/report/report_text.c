@@ -226,7 +226,7 @@ static void print_file_workload(FILE *f, const struct ledger *l)
 /* Each process's own ledger: with the receiver in its own process, the two sides apart. */
 static void print_sides(FILE *f, const struct ledger *l, double payload)
 {
-	if (!two_sides(l) && l->k.nproc_sites < 2)
+	if (!ledger_two_sides(l) && l->k.nproc_sites < 2)
 		return;
 	fprintf(f, "\nby process (%s)\n", l->phase_gated ? "measured phase" : "whole run");
 	fprintf(f, "  %-16s %8s  %-16s %-15s %12s %16s %10s\n", "PROCESS", "PID", "NETNS", "SITE", "COPIES",
@@ -632,7 +632,7 @@ static void print_checks(FILE *f, const struct ledger *l, bool full)
 void ledger_print(FILE *f, const struct ledger *l, const struct micro *m, bool histograms, bool full)
 {
 	bool have_payload = false;
-	double payload = payload_of(l, &have_payload);
+	double payload = ledger_payload_of(l, &have_payload);
 
 	fprintf(f, "\n=== zctrace: %s ===\n", l->target);
 	print_workload(f, l, m, histograms, payload);

@@ -364,9 +364,9 @@ static void end_group(struct target *t)
 /* What the workload reported so far; a report too large for the reader is dropped, said once. */
 static void drain_report(struct target *t)
 {
-	if (t->result_pipe[0] >= 0 && cli_drain_result(t->result_pipe[0], &t->report)) {
+	if (t->result_pipe[0] >= 0 && report_pipe_drain(t->result_pipe[0], &t->report)) {
 		/* closing it fails the workload's write instead of leaving it blocked */
-		fprintf(stderr, "zctrace: the workload's report exceeds %d MiB\n", CLI_MAX_RESULT >> 20);
+		fprintf(stderr, "zctrace: the workload's report exceeds %d MiB\n", REPORT_PIPE_MAX >> 20);
 		close(t->result_pipe[0]);
 		t->result_pipe[0] = -1;
 	}
@@ -393,8 +393,8 @@ static void wait_started(struct target *t, void (*tick)(void *arg), void *arg)
 		drain_report(t);
 	}
 	end_group(t);
-	if (t->result_pipe[0] >= 0 && !cli_drain_result(t->result_pipe[0], &t->report))
-		t->result = cli_parse_result(&t->report);
+	if (t->result_pipe[0] >= 0 && !report_pipe_drain(t->result_pipe[0], &t->report))
+		t->result = report_pipe_parse(&t->report);
 }
 
 static void wait_followed(struct target *t, void (*tick)(void *arg), void *arg)

@@ -35,7 +35,7 @@ struct target {
 	int start_pipe[2];		/* the started process waits for its end of file until it is traced */
 	int *start_go;			/* shared with it: set before that end of file when it may go */
 	int result_pipe[2];		/* the workload's own figures (ZCTRACE_RESULT_FD) */
-	struct cli_result report;
+	struct report_pipe report;
 	json_object *result;		/* the report parsed, once the target is gone */
 	pid_t guard;			/* kills the target's group if zctrace dies; -1: none */
 	int guard_fd;			/* its pipe's only write end */
