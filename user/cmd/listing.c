@@ -4,8 +4,10 @@
  * docs/ that are made from them.
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include "cmd/listing.h"
+#include "os/cli.h"
 #include "mbdocs.h"
 #include "opts.h"
 #include "trace/workloads.h"
@@ -303,4 +305,51 @@ void print_workloads(FILE *out, enum list_format f)
 		print_markdown(out);
 	else
 		print_text(out);
+}
+
+#define usage_error(...) cli_usage_error("zctrace", __VA_ARGS__)
+
+static const char list_usage[] =
+	"usage: zctrace list [--names]\n"
+	"The built-in workloads: what each does, its expected ledger and its options.\n"
+	"  --names          the workload names alone, one a line (for scripts and shell completion)\n";
+
+/* --names: nothing but the names, so that scripts need not parse the table */
+static int cmd_list_names(void)
+{
+	for (int i = 0; i < nr_workload_defs; i++)
+		printf("%s\n", workload_defs[i].name);
+	return 0;
+}
+
+/*
+ * --format text|man|markdown: the table as it is printed, or as the blocks of the manual page
+ * and of docs/ (make docs) made from it.
+ */
+int cmd_list(int argc, char **argv)
+{
+	enum list_format format = LIST_TEXT;
+
+	if (argc == 2 && !strcmp(argv[1], "--names"))
+		return cmd_list_names();
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(list_usage, stdout);
+		return 0;
+	}
+	if (argc > 1 && (!strcmp(argv[1], "--format") || cli_opt_value(argv[1], "--format"))) {
+		bool joined = cli_opt_value(argv[1], "--format") != NULL;
+		const char *f = joined ? cli_opt_value(argv[1], "--format") : argv[2];
+
+		if (!f)
+			return usage_error("list: --format needs a value (text, man or markdown)");
+		if (parse_list_format(f, &format))
+			return usage_error("list: unknown --format '%s' (text, man or markdown)", f);
+		if (argc > (joined ? 2 : 3))
+			return usage_error("list: unexpected argument '%s' after --format", argv[joined ? 2 : 3]);
+		argc = 1;
+	}
+	if (argc > 1)
+		return usage_error("list: unknown argument '%s' (only --names)", argv[1]);
+	print_workloads(stdout, format);
+	return 0;
 }

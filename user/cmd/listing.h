@@ -14,5 +14,7 @@ int parse_list_format(const char *s, enum list_format *f);
  * the manual page and docs/ in place of the blocks of the same names.
  */
 void print_workloads(FILE *out, enum list_format f);
+/* zctrace list [--names | --format text|man|markdown]: the workload table. */
+int cmd_list(int argc, char **argv);
 
 #endif

@@ -228,8 +228,8 @@ static void scan_micro_peer(int argc, char **argv, struct wl_opts *o)
 
 		if (!strcmp(argv[i], "--peer") && i + 1 < argc)
 			word = argv[++i];
-		else if (!strncmp(argv[i], "--peer=", 7))
-			word = argv[i] + 7;
+		else if (cli_opt_value(argv[i], "--peer"))
+			word = cli_opt_value(argv[i], "--peer");
 		else if (!strcmp(argv[i], "--"))
 			break;
 		if (word && wl_parse_peer(word, &o->peer))

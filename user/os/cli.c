@@ -16,6 +16,13 @@ int cli_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list arg
 	return vfprintf(stderr, fmt, args);
 }
 
+const char *cli_opt_value(const char *arg, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	return !strncmp(arg, opt, n) && arg[n] == '=' ? arg + n + 1 : NULL;
+}
+
 int cli_usage_error(const char *prog, const char *fmt, ...)
 {
 	va_list ap;

@@ -18,6 +18,8 @@ int cli_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list arg
 /* Why this process cannot load and attach BPF programs (a missing capability), or NULL. */
 const char *cli_missing_capability(void);
 
+/* The value of @arg written as "@opt=VALUE" ("--method=kprobe"), else NULL. */
+const char *cli_opt_value(const char *arg, const char *opt);
 /* Prints "PROG: message" on one line to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
