@@ -22,6 +22,7 @@
 #include "report/output.h"
 #include "trace/probes.h"
 #include "trace/progstats.h"
+#include "report/report_progstats.h"
 #include "trace/target.h"
 #include "trace/tracer.h"
 #include "trace/workloads.h"

@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 #include "cmd/probes.h"
 #include "os/cli.h"
+#include "report/report_probes.h"
 #include "trace/census.h"
 #include "trace/probes.h"
 #include "trace/tracer.h"

@@ -24,6 +24,7 @@
 #include "os/perfcnt.h"
 #include "trace/probes.h"
 #include "trace/progstats.h"
+#include "report/report_progstats.h"
 #include "report/report_json.h"
 #include "report/report_text.h"
 #include "cmd/run.h"

@@ -41,11 +41,6 @@ struct effect {
  */
 #define EFFECT_MIN_SLICES 5
 void effect_compare(struct effect *e, const struct wl_report *traced, const struct wl_report *untraced);
-/*
- * "tracer effect" lines: each figure traced, untraced, their ratio and what the tracer did; not
- * @full: one line of ratios.
- */
-void effect_print(FILE *f, const struct effect *e, bool full);
 /* { "untraced": the untraced report, "rows": [...], ... } or null when no untraced pass ran. */
 json_object *effect_json(const struct effect *e, json_object *untraced);
 

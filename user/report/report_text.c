@@ -8,6 +8,7 @@
 #include "report/report_micro.h"
 #include "report/report_perf.h"
 #include "report/report_text.h"
+#include "report/report_effect.h"
 #include "report/report_cost.h"
 #include "os/sysnames.h"
 

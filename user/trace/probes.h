@@ -57,15 +57,6 @@ bool kernel_preempt_rt(void);
 bool is_io_fentry_prog(const char *prog);
 const char *method_name(enum method m);
 int parse_method(const char *s, enum method *m);
-void print_probes(FILE *f, const struct probe_choice *choice);
-/* One line: how the I/O syscalls are followed, where not by the raw syscall tracepoints as asked; else nothing. */
-void print_io_hooks(FILE *f, const struct probe_choice *choice);
-/*
- * What the census's programs (loaded in @obj) run on, by how often: each attach point with the
- * sites it serves, and how many programs a plain TCP send or receive runs.
- */
-struct zctrace_bpf;
-void print_census_runs(FILE *f, struct zctrace_bpf *obj, const struct probe_choice *choice);
 /* ZCTRACE_REFUSE names @point ("tp_btf:T", "load:PROG", "attach:PROG", ...): refuse it. */
 bool probes_refused_by_env(const char *point);
 /* ZCTRACE_BTF: a file with the kernel's BTF to use instead of /sys/kernel/btf/vmlinux; NULL if unset. */

@@ -66,12 +66,7 @@ void prog_stats_end(struct prog_stats *ps, struct bpf_object *obj)
 	}
 }
 
-static double per_event(__u64 ns, __u64 events)
-{
-	return events ? (double)ns / events : 0;
-}
-
-static void totals(const struct prog_stats *ps, __u64 *events, __u64 *ns, __u64 *misses)
+void prog_stats_totals(const struct prog_stats *ps, __u64 *events, __u64 *ns, __u64 *misses)
 {
 	*events = *ns = *misses = 0;
 	for (int i = 0; i < ps->n; i++) {
@@ -79,34 +74,6 @@ static void totals(const struct prog_stats *ps, __u64 *events, __u64 *ns, __u64 
 		*ns += ps->p[i].run_time_ns;
 		*misses += ps->p[i].misses;
 	}
-}
-
-void prog_stats_print(FILE *f, const struct prog_stats *ps)
-{
-	double secs = ps->end - ps->start;
-	__u64 events, ns, misses;
-
-	if (ps->stats_fd < 0) {
-		fprintf(f, "BPF program costs: not measured: %s\n", ps->why);
-		return;
-	}
-	totals(ps, &events, &ns, &misses);
-	fprintf(f, "BPF program costs over %.2f s (kernel run-time statistics; every invocation, traced "
-		"processes or not)\n", secs);
-	fprintf(f, "  %-30s %-34s %12s %12s %9s %12s %7s\n", "PROGRAM", "ATTACHED TO", "EVENTS",
-		"RUN TIME ms", "NS/EVENT", "EVENTS/S", "MISSED");
-	for (int i = 0; i < ps->n; i++) {
-		const struct prog_stat *st = &ps->p[i];
-
-		fprintf(f, "  %-30s %-34s %12llu %12.3f %9.1f %12.0f %7llu\n", st->name, st->attach,
-			(unsigned long long)st->events, st->run_time_ns / 1e6,
-			per_event(st->run_time_ns, st->events), secs > 0 ? st->events / secs : 0,
-			(unsigned long long)st->misses);
-	}
-	fprintf(f, "  %-30s %-34s %12llu %12.3f %9.1f %12.0f %7llu\n", "all", "", (unsigned long long)events,
-		ns / 1e6, per_event(ns, events), secs > 0 ? events / secs : 0, (unsigned long long)misses);
-	fprintf(f, "  CPU time in zctrace's BPF programs: %.2f%% of one CPU over the run\n",
-		secs > 0 ? 100.0 * ns / 1e9 / secs : 0);
 }
 
 static json_object *stat_json(const char *name, const char *attach, __u64 events, __u64 ns, __u64 misses,
@@ -120,7 +87,7 @@ static json_object *stat_json(const char *name, const char *attach, __u64 events
 		json_object_object_add(o, "attach", json_object_new_string(attach));
 	json_object_object_add(o, "events", json_object_new_uint64(events));
 	json_object_object_add(o, "run_time_ns", json_object_new_uint64(ns));
-	json_object_object_add(o, "ns_per_event", events ? json_object_new_double(per_event(ns, events)) : NULL);
+	json_object_object_add(o, "ns_per_event", events ? json_object_new_double(prog_stats_per_event(ns, events)) : NULL);
 	json_object_object_add(o, "events_per_s", json_object_new_double(secs > 0 ? events / secs : 0));
 	json_object_object_add(o, "missed", json_object_new_uint64(misses));
 	return o;
@@ -137,7 +104,7 @@ json_object *prog_stats_json(const struct prog_stats *ps)
 		json_object_put(progs);
 		return o;
 	}
-	totals(ps, &events, &ns, &misses);
+	prog_stats_totals(ps, &events, &ns, &misses);
 	json_object_object_add(o, "duration_s", json_object_new_double(secs));
 	for (int i = 0; i < ps->n; i++) {
 		const struct prog_stat *st = &ps->p[i];

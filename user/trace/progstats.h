@@ -33,7 +33,13 @@ int prog_stats_enable(struct prog_stats *ps);
 void prog_stats_begin(struct prog_stats *ps);
 /* Reads every loaded program's counts; the run's clock stops. */
 void prog_stats_end(struct prog_stats *ps, struct bpf_object *obj);
-void prog_stats_print(FILE *f, const struct prog_stats *ps);
+/* The runs, run time and missed runs of every program, summed. */
+void prog_stats_totals(const struct prog_stats *ps, __u64 *events, __u64 *ns, __u64 *misses);
+/* @ns per event, 0 for no event. */
+static inline double prog_stats_per_event(__u64 ns, __u64 events)
+{
+	return events ? (double)ns / events : 0;
+}
 json_object *prog_stats_json(const struct prog_stats *ps);
 void prog_stats_close(struct prog_stats *ps);
 
