@@ -15,7 +15,10 @@ CFLAGS ?= -g -O2
 # compiler flags of the sanitizer builds (make sanitize, make fuzz); empty in the normal build
 SANFLAGS ?=
 CFLAGS += $(SANFLAGS) $(CPPFLAGS) -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -MMD -MP
-INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Iworkloads/lib
+# the CLI's and the tests' headers: the generated ones, bpf/'s shared ones, user/'s layers, and the
+# contract with the workloads by its path (contract/report.h); a workload's add its own library's
+INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -I.
+WL_INCLUDES := -I$(OUTPUT) -Ibpf -I. -Iworkloads/lib
 # the CLI's libraries (libdw: the sampler reads libc's unwind table for its copy routines' bounds;
 # libmicrohttpd, GnuTLS, libyaml, libcrypt: zctrace export's HTTP server, its
 # TLS, its --web-config file and its password hashes), also linked into the unit
@@ -43,18 +46,19 @@ URING_CFLAGS := $(shell pkg-config --cflags liburing 2>/dev/null)
 URING_LIBS := $(shell pkg-config --libs liburing 2>/dev/null || echo -luring)
 WL_LIB_SRCS := $(filter-out $(URING_LIB_SRCS),$(wildcard workloads/lib/*.c))
 WL_LIB_OBJS := $(patsubst workloads/lib/%.c,$(OUTPUT)/wl/%.o,$(WL_LIB_SRCS))
-# what the workloads and the CLI share, one small library both link: the report's contract
-# (report.c), the workloads' options, their parsers and documentation (opts.c, mbdocs.c)
-SHARED_OBJS := $(OUTPUT)/wl/report.o $(OUTPUT)/wl/opts.o $(OUTPUT)/wl/mbdocs.o
-SHARED_LIB := $(OUTPUT)/libwlshared.a
-WL_OWN_OBJS := $(filter-out $(SHARED_OBJS),$(WL_LIB_OBJS))
+# the contract between the workloads and the CLI, one small library both link: the report's keys,
+# kind and parser (report.c), the workloads' options, their parsers and documentation (opts.c,
+# mbdocs.c)
+SHARED_OBJS := $(patsubst contract/%.c,$(OUTPUT)/contract/%.o,$(wildcard contract/*.c))
+SHARED_LIB := $(OUTPUT)/libcontract.a
+WL_OWN_OBJS := $(WL_LIB_OBJS)
 WORKLOADS := $(patsubst workloads/%.c,%,$(wildcard workloads/*.c))
 WL_BINS := $(patsubst %,$(OUTPUT)/workloads/%,$(WORKLOADS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS)) $(OUTPUT)/tests/copyloop \
 	$(OUTPUT)/tests/copyloop-static
 # unit tests link the CLI's pure modules, not its main()
-UNIT_LINK_OBJS := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS)) $(WL_LIB_OBJS)
+UNIT_LINK_OBJS := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS)) $(WL_LIB_OBJS) $(SHARED_OBJS)
 # the CLI itself; the sanitizer build puts its own in its output directory
 ZCTRACE_BIN := zctrace
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
@@ -67,7 +71,7 @@ all: $(ZCTRACE_BIN) $(WL_BINS) $(UNIT_BINS) $(OUTPUT)/docs.stamp
 deps:
 	$(Q)$(SUDO) tools/install-deps.sh
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/wl $(OUTPUT)/workloads $(OUTPUT)/tests $(OUTPUT)/fuzz:
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/wl $(OUTPUT)/contract $(OUTPUT)/workloads $(OUTPUT)/tests $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/vmlinux.h: | $(OUTPUT)
@@ -159,7 +163,7 @@ $(SHARED_LIB): $(SHARED_OBJS)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 # the CLI parses sizes and workload options as the workloads do, their reports with report.c, and
-# describes their options as they do: the shared library
+# describes their options as they do: the contract's library
 $(ZCTRACE_BIN): $(USER_OBJS) $(SHARED_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
@@ -194,16 +198,20 @@ samples: deps
 
 $(OUTPUT)/wl/%.o: workloads/lib/%.c | $(OUTPUT)/wl
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(WL_INCLUDES) -c $< -o $@
+
+$(OUTPUT)/contract/%.o: contract/%.c | $(OUTPUT)/contract
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(OUTPUT) -Ibpf -I. -c $< -o $@
 
 $(OUTPUT)/workloads/%: workloads/%.c $(WL_OWN_OBJS) $(SHARED_LIB) | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/$*.d $< $(WL_OWN_OBJS) $(SHARED_LIB) -ljson-c -lz -lpthread -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $(WL_INCLUDES) -MF $(OUTPUT)/wl/$*.d $< $(WL_OWN_OBJS) $(SHARED_LIB) -ljson-c -lz -lpthread -lm -o $@
 
 $(URING_LIB_OBJS): CFLAGS += $(URING_CFLAGS)
 $(OUTPUT)/workloads/uring-%: workloads/uring-%.c $(WL_OWN_OBJS) $(URING_LIB_OBJS) $(SHARED_LIB) | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(URING_CFLAGS) $(INCLUDES) -MF $(OUTPUT)/wl/uring-$*.d $< $(WL_OWN_OBJS) $(URING_LIB_OBJS) $(SHARED_LIB) \
+	$(Q)$(CC) $(CFLAGS) $(URING_CFLAGS) $(WL_INCLUDES) -MF $(OUTPUT)/wl/uring-$*.d $< $(WL_OWN_OBJS) $(URING_LIB_OBJS) $(SHARED_LIB) \
 		$(URING_LIBS) -ljson-c -lz -lpthread -lm -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_LINK_OBJS) | $(OUTPUT)/tests

@@ -32,7 +32,8 @@ USER_LAYERS = ["os", "trace", "ledger", "report", "cmd"]
 def layers_include_downward():
     """user/ holds a folder per layer (docs/ARCHITECTURE.md): each file includes headers of its
     own folder or of a lower one, by the folder's name, never of a higher one; every folder is
-    a layer, and the workloads' library includes nothing of the CLI."""
+    a layer; the contract (contract/: the workloads' report and options) is layer 0 of both the CLI and
+    the workloads, included by its path, and includes neither; the workloads include nothing of the CLI."""
     user = os.path.join(ROOT, "user")
     assert sorted(os.listdir(user)) == sorted(USER_LAYERS), os.listdir(user)
     seen, up = 0, []
@@ -48,10 +49,20 @@ def layers_include_downward():
                     if USER_LAYERS.index(top) > rank:
                         up.append(f"{layer}/{name} includes {inc}")
     assert seen > 100 and not up, (seen, up)
-    lib = os.path.join(ROOT, "workloads", "lib")
-    for name in sorted(os.listdir(lib)):
-        incs = re.findall(r'^#include "([^"]+)"', open(os.path.join(lib, name)).read(), re.M)
-        assert not [i for i in incs if i.split("/")[0] in USER_LAYERS], (name, incs)
+    # the contract (layer 0 of both sides) includes nothing of either; the workloads nothing of the
+    # CLI; the CLI nothing of the workloads but the contract, by its path
+    for folder, banned in (("contract", USER_LAYERS + ["workloads"]), ("workloads/lib", USER_LAYERS),
+                           ("workloads", USER_LAYERS)):
+        path = os.path.join(ROOT, folder)
+        for name in sorted(f for f in os.listdir(path) if f.endswith((".c", ".h"))):
+            incs = re.findall(r'^#include "([^"]+)"', open(os.path.join(path, name)).read(), re.M)
+            assert not [i for i in incs if i.split("/")[0] in banned], (folder, name, incs)
+    contract = {f for f in os.listdir(os.path.join(ROOT, "contract")) if f.endswith(".h")}
+    for layer in USER_LAYERS:
+        for name in sorted(os.listdir(os.path.join(user, layer))):
+            for inc in re.findall(r'^#include "([^"]+)"', open(os.path.join(user, layer, name)).read(), re.M):
+                assert not inc.startswith("workloads/") and inc not in contract, \
+                    f"{layer}/{name} includes {inc}: the CLI reaches the workloads through contract/, by path"
 
 
 def returns_a_value(fn):

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "mb.h"
-#include "wl.h"
+#include "workloads/lib/mb.h"
+#include "workloads/lib/wl.h"
 
 #define SIZE_MAX_VALUE ((uint64_t)INT64_MAX)	/* sizes and counts: below 2^63 */
 #define MAX_TEXT 256

@@ -10,7 +10,7 @@
 #include "ledger/ledger.h"
 #include "trace/probes.h"
 #include "os/sysnames.h"
-#include "wl.h"
+#include "workloads/lib/wl.h"
 #include "trace/workloads.h"
 
 static int passed, failed;

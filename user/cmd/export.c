@@ -30,7 +30,7 @@
 #include "cmd/webconfig.h"
 #include "report/exposition.h"
 #include "trace/progstats.h"
-#include "opts.h"
+#include "contract/opts.h"
 #include "zctrace.skel.h"
 
 enum { EXPORT_OPT_COMPLETE = 0x100, EXPORT_OPT_BPF_STATS, EXPORT_OPT_WEB_CONFIG, EXPORT_OPT_COST,

@@ -26,7 +26,7 @@
 #include "trace/target.h"
 #include "trace/tracer.h"
 #include "trace/workloads.h"
-#include "report.h"
+#include "contract/report.h"
 #include "floor.skel.h"
 #include "zctrace.skel.h"
 

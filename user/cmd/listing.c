@@ -8,8 +8,8 @@
 #include <string.h>
 #include "cmd/listing.h"
 #include "os/cli.h"
-#include "mbdocs.h"
-#include "opts.h"
+#include "contract/mbdocs.h"
+#include "contract/opts.h"
 #include "trace/workloads.h"
 
 #define MICRO_TITLE "MICROBENCHMARKS"

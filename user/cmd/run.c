@@ -31,7 +31,7 @@
 #include "trace/target.h"
 #include "trace/tracer.h"
 #include "trace/cost.h"
-#include "opts.h"
+#include "contract/opts.h"
 #include "trace/workloads.h"
 #include "zctrace.skel.h"
 

@@ -38,7 +38,7 @@
 #include "trace/target.h"
 #include "trace/tracer.h"
 #include "zctrace.skel.h"
-#include "opts.h"
+#include "contract/opts.h"
 #include "trace/workloads.h"
 
 #define MAX_THREADS 256

@@ -15,11 +15,11 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "os/cli.h"
-#include "mbdocs.h"
+#include "contract/mbdocs.h"
 #include "os/clock.h"
 #include "cmd/sweep_axes.h"
 #include "trace/target.h"
-#include "opts.h"
+#include "contract/opts.h"
 
 #define CHECK_TIMEOUT_MS 5000	/* a workload's parser answers --help at once */
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ledger/effect.h"
-#include "report.h"
+#include "contract/report.h"
 
 static void add_row(struct effect *e, const char *name, const char *unit, double traced, double untraced,
 		    bool higher_better)

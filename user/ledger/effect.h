@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <json-c/json.h>
-#include "report.h"
+#include "contract/report.h"
 
 #define MAX_EFFECT_ROWS 64
 

@@ -15,7 +15,7 @@
 #include "trace/cost.h"
 #include "os/netns.h"
 #include "os/perfcnt.h"
-#include "report.h"
+#include "contract/report.h"
 #include "trace/probes.h"
 #include "trace/workloads.h"
 

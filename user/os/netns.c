@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "os/netns.h"
-#include "opts.h"
+#include "contract/opts.h"
 
 #define IP_TIMEOUT_MS 10000	/* one ip or tc command */
 #define CAP_NET_ADMIN_BIT 12

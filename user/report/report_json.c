@@ -9,7 +9,7 @@
 #include "report/report_cost.h"
 #include "report/report_perf.h"
 #include "os/sysnames.h"
-#include "opts.h"
+#include "contract/opts.h"
 
 static json_object *hist_json(const __u64 *vals, int nslots)
 {

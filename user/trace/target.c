@@ -26,8 +26,8 @@
 #include "os/perfcnt.h"
 #include "trace/target.h"
 #include "trace/tracer.h"
-#include "opts.h"
-#include "report.h"
+#include "contract/opts.h"
+#include "contract/report.h"
 #include "trace/workloads.h"
 #include "zctrace.skel.h"
 

@@ -1,8 +1,8 @@
 /* Built-in workloads: what each one does and what its copy ledger must show. */
 #include <stdio.h>
 #include <string.h>
-#include "mbdocs.h"
-#include "opts.h"
+#include "contract/mbdocs.h"
+#include "contract/opts.h"
 #include "trace/workloads.h"
 
 /*

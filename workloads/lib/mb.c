@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "mb.h"
-#include "mbdocs.h"
+#include "contract/mbdocs.h"
 
 /* ---- options ---- */
 

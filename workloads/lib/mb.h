@@ -27,7 +27,7 @@ enum mb_opt_type {
 	MB_STRING,	/* any non-empty word, e.g. a directory */
 };
 
-/* An option's meaning, and a choice's words, are its row of mb_opt_docs (mbdocs.c). */
+/* An option's meaning, and a choice's words, are its row of mb_opt_docs (contract/mbdocs.c). */
 struct mb_opt {
 	const char *name;
 	enum mb_opt_type type;

@@ -9,8 +9,8 @@
 #include <pthread.h>
 #include <sys/sdt.h>
 #include <json-c/json.h>
-#include "opts.h"
-#include "report.h"
+#include "contract/opts.h"
+#include "contract/report.h"
 
 /*
  * USDT probes read by zctrace: the measured phase, and copies made in user space. Each phase

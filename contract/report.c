@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report.h"
+#include "contract/report.h"
 
 static const char *const kind_names[NR_WL_KINDS] = {
 	[WL_KIND_UNKNOWN] = "unknown",

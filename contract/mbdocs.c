@@ -3,7 +3,7 @@
  * zctrace prints it too (zctrace list, and the manual page's blocks made from it).
  */
 #include <string.h>
-#include "mbdocs.h"
+#include "contract/mbdocs.h"
 
 const struct mb_opt_doc mb_opt_docs[] = {
 	/* timer */

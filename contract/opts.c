@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "opts.h"
+#include "contract/opts.h"
 
 /*
  * DIGITS, then K, M or G (optionally KiB or KB), or B; at most 2^63 - 1. Digits first: strtoull
