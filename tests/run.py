@@ -42,13 +42,18 @@ def main():
     args, listing, part, check, root = sys.argv[1:], False, None, False, False
     while args and args[0].startswith("--"):
         opt = args.pop(0)
+        if opt.startswith("--part="):
+            opt, value = opt.split("=", 1)
+            args.insert(0, value)
         if opt == "--list":
             listing = True
         elif opt == "--check":
             check = True
         elif opt == "--root":
             root = True
-        elif opt == "--part" and args:
+        elif opt == "--part":
+            if not args:
+                return usage("--part needs a part (" + ", ".join(harness.PARTS) + ")")
             part = args.pop(0)
             if part not in harness.PARTS:
                 return usage(f"unknown part '{part}' (known: {', '.join(harness.PARTS)})")

@@ -748,6 +748,9 @@ def top_unskipped(measure, short, attempts=3):
         res = measure(attempt)
         last = res[0][-1]
         if attempt == attempts - 1:
+            if last["program_runs_skipped"]:
+                print(f"  (the census says the kernel skipped runs in each of {attempts} attempts, the last's: "
+                      f"{last['program_runs_skipped_by']}; its figures are held as they are)", flush=True)
             return res
         if last["program_runs_skipped"]:
             print(f"  (the census says the kernel skipped runs: {last['program_runs_skipped_by']}; once more)",
