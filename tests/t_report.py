@@ -50,6 +50,26 @@ def json_schema():
 
 
 @case()
+def findings_in_text_and_json():
+    """What the kernel did with the payload is found in the ledger, not in the printer: the JSON
+    ledger's findings are the sentences the text report prints, in its order. A zerocopy send's
+    pins and later copies, a sendfile's page references, a two-copy stream's none of those."""
+    want = {"tcp-zerocopy": "pinned", "tcp-sendfile": "page references", "tcp-twocopy": None}
+    for w, word in want.items():
+        p, led = traced(w, "--size", "64K", "--messages", "200")
+        assert p.returncode == 0, (w, p.stderr[-300:])
+        found = led["findings"]
+        assert isinstance(found, list) and all(isinstance(x, str) and x.endswith(".") for x in found), found
+        lines = p.stdout.splitlines()
+        at = [lines.index("  " + x) if "  " + x in lines else -1 for x in found]
+        assert -1 not in at and at == sorted(at), (w, found, p.stdout[-2000:])
+        if word:
+            assert any(word in x for x in found), (w, found)
+        else:
+            assert not any("pinned" in x or "page references" in x for x in found), (w, found)
+
+
+@case()
 def prog_stats_reported():
     """--prog-stats: every attached program's kernel statistics; sys_enter ran for each target syscall."""
     p, led = traced("syscall", "--call", "syscall", "--reps", "20", extra=("--prog-stats",))

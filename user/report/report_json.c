@@ -1,5 +1,7 @@
 /* The ledger as JSON (report_json.h): every figure, null where it was not measured. */
 #include <stdio.h>
+#include <stdlib.h>
+#include "ledger/findings.h"
 #include "ledger/effect.h"
 #include "ledger/checks.h"
 #include "report/hist.h"
@@ -374,6 +376,23 @@ static json_object *checks_json(const struct ledger *l)
 	return checks;
 }
 
+/* What the kernel did with the payload, in plain words: the sentences the text report prints. */
+static json_object *findings_json(const struct ledger *l, double payload)
+{
+	struct findings *o = calloc(1, sizeof(*o));
+	json_object *a = json_object_new_array();
+
+	if (!o) {
+		json_object_put(a);
+		return NULL;
+	}
+	ledger_findings(l, payload, o);
+	for (int i = 0; i < o->n; i++)
+		json_object_array_add(a, json_object_new_string(o->line[i]));
+	free(o);
+	return a;
+}
+
 json_object *ledger_json(const struct ledger *l, const struct micro *m)
 {
 	json_object *root = json_object_new_object();
@@ -414,6 +433,7 @@ json_object *ledger_json(const struct ledger *l, const struct micro *m)
 	add(root, "map_updates_dropped", dropped_json(l));
 	add(root, "program_runs_skipped", skips_json(l));
 	add(root, "checks", checks_json(l));
+	add(root, "findings", findings_json(l, have_payload ? payload : 0));
 	if (m)
 		micro_json(root, m, l);
 	add(root, "ok", json_object_new_boolean(ledger_ok(l)));

@@ -1,6 +1,7 @@
 /* The ledger as text (report_text.h): the table a person reads after a run. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ledger/effect.h"
 #include "report/hist.h"
@@ -11,105 +12,21 @@
 #include "report/report_effect.h"
 #include "report/report_cost.h"
 #include "os/sysnames.h"
+#include "os/units.h"
+#include "ledger/findings.h"
 
 /* ---- printing ---- */
-static const char *human_bytes(double v, char *buf, size_t n)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	int u = 0;
-
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", v, units[u]);
-	return buf;
-}
-
-/* Plain-words reading of the ledger: what the kernel did with the payload. */
+/* What the kernel did with the payload, in plain words (ledger_findings()). */
 static void print_findings(FILE *f, const struct ledger *l, double payload)
 {
-	const struct site_stats *s = l->k.site;
-	char b1[32], b2[32];
+	struct findings *o = calloc(1, sizeof(*o));
 
-	if (s[SITE_ZC_PIN].bytes) {
-		double share = (double)s[SITE_DEFERRED_COPY].bytes / s[SITE_ZC_PIN].bytes;
-
-		fprintf(f, "  Zerocopy sends (MSG_ZEROCOPY, io_uring SEND_ZC) pinned %s of user pages instead of "
-			"copying them at send time.\n", human_bytes(s[SITE_ZC_PIN].bytes, b1, sizeof(b1)));
-		if (s[SITE_DEFERRED_COPY].bytes)
-			fprintf(f, "  %.0f%% of the pinned bytes were copied later, on delivery (skb_copy_ubufs on "
-				"the receive path, e.g. loopback or veth): zero-copy still copied, deferred.\n",
-				share * 100);
-		if (s[SITE_TX_COPY].bytes)
-			fprintf(f, "  %s of the pinned bytes were copied on transmit, for a device without "
-				"scatter-gather (skb_segment, __pskb_pull_tail): zero-copy still copied, at the "
-				"sender.\n", human_bytes(s[SITE_TX_COPY].bytes, b2, sizeof(b2)));
-		/* skb_segment()'s copies leave the ubuf_info's zerocopy flag set: only a linearizing pull clears it */
-		if (s[SITE_TX_COPY].bytes && ledger_has(l, PROBE_ZC_NOTICES) && l->k.misc.zc_notices &&
-		    l->k.misc.zc_bytes_copied_notice < s[SITE_TX_COPY].bytes)
-			fprintf(f, "  The kernel's notices say COPIED for %s only: skb_segment() copies a GSO skb's "
-				"pinned pages without marking its send's notice.\n",
-				human_bytes(l->k.misc.zc_bytes_copied_notice, b1, sizeof(b1)));
-		if (l->k.misc.zc_notices_copied &&
-		    l->k.misc.zc_bytes_copied_notice > s[SITE_DEFERRED_COPY].bytes + s[SITE_TX_COPY].bytes)
-			fprintf(f, "  The kernel's notices say COPIED for %s of the sends, more than any copy site "
-				"counted: it copied pinned data where zctrace has no site (on transmit, for a device "
-				"without scatter-gather or checksum offload).\n",
-				human_bytes(l->k.misc.zc_bytes_copied_notice, b2, sizeof(b2)));
-		else if (!s[SITE_DEFERRED_COPY].bytes && !s[SITE_TX_COPY].bytes &&
-			 l->method[SITE_DEFERRED_COPY] != METHOD_NONE && ledger_has(l, PROBE_ZC_NOTICES) &&
-			 l->k.misc.zc_notices_copied && l->k.misc.zc_notices_copied == l->k.misc.zc_notices_copied_linked)
-			fprintf(f, "  No pinned byte was copied later: the zero-copy send held. The %" PRIu64 " "
-				"notifications that say copied are linked ones (io_uring, 6.10+): their data left "
-				"uncopied in the skbs of the request they were linked to.\n",
-				(uint64_t)l->k.misc.zc_notices_copied_linked);
-		else if (!s[SITE_DEFERRED_COPY].bytes && !s[SITE_TX_COPY].bytes &&
-			 l->method[SITE_DEFERRED_COPY] != METHOD_NONE && ledger_has(l, PROBE_ZC_NOTICES) &&
-			 !l->k.misc.zc_notices_copied)
-			fprintf(f, "  No pinned byte was copied later, and no notice says COPIED: the zero-copy "
-				"send held.\n");
-		else if (!s[SITE_DEFERRED_COPY].bytes && !s[SITE_TX_COPY].bytes &&
-			 l->method[SITE_DEFERRED_COPY] != METHOD_NONE)
-			fprintf(f, "  No copy site counted a pinned byte again (the kernel's notices are not "
-				"traced here to confirm it).\n");
-	}
-	if (s[SITE_SPLICE_REF].bytes)
-		fprintf(f, "  %s went to the socket as page references (sendfile/splice): no CPU copy on "
-			"the send path.\n", human_bytes(s[SITE_SPLICE_REF].bytes, b1, sizeof(b1)));
-	if (s[SITE_USER_COPY].bytes && payload > 0)
-		fprintf(f, "  The program itself copied %.2f bytes per payload byte before the kernel did "
-			"(serialisation).\n", s[SITE_USER_COPY].bytes / payload);
-	if (s[SITE_FILE_READ_COPY].bytes && s[SITE_FILE_WRITE_COPY].bytes)
-		fprintf(f, "  The reads copied page cache->user and the writes user->page cache: the data "
-			"crossed the user boundary twice.\n");
-	if (s[SITE_PIPE_WRITE_COPY].bytes || s[SITE_PIPE_READ_COPY].bytes)
-		fprintf(f, "  A pipe is two CPU copies: write() copied %s user->pipe buffer, read() %s pipe "
-			"buffer->user.\n", human_bytes(s[SITE_PIPE_WRITE_COPY].bytes, b1, sizeof(b1)),
-			human_bytes(s[SITE_PIPE_READ_COPY].bytes, b2, sizeof(b2)));
-	if (s[SITE_PIPE_REF].bytes)
-		fprintf(f, "  %s entered pipes as page references (vmsplice/splice/tee/sendfile): no copy "
-			"into the pipe.\n", human_bytes(s[SITE_PIPE_REF].bytes, b1, sizeof(b1)));
-	if (s[SITE_KERNEL_COPY].bytes)
-		fprintf(f, "  %s were copied page cache->page cache inside the kernel: no user copy, but not "
-			"zero-copy either (the source pages were passed by reference into a pipe, then copied "
-			"into the new file's pages).\n", human_bytes(s[SITE_KERNEL_COPY].bytes, b1, sizeof(b1)));
-	if (l->k.misc.file_bytes_unseen)
-		fprintf(f, "  %s reached a file through copy_file_range/sendfile/splice with no copy seen: "
-			"the filesystem (%s) %s.\n", human_bytes(l->k.misc.file_bytes_unseen, b1, sizeof(b1)),
-			(l->rep.fs ?: "unknown"),
-			l->rep.dest.shared_bytes.v >= l->k.misc.file_bytes_unseen
-			? "cloned the blocks (reflink): the new file shares the source's extents, nothing was copied"
-			: "copied where no probe of this path sees (its writes have no tracepoint)");
-	if (l->k.misc.write_bytes_by_return)
-		fprintf(f, "  %s of file writes were counted from write()'s return, one copy per call: this "
-			"filesystem has no per-folio copy event on this kernel.\n",
-			human_bytes(l->k.misc.write_bytes_by_return, b1, sizeof(b1)));
-	if (s[SITE_SEND_COPY].bytes || s[SITE_RECV_COPY].bytes)
-		fprintf(f, "  A NIC's DMA is not a CPU copy and is not counted; on loopback and veth there is none.\n");
-	if (l->def && l->def->file && l->rep.cache && !strcmp(l->rep.cache, "cold"))
-		fprintf(f, "  Reading the cold file in was disk DMA into the page cache: not a CPU copy, not "
-			"counted.\n");
+	if (!o)
+		return;
+	ledger_findings(l, payload, o);
+	for (int i = 0; i < o->n; i++)
+		fprintf(f, "  %s\n", o->line[i]);
+	free(o);
 }
 
 /* The @n (at most 8) busiest syscalls of @counts, with calls per MiB of payload when @payload is known. */

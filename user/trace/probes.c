@@ -187,13 +187,17 @@ static int module_btf_id(const char *name, int kind, int *obj_fd)
 	return -ENOENT;
 }
 
+/* One fentry trial attached: this kernel's trampolines work (zctrace runs the rest as loads alone). */
+static bool fentry_attached;
+
 /*
  * Loads a 2-instruction tracing program at the BTF id (of vmlinux, or of the module BTF @obj_fd
- * when not 0) and attaches it, as the real one would. An fentry program is loaded, not attached,
- * as libbpf-tools' fentry_can_attach() does: the load is where the kernel refuses fentry (no
- * trampolines, lockdown, a function on its deny list), and each trial trampoline taken down
- * would wait out an RCU-tasks grace period of its own (ftrace's direct call), about 0.1 s under
- * emulation, per function probed. The rare function that loads but cannot attach is refused
+ * when not 0) and attaches it, as the real one would. libbpf-tools' fentry_can_attach() attaches
+ * every trial: a load can pass where no fentry attaches (a kernel without trampolines for its
+ * architecture). Here the first fentry trial attaches, and once one has, the others are loaded
+ * alone: the load is where a kernel refuses fentry at a function (lockdown, its deny list, no BTF),
+ * and each trial trampoline taken down waits out a grace period of ftrace's own, about 0.135 s a
+ * function under QEMU's emulation. A function that loads but that ftrace cannot trace is refused
  * when the real program attaches (tracer.c sets its candidates aside and opens the object again).
  */
 static int try_tracing(int attach_type, int id, int obj_fd, char *why, size_t n)
@@ -207,7 +211,7 @@ static int try_tracing(int attach_type, int id, int obj_fd, char *why, size_t n)
 		set_errno_why(why, n, attach_type == BPF_TRACE_FENTRY ? "fentry load" : "tp_btf load", errno);
 		return 0;
 	}
-	if (attach_type == BPF_TRACE_FENTRY) {
+	if (attach_type == BPF_TRACE_FENTRY && fentry_attached) {
 		close(fd);
 		return 1;
 	}
@@ -217,6 +221,8 @@ static int try_tracing(int attach_type, int id, int obj_fd, char *why, size_t n)
 		close(fd);
 		return 0;
 	}
+	if (attach_type == BPF_TRACE_FENTRY)
+		fentry_attached = true;
 	hold_link(link);
 	close(fd);
 	return 1;
