@@ -26,7 +26,7 @@ def pipe_copy_thread():
 def pipe_copy_process():
     """The readers in a child process: each end's ledger by pid, nothing the other way, and the
     child's result (shared memory) crosses no pipe. 1 MiB writes, each filling the pipe 16 times
-    over, so every write sleeps mid-copy; 40 of them a writer keep a PREEMPT_RT guest's run short."""
+    over, so every write sleeps mid-copy; 40 writes a writer keep the run short in a PREEMPT_RT guest."""
     led = check_pipe_ledger("pipe-copy", "1M", 2, ("--peer", "process"), messages=40)
     check_pipe_ends(led)
 
