@@ -51,7 +51,6 @@ WL_LIB_OBJS := $(patsubst workloads/lib/%.c,$(OUTPUT)/wl/%.o,$(WL_LIB_SRCS))
 # mbdocs.c)
 SHARED_OBJS := $(patsubst contract/%.c,$(OUTPUT)/contract/%.o,$(wildcard contract/*.c))
 SHARED_LIB := $(OUTPUT)/libcontract.a
-WL_OWN_OBJS := $(WL_LIB_OBJS)
 WORKLOADS := $(patsubst workloads/%.c,%,$(wildcard workloads/*.c))
 WL_BINS := $(patsubst %,$(OUTPUT)/workloads/%,$(WORKLOADS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -204,14 +203,14 @@ $(OUTPUT)/contract/%.o: contract/%.c | $(OUTPUT)/contract
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(OUTPUT) -Ibpf -I. -c $< -o $@
 
-$(OUTPUT)/workloads/%: workloads/%.c $(WL_OWN_OBJS) $(SHARED_LIB) | $(OUTPUT)/workloads
+$(OUTPUT)/workloads/%: workloads/%.c $(WL_LIB_OBJS) $(SHARED_LIB) | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(WL_INCLUDES) -MF $(OUTPUT)/wl/$*.d $< $(WL_OWN_OBJS) $(SHARED_LIB) -ljson-c -lz -lpthread -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $(WL_INCLUDES) -MF $(OUTPUT)/wl/$*.d $< $(WL_LIB_OBJS) $(SHARED_LIB) -ljson-c -lz -lpthread -lm -o $@
 
 $(URING_LIB_OBJS): CFLAGS += $(URING_CFLAGS)
-$(OUTPUT)/workloads/uring-%: workloads/uring-%.c $(WL_OWN_OBJS) $(URING_LIB_OBJS) $(SHARED_LIB) | $(OUTPUT)/workloads
+$(OUTPUT)/workloads/uring-%: workloads/uring-%.c $(WL_LIB_OBJS) $(URING_LIB_OBJS) $(SHARED_LIB) | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(URING_CFLAGS) $(WL_INCLUDES) -MF $(OUTPUT)/wl/uring-$*.d $< $(WL_OWN_OBJS) $(URING_LIB_OBJS) $(SHARED_LIB) \
+	$(Q)$(CC) $(CFLAGS) $(URING_CFLAGS) $(WL_INCLUDES) -MF $(OUTPUT)/wl/uring-$*.d $< $(WL_LIB_OBJS) $(URING_LIB_OBJS) $(SHARED_LIB) \
 		$(URING_LIBS) -ljson-c -lz -lpthread -lm -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_LINK_OBJS) | $(OUTPUT)/tests

@@ -336,9 +336,10 @@ int cmd_list(int argc, char **argv)
 		fputs(list_usage, stdout);
 		return 0;
 	}
-	if (argc > 1 && (!strcmp(argv[1], "--format") || cli_opt_value(argv[1], "--format"))) {
-		bool joined = cli_opt_value(argv[1], "--format") != NULL;
-		const char *f = joined ? cli_opt_value(argv[1], "--format") : argv[2];
+	const char *joined = argc > 1 ? cli_opt_value(argv[1], "--format") : NULL;
+
+	if (joined || (argc > 1 && !strcmp(argv[1], "--format"))) {
+		const char *f = joined ? joined : argv[2];
 
 		if (!f)
 			return usage_error("list: --format needs a value (text, man or markdown)");

@@ -32,6 +32,8 @@ int cmd_probes(int argc, char **argv)
 	const char *missing;
 
 	for (int i = 1; i < argc; i++) {
+		const char *m = cli_opt_value(argv[i], "--method");
+
 		if (!strcmp(argv[i], "-v")) {
 			cli_verbose = true;
 		} else if (!strcmp(argv[i], "--census")) {
@@ -43,9 +45,7 @@ int cmd_probes(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(probes_usage, stdout);
 			return 0;
-		} else if (cli_opt_value(argv[i], "--method")) {
-			const char *m = cli_opt_value(argv[i], "--method");
-
+		} else if (m) {
 			if (parse_method(m, &cap))
 				return usage_error("unknown method '%s' (fentry, kprobe or tracepoint)", m);
 		} else {

@@ -225,13 +225,11 @@ static int scan_peer_options(int argc, char **argv, const struct workload_def *d
 static void scan_micro_peer(int argc, char **argv, struct wl_opts *o)
 {
 	for (int i = 1; i < argc; i++) {
-		const char *word = NULL;
+		const char *word = cli_opt_value(argv[i], "--peer");
 
 		if (!strcmp(argv[i], "--peer") && i + 1 < argc)
 			word = argv[++i];
-		else if (cli_opt_value(argv[i], "--peer"))
-			word = cli_opt_value(argv[i], "--peer");
-		else if (!strcmp(argv[i], "--"))
+		else if (!word && !strcmp(argv[i], "--"))
 			break;
 		if (word && wl_parse_peer(word, &o->peer))
 			o->peer = WL_PEER_THREAD;

@@ -379,17 +379,12 @@ static json_object *checks_json(const struct ledger *l)
 /* What the kernel did with the payload, in plain words: the sentences the text report prints. */
 static json_object *findings_json(const struct ledger *l, double payload)
 {
-	struct findings *o = calloc(1, sizeof(*o));
 	json_object *a = json_object_new_array();
+	struct findings o;
 
-	if (!o) {
-		json_object_put(a);
-		return NULL;
-	}
-	ledger_findings(l, payload, o);
-	for (int i = 0; i < o->n; i++)
-		json_object_array_add(a, json_object_new_string(o->line[i]));
-	free(o);
+	ledger_findings(l, payload, &o);
+	for (int i = 0; i < o.n; i++)
+		json_object_array_add(a, json_object_new_string(o.line[i]));
 	return a;
 }
 

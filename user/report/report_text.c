@@ -19,14 +19,11 @@
 /* What the kernel did with the payload, in plain words (ledger_findings()). */
 static void print_findings(FILE *f, const struct ledger *l, double payload)
 {
-	struct findings *o = calloc(1, sizeof(*o));
+	struct findings o;
 
-	if (!o)
-		return;
-	ledger_findings(l, payload, o);
-	for (int i = 0; i < o->n; i++)
-		fprintf(f, "  %s\n", o->line[i]);
-	free(o);
+	ledger_findings(l, payload, &o);
+	for (int i = 0; i < o.n; i++)
+		fprintf(f, "  %s\n", o.line[i]);
 }
 
 /* The @n (at most 8) busiest syscalls of @counts, with calls per MiB of payload when @payload is known. */
