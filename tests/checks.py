@@ -483,6 +483,22 @@ def unskipped_pair(run, attempts=3):
 
 # ---- the program zctrace top and export trace ----
 
+# Names itself with the bytes of argv[1] (hex; prctl(PR_SET_NAME), as any program may), then moves
+# argv[2] bytes over a Unix socket pair and waits for a line.
+ODD_NAMER = r"""
+import ctypes, socket, sys
+ctypes.CDLL(None).prctl(15, ctypes.c_char_p(bytes.fromhex(sys.argv[1])), 0, 0, 0)
+a, b = socket.socketpair()
+for _ in range(int(sys.argv[2]) // 4096):
+    a.sendall(b"x" * 4096)
+    got = 0
+    while got < 4096:
+        got += len(b.recv(4096 - got))
+print("DONE", flush=True)
+sys.stdin.readline()
+"""
+
+
 # A process named argv[1] moving argv[2] MiB through a pipe of its own, 1 MiB written and read back
 # at a time (the pipe made 1 MiB large); then it prints its own CPU time (ns, getrusage), and it
 # waits for a line on stdin before it exits.

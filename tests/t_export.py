@@ -18,7 +18,7 @@ import urllib.request
 from harness import (
     case, ROOT, UNIT_TESTS, ZCTRACE, assert_eq, bpf_fds_of, scratch, Skip, wait_bpf_released, zctrace,
     zctrace_lines)
-from checks import COST_MIB, PIPE_MOVER, TOP_PROGRAM, copy_cpu_plausible
+from checks import COST_MIB, ODD_NAMER, PIPE_MOVER, TOP_PROGRAM, copy_cpu_plausible
 
 
 # ---- zctrace export: the census as Prometheus metrics, scraped by a real Prometheus ----
@@ -541,22 +541,6 @@ def end_all(*running):
             r.kill()
             if isinstance(r, subprocess.Popen):
                 r.wait()
-
-
-# Names itself with the bytes of argv[1] (hex; prctl(PR_SET_NAME), as any program may), then moves
-# argv[2] bytes over a Unix socket pair and waits for a line.
-ODD_NAMER = r"""
-import ctypes, socket, sys
-ctypes.CDLL(None).prctl(15, ctypes.c_char_p(bytes.fromhex(sys.argv[1])), 0, 0, 0)
-a, b = socket.socketpair()
-for _ in range(int(sys.argv[2]) // 4096):
-    a.sendall(b"x" * 4096)
-    got = 0
-    while got < 4096:
-        got += len(b.recv(4096 - got))
-print("DONE", flush=True)
-sys.stdin.readline()
-"""
 
 
 @case()

@@ -13,7 +13,7 @@ import threading
 import time
 
 from harness import case, LIST_PROGS, ROOT, WORKLOADS, ZCTRACE, assert_eq, bpf_fds_of, Skip, zctrace, zctrace_named
-from checks import COST_MIB, PIPE_MOVER, PIPE_SITES, TOP_PROGRAM, copy_cpu_plausible
+from checks import COST_MIB, ODD_NAMER, PIPE_MOVER, PIPE_SITES, TOP_PROGRAM, copy_cpu_plausible
 
 
 # ---- zctrace top: the census ----
@@ -1075,6 +1075,32 @@ def top_tcp_counters_past_4gib():
     # all of it between two reads, where the machine was quick enough to fit the stream in one interval
     tabled = [t for t in tables for r in t["rows"] if r.get("pid") == wl["sender_pid"] and r["tcp_sent_bytes"]]
     assert len(tabled) == 1 or wl["elapsed_s"] > 6, f"the stream of {wl['elapsed_s']:.1f} s spanned {len(tabled)} reads"
+
+
+@case()
+def top_json_names_any_bytes():
+    """A process named with bytes that are not UTF-8 (prctl(PR_SET_NAME) takes any) is in top's
+    JSON tables as valid UTF-8, each invalid byte as '?', as the exporter gives it: every line
+    decodes strictly, and its bytes are counted under that name."""
+    comm = b'q"b\\s\nx\xff\xed\xa0\x80z'
+    top = top_start()
+    job = None
+    try:
+        job = subprocess.Popen(["/usr/bin/python3", "-c", ODD_NAMER, comm.hex(), str(1 << 20)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+        assert job.stdout.readline().strip() == "DONE"
+        job.stdin.close()
+        assert job.wait(timeout=30) == 0
+        top_tables_after(top, [job.pid])
+    finally:
+        if job and job.poll() is None:
+            job.kill()
+            job.wait()
+        tables = top_stop(top, after=0)
+    rows = [r for t in tables for r in t["rows"] if r.get("pid") == job.pid]
+    assert rows and {r["comm"] for r in rows} == {'q"b\\s\nx????z'}, rows
+    sites, _, _ = top_sum(tables, lambda r: r.get("pid") == job.pid)
+    assert sites.get("unix_send_copy") == 1 << 20, sites
 
 
 @case("stock", "rt")

@@ -10,6 +10,7 @@
 #include "ledger/ledger.h"
 #include "trace/probes.h"
 #include "os/sysnames.h"
+#include "os/utf8.h"
 #include "workloads/lib/wl.h"
 #include "trace/workloads.h"
 
@@ -295,6 +296,19 @@ static void test_user_copy_interval(void)
 	       "user_copy unmeasured has no time");
 }
 
+/* Any bytes in, UTF-8 out: each byte of an invalid sequence (a lone 0xff, a surrogate) as '?'. */
+static void test_utf8_scrub(void)
+{
+	char out[16];
+
+	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), "x\xff\xc3\xa9\xed\xa0\x80y"), "x?\xc3\xa9???y"), "%s", out);
+	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), "q\"b\\s\n"), "q\"b\\s\n"), "%s", out);
+	/* a sequence cut short by the end, and one that does not fit the buffer, are left out whole */
+	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), "ab\xe2\x82"), "ab??"), "%s", out);
+	EXPECT(!strcmp(utf8_scrub(out, 4, "ab\xe2\x82\xac"), "ab"), "%s", out);
+	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), ""), ""), "%s", out);
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -307,6 +321,7 @@ int main(void)
 	test_report_lists();
 	test_skips_check();
 	test_user_copy_interval();
+	test_utf8_scrub();
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -17,6 +17,7 @@
 #include "trace/census.h"
 #include "os/cli.h"
 #include "os/clock.h"
+#include "os/utf8.h"
 #include "trace/probes.h"
 #include "trace/progstats.h"
 #include "cmd/top.h"
@@ -392,11 +393,11 @@ static json_object *row_json(const struct top_args *a, const struct top_row *r, 
 
 	if (a->by == BY_PROCESS) {
 		json_object_object_add(o, "pid", json_object_new_int64(r->proc->tgid));
-		json_object_object_add(o, "comm", json_object_new_string(r->proc->comm));
-		json_object_object_add(o, "cgroup", json_object_new_string(r->proc->cgroup));
+		json_object_object_add(o, "comm", json_utf8_string(r->proc->comm));
+		json_object_object_add(o, "cgroup", json_utf8_string(r->proc->cgroup));
 		json_object_object_add(o, "exited", json_object_new_boolean(r->proc->exited));
 	} else {
-		json_object_object_add(o, a->by == BY_CGROUP ? "cgroup" : "comm", json_object_new_string(r->key));
+		json_object_object_add(o, a->by == BY_CGROUP ? "cgroup" : "comm", json_utf8_string(r->key));
 		json_object_object_add(o, "processes", json_object_new_int(r->nprocs));
 	}
 	for (int s = 0; s < NR_SITES; s++) {

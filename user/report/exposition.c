@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "os/utf8.h"
 #include "report/exposition.h"
 #include "trace/probes.h"
 
@@ -39,30 +40,6 @@ void expo_free(struct expo *e)
 	free(e->slots);
 	e->series = NULL;
 	e->slots = NULL;
-}
-
-/* The length of the UTF-8 sequence at @s (at most @left bytes), 0 when it is not valid UTF-8. */
-static int utf8_len(const unsigned char *s, size_t left)
-{
-	int n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 :
-		(s[0] & 0xF8) == 0xF0 ? 4 : 0;
-	uint32_t cp;
-
-	if (!n || (size_t)n > left)
-		return 0;
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-	if (n == 1)
-		return 1;
-	cp = s[0] & (0x7F >> n);
-	for (int i = 1; i < n; i++)
-		cp = cp << 6 | (s[i] & 0x3F);
-	/* overlong forms, surrogates and beyond U+10FFFF are not UTF-8 either */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-		return 0;
-	return n;
 }
 
 void expo_label_value(char *out, size_t n, const char *s, size_t len)

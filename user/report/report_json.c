@@ -6,6 +6,7 @@
 #include "ledger/checks.h"
 #include "report/hist.h"
 #include "os/jsonpath.h"
+#include "os/utf8.h"
 #include "report/report_micro.h"
 #include "report/report_json.h"
 #include "report/report_cost.h"
@@ -78,7 +79,7 @@ static json_object *by_process_json(const struct ledger *l)
 		char ns[48];
 
 		json_object_object_add(o, "pid", json_object_new_int(p->tgid));
-		json_object_object_add(o, "comm", p->comm[0] ? json_object_new_string(p->comm) : NULL);
+		json_object_object_add(o, "comm", p->comm[0] ? json_utf8_string(p->comm) : NULL);
 		json_object_object_add(o, "role", json_object_new_string(role));
 		json_object_object_add(o, "netns", json_object_new_string(proc_netns(l, p, ns, sizeof(ns))));
 		for (int s = 0; s < NR_SITES; s++) {
