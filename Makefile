@@ -244,10 +244,11 @@ check: all
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(FUZZ_OUTPUT) CC=$(CLANG) SANFLAGS="$(FUZZ_FLAGS)" fuzz-targets
 	$(Q)tools/fuzz.sh $(FUZZ_OUTPUT) $(CHECK_FUZZ_SECONDS)
 
-# the fast loop first, then the tests that need root
+# the fast loop first, then the tests that need root, TEST_JOBS of them side by side
+TEST_JOBS ?= 4
 test: deps
 	$(Q)$(MAKE) --no-print-directory check
-	$(Q)$(SUDO) $(PYTHON) tests/run.py --root
+	$(Q)$(SUDO) $(PYTHON) tests/run.py --root -j $(TEST_JOBS)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -221,14 +221,30 @@ def check_file_ledger(workload, cache, size=None, threads=1, extra=(), unmeasure
 NS_PREFIX, DEV_PREFIX = "zctrace-", "zct-"
 
 
-def our_net_objects():
-    """Namespaces and links with zctrace's prefixes: what a run may make, and must remove."""
+def zctrace_alive(pid):
+    """Whether @pid is a zctrace still running (not a zombie)."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return False
+    return stat[stat.index("(") + 1:stat.rindex(")")] == "zctrace" and stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def our_net_objects(mine=None):
+    """Namespaces and links with zctrace's prefixes: what a run may make, and must remove. Their
+    names carry the pid of the zctrace that made them: those of another zctrace still running (a
+    test beside this one, run.py -j) are left out, but for @mine's."""
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n")
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.split("\n")
     named = os.listdir("/run/netns") if os.path.isdir("/run/netns") else []
-    return (sorted(l for l in ns if l.startswith(NS_PREFIX)),
-            sorted(l.split(":")[1].strip() for l in links if f" {DEV_PREFIX}" in l),
-            sorted(n for n in named if n.startswith(NS_PREFIX)))
+
+    def ours(name, prefix):
+        pid = name[len(prefix):].split("-", 1)[0]
+        return name.startswith(prefix) and not (pid.isdigit() and int(pid) != mine and zctrace_alive(pid))
+    return (sorted(l for l in ns if ours(l, NS_PREFIX)),
+            sorted(n for n in (l.split(":")[1].strip().split("@")[0] for l in links if f" {DEV_PREFIX}" in l)
+                   if ours(n, DEV_PREFIX)),
+            sorted(n for n in named if ours(n, NS_PREFIX)))
 
 
 def netns_holders(ino):
@@ -497,7 +513,6 @@ for _ in range(int(sys.argv[2]) // 4096):
 print("DONE", flush=True)
 sys.stdin.readline()
 """
-
 
 # A process named argv[1] moving argv[2] MiB through a pipe of its own, 1 MiB written and read back
 # at a time (the pipe made 1 MiB large); then it prints its own CPU time (ns, getrusage), and it

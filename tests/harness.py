@@ -38,10 +38,12 @@ SUITE = []
 PARTS = ("stock", "rt", "old", "nic")
 
 
-def case(*parts, root=True):
+def case(*parts, root=True, alone=False, long=False):
     """Declares the function below it a test of the suite. @parts: the guest parts of make
     test-kernels that run it too (PARTS); root=False: it loads no BPF and reads no kernel
-    counter, so make check runs it as any user."""
+    counter, so make check runs it as any user; alone=True: it looks at the whole machine's BPF
+    programs, namespaces or processes, not only its own, so run.py -j runs no other test beside
+    it; long=True: it runs for tens of seconds, so run.py -j starts it before the others."""
     unknown = set(parts) - set(PARTS)
     if unknown:
         raise ValueError(f"unknown guest parts {sorted(unknown)} (known: {', '.join(PARTS)})")
@@ -49,19 +51,19 @@ def case(*parts, root=True):
     def declare(fn):
         if any(t.__name__ == fn.__name__ for t in SUITE):
             raise ValueError(f"two tests named {fn.__name__}")
-        fn.parts, fn.root = frozenset(parts), root
+        fn.parts, fn.root, fn.alone, fn.long = frozenset(parts), root, alone, long
         SUITE.append(fn)
         return fn
     return declare
 
 
-def declare(fn, *parts, root=True):
+def declare(fn, *parts, root=True, alone=False, long=False):
     """Declares a test a factory made (its name set): case() for a function built at run time."""
-    return case(*parts, root=root)(fn)
+    return case(*parts, root=root, alone=alone, long=long)(fn)
 
 
 def test(fn):
-    """Runs one test and records its outcome."""
+    """Runs one test, prints its outcome and records it in results."""
     name = fn.__name__
     start = time.monotonic()
     try:

@@ -14,11 +14,16 @@ the modules declare them, those that need no root first.
     run.py --check [NAME...]    of those, the ones that need no root, as any user (make check)
     run.py --root [NAME...]     of those, the ones that need root (make test runs --check, then these)
     run.py --list ...           print the names the same arguments select
+    run.py -j N ...             up to N tests side by side, each in a process of its own, its output
+                                printed whole when it ends; the tests declared alone=True run
+                                first, one by one, then long=True ones start before the others
+                                (1 by default: one at a time, in order)
 """
 import glob
 import importlib
 import os
 import sys
+import tempfile
 
 import harness
 
@@ -33,19 +38,82 @@ def all_tests():
     return [t for t in harness.SUITE if not t.root] + [t for t in harness.SUITE if t.root]
 
 
+def forked(t):
+    """Starts test @t in a child process whose output goes to a file of its own. Returns (pid, file).
+    The child's exit status is its outcome: 0 passed, 1 failed, 3 skipped."""
+    out = tempfile.TemporaryFile()
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            harness.results.update(passed=0, failed=0, skipped=0)
+            os.dup2(out.fileno(), 1)
+            os.dup2(out.fileno(), 2)
+            harness.test(t)
+            r = harness.results
+            status = 1 if r["failed"] else 3 if r["skipped"] else 0
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+    return pid, out
+
+
+def run_side_by_side(chosen, jobs):
+    """Runs @chosen, up to @jobs at once: the alone=True tests first, one by one, then the long=True
+    ones and the rest side by side, each in the order declared. Prints each test's output whole as
+    it ends and counts its outcome in harness.results."""
+    running = {}
+    todo = [t for t in chosen if t.alone] + [t for t in chosen if not t.alone and t.long] + \
+        [t for t in chosen if not t.alone and not t.long]
+
+    def reap():
+        pid, status = os.wait()
+        t, out = running.pop(pid)
+        out.seek(0)
+        sys.stdout.write(out.read().decode(errors="replace"))
+        out.close()
+        code = os.waitstatus_to_exitcode(status)
+        outcome = {0: "passed", 3: "skipped"}.get(code, "failed")
+        if code not in (0, 1, 3):
+            print(f"FAIL {t.__name__}: its process ended with status {code}")
+        harness.results[outcome] += 1
+        sys.stdout.flush()
+
+    try:
+        while todo or running:
+            if todo and (todo[0].alone and not running or not todo[0].alone and len(running) < jobs):
+                t = todo.pop(0)
+                pid, out = forked(t)
+                running[pid] = (t, out)
+                if not t.alone:
+                    continue
+            reap()
+    finally:
+        for pid in running:
+            os.kill(pid, 2)
+        while running:
+            reap()
+
+
 def usage(msg):
     print(f"run.py: {msg} (see its docstring)", file=sys.stderr)
     return 2
 
 
 def main():
-    args, listing, part, check, root = sys.argv[1:], False, None, False, False
-    while args and args[0].startswith("--"):
+    args, listing, part, check, root, jobs = sys.argv[1:], False, None, False, False, 1
+    while args and args[0].startswith("-"):
         opt = args.pop(0)
-        if opt.startswith("--part="):
-            opt, value = opt.split("=", 1)
+        if opt.startswith("--part=") or opt.startswith("-j") and len(opt) > 2:
+            opt, value = (opt.split("=", 1) if opt.startswith("--") else (opt[:2], opt[2:]))
             args.insert(0, value)
-        if opt == "--list":
+        if opt == "-j":
+            if not args or not args[0].isdigit() or int(args[0]) < 1:
+                return usage("-j needs a number of tests to run at once, 1 or more")
+            jobs = int(args.pop(0))
+        elif opt == "--list":
             listing = True
         elif opt == "--check":
             check = True
@@ -70,13 +138,15 @@ def main():
               and (part is None or part in t.parts) and (not check or not t.root) and (not root or t.root)]
     if args and not chosen:
         return usage(f"no test matches {' '.join(args)}")
-    for t in chosen:
-        if listing:
-            print(t.__name__)
-        else:
-            harness.test(t)
     if listing:
+        for t in chosen:
+            print(t.__name__)
         return 0
+    if jobs == 1:
+        for t in chosen:
+            harness.test(t)
+    else:
+        run_side_by_side(chosen, jobs)
     results = harness.results
     print(f"{results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
     return 1 if results["failed"] else 0

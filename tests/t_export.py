@@ -318,7 +318,7 @@ class NamedCgroup:
                 time.sleep(0.1)
 
 
-@case("stock", "old")
+@case("stock", "old", long=True)
 def export_prometheus_round_trip():
     """The exporter scraped by a real Prometheus every second: a program in a cgroup of its own
     moves a prelude, then N bytes over a Unix socket pair. Prometheus's stored counters for its
@@ -440,7 +440,7 @@ sys.stdin.readline()
 """
 
 
-@case()
+@case(long=True)
 def export_soak_short_processes():
     """About a minute of short processes, 4000 of them, each moving 100 B over a socket pair of
     its own and exiting: the exporter's totals for their label only grow and end equal to the
@@ -741,7 +741,7 @@ def export_web_config_refuses():
         pki.remove()
 
 
-@case()
+@case(long=True)
 def export_tls_basic_auth():
     """zctrace export --web-config with TLS (a CA of the test's own) and a bcrypt user, scraped by
     Debian's Prometheus: with the password up is 1, with a wrong one or none up is 0, what it

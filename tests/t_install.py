@@ -125,7 +125,7 @@ def generated_docs_match_the_table():
             (args, p.returncode, p.stderr)
 
 
-@case()
+@case(alone=True)
 def readme_samples_have_the_shape_of_a_fresh_run():
     """README.md's sample outputs (make samples) have the shape of a run of their commands now:
     the same lines, each with its indent and first word (digits masked), lines that start with a

@@ -95,7 +95,7 @@ def zerocopy_notices_coalesced():
     assert zc["widest"] >= 1000, zc
 
 
-@case("stock", "rt", "old")
+@case("stock", "rt", "old", long=True)
 def zerocopy_small_messages_repeated():
     """1 KiB MSG_ZEROCOPY sends from 4 threads for a second, TCP and UDP, run again and again
     ($ZCTRACE_TEST_REPEAT times, 3 by default): the shape where the kernel coalesces completions

@@ -372,7 +372,7 @@ def pipeline_processes_named():
     assert not re.search(r"^  other |  \?  ", table, re.M), table
 
 
-@case("stock")
+@case("stock", alone=True)
 def floor_attaches_empty_programs():
     """`zctrace floor -- COMMAND`: while the command runs, every program a traced run of it has
     alive (but the sampler's, whose cost make bench measures) is there under the same name, each of 2 instructions (r0 = 0; exit), and nothing else
@@ -408,7 +408,7 @@ def floor_attaches_empty_programs():
         assert p.returncode == 2 and len(lines) == 1 and word in lines[0], (args, p.returncode, p.stderr)
 
 
-@case()
+@case(alone=True)
 def untraced_pass_attaches_nothing():
     """--baseline runs the command traced, then once more untraced: the command itself lists the
     BPF programs alive while it runs, and sees zctrace's only in the first pass; both wall times

@@ -283,7 +283,7 @@ def robust_missing_capabilities():
     assert p.returncode == 0, (p.returncode, p.stderr, p.stdout[-500:])
 
 
-@case("stock")
+@case("stock", alone=True)
 def detach_after_the_report_leaves_nothing():
     """zctrace returns once its report is out; a child of its own ('zctrace-detach') holds the last
     references of the links, whose detach waits for the kernel's grace periods, and exits once the
@@ -303,7 +303,7 @@ def detach_after_the_report_leaves_nothing():
     raise AssertionError(f"after 10 s: programs {sorted(left)}, detach children {children}")
 
 
-@case()
+@case(long=True)
 def robust_one_byte_messages_60s():
     """The highest event rate for a minute: 1-byte messages, every send and receive an event. The
     in-kernel aggregation loses nothing: send_copy == recv_copy == the workload's counts, exactly,
@@ -322,7 +322,7 @@ def robust_one_byte_messages_60s():
           f"{led['sched']['switches']} switches, nothing dropped", flush=True)
 
 
-@case()
+@case(long=True)
 def robust_full_map_is_reported():
     """The drop counters are real: a command forking more processes than the targets map holds
     (8192) loses the ones past it, and the ledger says so and fails."""

@@ -266,7 +266,7 @@ def make_netns_signal_test(sig):
         try:
             assert len({ns for _, ns in inside}) == 2, f"sender and receiver not in two namespaces: {inside}"
             # mid-run: the namespaces are held by descriptor, their names already gone
-            assert_eq("names during the run", our_net_objects(), before)
+            assert_eq("names during the run", our_net_objects(mine=z.pid), before)
         finally:
             z.send_signal(sig)
             out, err = z.communicate(timeout=60)

@@ -3,6 +3,7 @@ the figures and findings, and the microbenchmark sweeps.
 """
 
 import csv
+import fcntl
 import json
 import os
 import re
@@ -38,7 +39,21 @@ FIGURE_PX = (1600, 1000)
 PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] (\S+) size=(\w+) threads=(\d+) rep=(\d+): (ok|check_failed|error|timeout|"
                       r"interrupted)( [\d.]+ Gbit/s)?.* \(elapsed \d+s, ETA \d+s\)$")
 
-sweep_cache = {}
+def kept_sweep(path, *args, timeout=600):
+    """'zctrace sweep -o @path ARGS', made once in the suite and kept for every test that reads it,
+    in whichever test process asks first (run.py -j): the others wait on its lock. Returns
+    (the sweep's CompletedProcess, @path)."""
+    with open(path + ".lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        lock.seek(0)
+        kept = lock.read()
+        if kept:
+            p = subprocess.CompletedProcess(**json.loads(kept))
+        else:
+            p = sweep("-o", path, *args, timeout=timeout)
+            lock.write(json.dumps({"args": p.args, "returncode": p.returncode, "stdout": p.stdout,
+                                   "stderr": p.stderr}))
+    return p, path
 
 
 def sweep_columns():
@@ -56,11 +71,7 @@ def sweep_columns():
 
 def grid_sweep(ext):
     """The 8-run grid, swept once per output format and kept for the tests that read it."""
-    if ext not in sweep_cache:
-        path = os.path.join(scratch, f"grid.{ext}")
-        p = sweep(*SWEEP_GRID, "-o", path)
-        sweep_cache[ext] = (p, path)
-    return sweep_cache[ext]
+    return kept_sweep(os.path.join(scratch, f"grid.{ext}"), *SWEEP_GRID)
 
 
 @case()
@@ -240,7 +251,7 @@ def sweep_failed_run_recorded():
     assert os.listdir(tmp) == [], f"temporary files left: {os.listdir(tmp)}"
 
 
-@case("stock")
+@case("stock", alone=True)
 def sweep_stopped_leaves_nothing():
     """A sweep stopped by SIGINT mid-run records the run as interrupted, exits 130 and leaves nothing:
     no program of its shared tracer, no detach child, no workload, no temporary file. Killed
@@ -322,7 +333,7 @@ def png_size(path):
     return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
-@case()
+@case(long=True)
 def plot_writes_figures():
     p, path = grid_sweep("csv")
     assert os.path.exists(path), f"no sweep file: {p.stderr[-500:]}"
@@ -447,7 +458,7 @@ def findings_synthetic_crossovers():
     assert plot.returncode == 2 and "invalid --pairs item 'C:Z'" in plot.stderr, plot.stderr
 
 
-@case()
+@case(long=True)
 def findings_from_a_real_sweep():
     """A small real sweep with --membw: membw's user_copy is exactly the bytes it memcpy'd, and the
     findings (peak, crossover reps, copy bound) are those the rows give, recomputed here."""
@@ -532,12 +543,7 @@ MICRO_SWEEP_COLUMNS = ["workload_args", "status", "exit_code", "error", "host", 
 
 def micro_sweep(name, ext="json"):
     """One of the small microbenchmark sweeps, run once per format and kept for the tests that read it."""
-    key = (name, ext)
-    if key not in sweep_cache:
-        path = os.path.join(scratch, f"micro-{name}.{ext}")
-        p = sweep("-o", path, *MICRO_SWEEPS[name], timeout=300)
-        sweep_cache[key] = (p, path)
-    return sweep_cache[key]
+    return kept_sweep(os.path.join(scratch, f"micro-{name}.{ext}"), *MICRO_SWEEPS[name], timeout=300)
 
 
 @case()

@@ -316,7 +316,7 @@ def census_programs(pid):
 SYSCALL_PROGRAMS = {"sys_enter_btf", "sys_exit_btf", "sys_enter_raw", "sys_exit_raw"}
 
 
-@case("stock")
+@case("stock", alone=True)
 def census_attach_points():
     """The census attaches no raw syscall tracepoint unless asked (--complete), and its floor
     (`zctrace floor --census`) has an empty program at each of the census's points: the same
@@ -1055,7 +1055,7 @@ def top_tcp_counters_socket_passed():
     assert not any(r["pid"] == sender and r["tcp_socket_shared"] for t in tables for r in t["rows"])
 
 
-@case("stock", "rt")
+@case("stock", "rt", long=True)
 def top_tcp_counters_past_4gib():
     """5 GiB through one socket between two reads of the census (a read every 12 s; a table shows
     all of it): the 32-bit sequence numbers wrap, the 64-bit counters do not, and both ends are
