@@ -41,9 +41,10 @@ PARTS = ("stock", "rt", "old", "nic")
 def case(*parts, root=True, alone=False, long=False):
     """Declares the function below it a test of the suite. @parts: the guest parts of make
     test-kernels that run it too (PARTS); root=False: it loads no BPF and reads no kernel
-    counter, so make check runs it as any user; alone=True: it looks at the whole machine's BPF
-    programs, namespaces or processes, not only its own, so run.py -j runs no other test beside
-    it; long=True: it runs for tens of seconds, so run.py -j starts it before the others."""
+    counter, so make check runs it as any user; alone=True: it needs the machine to itself (it
+    looks at the whole machine's BPF programs, namespaces or processes, not only its own, or a
+    microbenchmark's claim that holds only on CPUs no other test keeps busy), so run.py -j runs
+    no other test beside it; long=True: it runs for tens of seconds, so run.py -j starts it before the others."""
     unknown = set(parts) - set(PARTS)
     if unknown:
         raise ValueError(f"unknown guest parts {sorted(unknown)} (known: {', '.join(PARTS)})")
@@ -95,6 +96,11 @@ def traced(workload, *wargs, extra=(), env=None):
 
 
 def traced_once(workload, *wargs, extra=(), env=None):
+    """One run of @workload (a built-in one, or "--" and a command) under zctrace --json: (process,
+    ledger dict). The traced pass alone, unless @extra asks for passes: the ledger is its figures,
+    and the untraced pass (timing alone) would run the workload once more."""
+    if not {"--passes", "-T", "--baseline"} & set(extra):
+        extra = ("--passes", "traced", *extra)
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         p = zctrace("run", "--no-hist", "--json", f.name, *extra, workload, *wargs, env=env)
         try:

@@ -19,15 +19,20 @@ the modules declare them, those that need no root first.
                                 first, one by one, then long=True ones start before the others
                                 (1 by default: one at a time, in order)
 """
+import ctypes
 import glob
 import importlib
 import os
+import re
+import signal
 import sys
 import tempfile
+import time
 
 import harness
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PARENT = os.getpid()
 
 
 def all_tests():
@@ -39,37 +44,53 @@ def all_tests():
 
 
 def forked(t):
-    """Starts test @t in a child process whose output goes to a file of its own. Returns (pid, file).
-    The child's exit status is its outcome: 0 passed, 1 failed, 3 skipped."""
+    """Starts test @t in a child process of its own process group (a Ctrl-C at the terminal is
+    run.py's to pass on, once), its output to a file of its own, and ended by SIGINT if run.py
+    dies. Returns (pid, file). The child's exit status is its outcome: 0 passed, 1 failed, 3
+    skipped."""
     out = tempfile.TemporaryFile()
     sys.stdout.flush()
     pid = os.fork()
-    if pid == 0:
-        status = 1
-        try:
-            harness.results.update(passed=0, failed=0, skipped=0)
-            os.dup2(out.fileno(), 1)
-            os.dup2(out.fileno(), 2)
-            harness.test(t)
-            r = harness.results
-            status = 1 if r["failed"] else 3 if r["skipped"] else 0
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(status)
-    return pid, out
+    if pid:
+        return pid, out
+    status = 1
+    try:
+        os.setpgid(0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG
+        if os.getppid() != PARENT:
+            raise KeyboardInterrupt
+        harness.results.update(passed=0, failed=0, skipped=0)
+        os.dup2(out.fileno(), 1)
+        os.dup2(out.fileno(), 2)
+        harness.test(t)
+        r = harness.results
+        status = 1 if r["failed"] else 3 if r["skipped"] else 0
+    except BaseException as e:  # an interrupt, or SystemExit from a test: a failure, named
+        print(f"FAIL {t.__name__}: {type(e).__name__}: {e}", flush=True)
+    finally:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except BaseException:
+                pass
+        os._exit(status)
 
 
 def run_side_by_side(chosen, jobs):
     """Runs @chosen, up to @jobs at once: the alone=True tests first, one by one, then the long=True
     ones and the rest side by side, each in the order declared. Prints each test's output whole as
-    it ends and counts its outcome in harness.results."""
+    it ends and counts its outcome in harness.results. Interrupted (Ctrl-C, SIGTERM), it passes
+    one SIGINT to each running test, waits 60 s for them to clean up, kills what is left and
+    returns False (True when every test ran)."""
     running = {}
     todo = [t for t in chosen if t.alone] + [t for t in chosen if not t.alone and t.long] + \
         [t for t in chosen if not t.alone and not t.long]
 
-    def reap():
-        pid, status = os.wait()
+    def reap(block=True):
+        pid, status = os.waitpid(-1, 0 if block else os.WNOHANG)
+        if not pid:
+            return False
         t, out = running.pop(pid)
         out.seek(0)
         sys.stdout.write(out.read().decode(errors="replace"))
@@ -80,21 +101,41 @@ def run_side_by_side(chosen, jobs):
             print(f"FAIL {t.__name__}: its process ended with status {code}")
         harness.results[outcome] += 1
         sys.stdout.flush()
+        return True
 
+    def terminated(*_):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, terminated)
     try:
         while todo or running:
             if todo and (todo[0].alone and not running or not todo[0].alone and len(running) < jobs):
                 t = todo.pop(0)
                 pid, out = forked(t)
+                try:
+                    os.setpgid(pid, pid)  # the child sets it too: whichever comes first
+                except OSError:
+                    pass
                 running[pid] = (t, out)
                 if not t.alone:
                     continue
             reap()
-    finally:
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print(f"run.py: interrupted; stopping {len(running)} running tests", flush=True)
         for pid in running:
-            os.kill(pid, 2)
+            os.killpg(pid, signal.SIGINT)
+        deadline = time.monotonic() + 60
+        while running and time.monotonic() < deadline:
+            if not reap(block=False):
+                time.sleep(0.1)
+        for pid in running:
+            os.killpg(pid, signal.SIGKILL)
         while running:
             reap()
+        return False
+    return True
 
 
 def usage(msg):
@@ -110,7 +151,7 @@ def main():
             opt, value = (opt.split("=", 1) if opt.startswith("--") else (opt[:2], opt[2:]))
             args.insert(0, value)
         if opt == "-j":
-            if not args or not args[0].isdigit() or int(args[0]) < 1:
+            if not args or not re.fullmatch(r"[1-9][0-9]*", args[0]):
                 return usage("-j needs a number of tests to run at once, 1 or more")
             jobs = int(args.pop(0))
         elif opt == "--list":
@@ -136,20 +177,24 @@ def main():
     chosen = [t for t in all_tests()
               if (not args or any(t.__name__ == o[:-1] if o.endswith("$") else o in t.__name__ for o in args))
               and (part is None or part in t.parts) and (not check or not t.root) and (not root or t.root)]
+    if any(a.startswith("-") for a in args):
+        return usage(f"options come before names: {next(a for a in args if a.startswith('-'))}")
     if args and not chosen:
         return usage(f"no test matches {' '.join(args)}")
     if listing:
         for t in chosen:
             print(t.__name__)
         return 0
+    whole = True
     if jobs == 1:
         for t in chosen:
             harness.test(t)
     else:
-        run_side_by_side(chosen, jobs)
+        whole = run_side_by_side(chosen, jobs)
     results = harness.results
-    print(f"{results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
-    return 1 if results["failed"] else 0
+    print(f"{results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped"
+          + ("" if whole else f", {len(chosen) - sum(results.values())} not run (interrupted)"))
+    return 130 if not whole else 1 if results["failed"] else 0
 
 
 if __name__ == "__main__":

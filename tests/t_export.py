@@ -440,7 +440,7 @@ sys.stdin.readline()
 """
 
 
-@case(long=True)
+@case(alone=True)
 def export_soak_short_processes():
     """About a minute of short processes, 4000 of them, each moving 100 B over a socket pair of
     its own and exiting: the exporter's totals for their label only grow and end equal to the

@@ -180,7 +180,7 @@ def micro_thread_create_counts_exact():
     assert_eq("phase exit", sc.get("exit", 0), 2 * n)
 
 
-@case()
+@case(alone=True)
 def micro_ctxswitch_counts():
     """The pipe alone never switched; each ping-pong handed the CPU over 2N times (within the stated
     margin), and the reads and writes of the whole phase are exact."""

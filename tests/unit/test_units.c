@@ -303,7 +303,7 @@ static void test_utf8_scrub(void)
 
 	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), "x\xff\xc3\xa9\xed\xa0\x80y"), "x?\xc3\xa9???y"), "%s", out);
 	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), "q\"b\\s\n"), "q\"b\\s\n"), "%s", out);
-	/* a sequence cut short by the end, and one that does not fit the buffer, are left out whole */
+	/* a sequence cut short by the end is each of its bytes as '?'; one that does not fit is left out */
 	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), "ab\xe2\x82"), "ab??"), "%s", out);
 	EXPECT(!strcmp(utf8_scrub(out, 4, "ab\xe2\x82\xac"), "ab"), "%s", out);
 	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), ""), ""), "%s", out);

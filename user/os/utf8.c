@@ -2,6 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "os/cli.h"
 #include "os/utf8.h"
 
 int utf8_len(const unsigned char *s, size_t left)
@@ -54,13 +55,10 @@ const char *utf8_scrub(char *out, size_t n, const char *s)
 
 json_object *json_utf8_string(const char *s)
 {
-	size_t n = strlen(s) + 1;
-	char *buf = malloc(n);
-	json_object *o;
+	size_t n = strlen(s) + 1;	/* scrubbed, no longer than it was */
+	char *buf = cli_xrealloc(NULL, n);
+	json_object *o = json_object_new_string(utf8_scrub(buf, n, s));
 
-	if (!buf)
-		return NULL;
-	o = json_object_new_string(utf8_scrub(buf, n, s));
 	free(buf);
 	return o;
 }

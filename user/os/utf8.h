@@ -14,7 +14,7 @@ int utf8_len(const unsigned char *s, size_t left);
  */
 const char *utf8_scrub(char *out, size_t n, const char *s);
 
-/* A JSON string of @s, scrubbed (utf8_scrub()); NULL if out of memory. */
+/* A JSON string of @s, scrubbed (utf8_scrub()). */
 json_object *json_utf8_string(const char *s);
 
 #endif

@@ -395,7 +395,7 @@ json_object *ledger_json(const struct ledger *l, const struct micro *m)
 	bool have_payload = false;
 	double payload = ledger_payload_of(l, &have_payload);
 
-	add(root, "target", json_object_new_string(l->target));
+	add(root, "target", json_utf8_string(l->target));
 	add(root, "workload", l->workload ? json_object_get(l->workload) : NULL);
 	add(root, "tracer_effect", l->effect ? effect_json(l->effect, l->untraced) : NULL);
 	add(root, "phase_gated", json_object_new_boolean(l->phase_gated));
