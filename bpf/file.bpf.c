@@ -127,7 +127,7 @@ int BPF_PROG(ext4_journalled_write_end_btf, struct inode *inode, loff_t pos, uns
 static __always_inline void on_filemap_add(struct inode *host, __u64 pages)
 {
 	struct pc_key key = {};
-	struct seg_stats *seg;
+	struct step_stats *step;
 	__u64 *cnt;
 
 	if (!host || !counting() || !is_target_memo(current_tgid()))
@@ -136,9 +136,9 @@ static __always_inline void on_filemap_add(struct inode *host, __u64 pages)
 	key.dev = BPF_CORE_READ(host, i_sb, s_dev);
 	/* a step's pages are its files' own: filesystem metadata read through the block device
 	 * (an evicted extent or bitmap block) is not what a "read in" claim is about */
-	seg = cur_seg();
-	if (seg && (BPF_CORE_READ(host, i_mode) & ZCT_S_IFMT) == ZCT_S_IFREG)
-		__sync_fetch_and_add(&seg->pc_pages, pages);
+	step = cur_step();
+	if (step && (BPF_CORE_READ(host, i_mode) & ZCT_S_IFMT) == ZCT_S_IFREG)
+		__sync_fetch_and_add(&step->pc_pages, pages);
 	cnt = bpf_map_lookup_elem(&pc_adds, &key);
 	if (cnt) {
 		__sync_fetch_and_add(cnt, pages);

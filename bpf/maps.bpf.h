@@ -47,10 +47,10 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, MAX_SEGMENTS);
+	__uint(max_entries, MAX_STEPS);
 	__type(key, __u32);
-	__type(value, struct seg_stats);
-} seg_stats SEC(".maps");
+	__type(value, struct step_stats);
+} step_stats SEC(".maps");
 
 /* Each CPU's state (zctrace.h's struct cpu_state): the next event on the CPU looks it up once. */
 struct {
@@ -286,11 +286,11 @@ struct {
 } target_socks SEC(".maps");
 
 /* The current microbenchmark step's figures, or NULL outside any step. */
-static __always_inline struct seg_stats *cur_seg(void)
+static __always_inline struct step_stats *cur_step(void)
 {
-	__u32 seg = segment;
+	__u32 id = step_now;
 
-	return seg ? bpf_map_lookup_elem(&seg_stats, &seg) : NULL;
+	return id ? bpf_map_lookup_elem(&step_stats, &id) : NULL;
 }
 
 /* Thread @task's I/O syscall in flight, or NULL. */

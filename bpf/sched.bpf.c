@@ -161,7 +161,7 @@ static __always_inline struct sched_stats *switch_out(bool btf, bool preempt, st
 						      __u64 now, __u64 sock_call)
 {
 	struct sched_stats *st = sched_of(tgid);
-	struct seg_stats *seg = cur_seg();
+	struct step_stats *step = cur_step();
 	/* the scheduler's own rule for nvcsw/nivcsw in __schedule() */
 	bool voluntary = !preempt && prev_state;
 
@@ -177,13 +177,13 @@ static __always_inline struct sched_stats *switch_out(bool btf, bool preempt, st
 	} else {
 		__sync_fetch_and_add(&misc.sched_dropped, 1);
 	}
-	if (seg) {
+	if (step) {
 		if (voluntary) {
-			__sync_fetch_and_add(&seg->voluntary, 1);
+			__sync_fetch_and_add(&step->voluntary, 1);
 		} else {
-			__sync_fetch_and_add(&seg->involuntary, 1);
+			__sync_fetch_and_add(&step->involuntary, 1);
 			if (!next_target)
-				__sync_fetch_and_add(&seg->preempted, 1);
+				__sync_fetch_and_add(&step->preempted, 1);
 		}
 	}
 	/* perf stops counting a task inside do_exit(): what follows is the tracer's alone */
@@ -242,10 +242,10 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 	 */
 	last = bpf_map_lookup_elem(&last_target, &zero_key);
 	if (last) {
-		struct seg_stats *seg = cur_seg();
+		struct step_stats *step = cur_step();
 
-		if (seg && *last && *last != tid)
-			__sync_fetch_and_add(&seg->handoffs, 1);
+		if (step && *last && *last != tid)
+			__sync_fetch_and_add(&step->handoffs, 1);
 		*last = tid;
 	}
 	sock_call = 0;

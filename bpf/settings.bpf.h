@@ -37,8 +37,8 @@ __u32 targets_gen = 0;
 /* Written by the USDT phase markers. */
 __u32 phase_active = 0;
 struct misc_stats misc = {};
-/* Written by the USDT segment marker: the microbenchmark step now running, 0 = none. */
-__u32 segment = 0;
+/* Written by the USDT step marker: the microbenchmark step now running, 0 = none. */
+__u32 step_now = 0;
 /* Set once a target makes a zerocopy send: until then no skb can be one of theirs. */
 __u32 zc_sends_seen = 0;
 /* Set once a target splices pages into a TCP socket (sendfile, splice): tx_copy looks for them. */

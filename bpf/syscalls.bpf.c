@@ -26,14 +26,14 @@ int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
 
 static __always_inline void on_fault(bool user)
 {
-	struct seg_stats *seg;
+	struct step_stats *step;
 
 	if (!is_target_memo(current_tgid()))
 		return;
 	__sync_fetch_and_add(user ? &misc.page_faults_user : &misc.page_faults_kernel, 1);
-	seg = cur_seg();
-	if (seg)
-		__sync_fetch_and_add(user ? &seg->faults_user : &seg->faults_kernel, 1);
+	step = cur_step();
+	if (step)
+		__sync_fetch_and_add(user ? &step->faults_user : &step->faults_kernel, 1);
 }
 
 SEC("tp_btf/page_fault_user")

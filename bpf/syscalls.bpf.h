@@ -16,20 +16,20 @@
 #include "iocall.bpf.h"
 
 /*
- * Syscalls of each microbenchmark step: key = segment * MAX_SYSCALLS + number. Shared, not per
+ * Syscalls of each microbenchmark step: key = step * MAX_SYSCALLS + number. Shared, not per
  * CPU: its 64 K counters would be copied per possible CPU.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, MAX_SEGMENTS * MAX_SYSCALLS);
+	__uint(max_entries, MAX_STEPS * MAX_SYSCALLS);
 	__type(key, __u32);
 	__type(value, __u64);
-} seg_syscalls SEC(".maps");
+} step_syscalls SEC(".maps");
 
 static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 nr = id, seg = segment, key, tgid = pid_tgid >> 32;
+	__u32 nr = id, step = step_now, key, tgid = pid_tgid >> 32;
 	struct cpu_state *cs = cpu_state();
 	__u64 *cnt;
 	__u8 kind;
@@ -51,13 +51,13 @@ static __always_inline void on_syscall(bool btf, struct pt_regs *regs, long id)
 		if (phase_active)
 			cs->counts.phase[nr & (MAX_SYSCALLS - 1)] += 1;
 	}
-	if (seg) {
-		struct seg_stats *st = bpf_map_lookup_elem(&seg_stats, &seg);
+	if (step) {
+		struct step_stats *st = bpf_map_lookup_elem(&step_stats, &step);
 
 		if (st)
 			__sync_fetch_and_add(&st->syscalls, 1);
-		key = seg * MAX_SYSCALLS + nr;
-		cnt = bpf_map_lookup_elem(&seg_syscalls, &key);
+		key = step * MAX_SYSCALLS + nr;
+		cnt = bpf_map_lookup_elem(&step_syscalls, &key);
 		if (cnt)
 			__sync_fetch_and_add(cnt, 1);
 	}

@@ -16,7 +16,7 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
-	struct seg_stats *seg;
+	struct step_stats *step;
 	__u8 one = 1;
 
 	/* the census needs no list: every process is one */
@@ -29,9 +29,9 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 		note_target_ident(child, ctgid);
 	__sync_fetch_and_add(&targets_gen, 1);
 	__sync_fetch_and_add(&misc.forks, 1);
-	seg = cur_seg();
-	if (seg)
-		__sync_fetch_and_add(&seg->forks, 1);
+	step = cur_step();
+	if (step)
+		__sync_fetch_and_add(&step->forks, 1);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -50,7 +50,7 @@ int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
 
 static __always_inline void on_exit(struct task_struct *task)
 {
-	struct seg_stats *seg;
+	struct step_stats *step;
 	__u32 tid;
 
 	if (!is_target(BPF_CORE_READ(task, tgid)))
@@ -69,9 +69,9 @@ static __always_inline void on_exit(struct task_struct *task)
 	TASK_STATE_GONE(io_calls, tid);
 	TASK_STATE_GONE(send_call_task, tid);
 	__sync_fetch_and_add(&misc.exits, 1);
-	seg = cur_seg();
-	if (seg)
-		__sync_fetch_and_add(&seg->exits, 1);
+	step = cur_step();
+	if (step)
+		__sync_fetch_and_add(&step->exits, 1);
 }
 
 SEC("tp_btf/sched_process_exit")

@@ -43,11 +43,11 @@ int BPF_USDT(phase_end_usdt)
 
 /* A microbenchmark's numbered step begins (id > 0) or ends (0). */
 SEC("usdt")
-int BPF_USDT(segment_usdt, __u32 id)
+int BPF_USDT(step_usdt, __u32 id)
 {
 	if (is_target(current_tgid())) {
-		segment = id < MAX_SEGMENTS ? id : 0;
-		__sync_fetch_and_add(&misc.segment_marks, 1);
+		step_now = id < MAX_STEPS ? id : 0;
+		__sync_fetch_and_add(&misc.step_marks, 1);
 	}
 	return 0;
 }

@@ -11,7 +11,7 @@
 #define MAX_SYSCALLS 1024	/* syscall numbers counted per number */
 #define MAX_TARGETS 8192	/* traced processes (tgids) */
 #define MAX_ZC_CALLS 65536	/* MSG_ZEROCOPY sends kept for their notices (an LRU: the latest) */
-#define MAX_SEGMENTS 64		/* numbered steps of a microbenchmark (USDT zctrace:segment), 0 = none */
+#define MAX_STEPS 64		/* numbered steps of a microbenchmark (USDT zctrace:step), 0 = none */
 
 /*
  * uapi constants the BPF side cannot include next to vmlinux.h; user space
@@ -330,7 +330,7 @@ struct misc_stats {
 	__u64 execve_seen;
 	__u64 write_bytes_by_return;	/* file writes counted from the syscall's return: no copy event seen */
 	__u64 file_bytes_unseen;	/* bytes copy_file_range/sendfile/splice put in a file with no copy seen */
-	__u64 segment_marks;		/* USDT zctrace:segment markers seen */
+	__u64 step_marks;		/* USDT zctrace:step markers seen */
 	/*
 	 * Map updates that failed (a hash map full): each is a figure lost, so the ledger prints them
 	 * and fails a check. Counted only on the failure branch, off the hot path.
@@ -354,7 +354,7 @@ struct misc_stats {
  * checked against. Counted for the targets while the step is current; syscalls by number are in
  * a map of their own.
  */
-struct seg_stats {
+struct step_stats {
 	__u64 syscalls;
 	__u64 voluntary;	/* context switches away from a target, the scheduler's own rule */
 	__u64 involuntary;

@@ -24,17 +24,17 @@
 #define WL_USDT_PHASE_BEGIN_T	phase_begin
 #define WL_USDT_PHASE_END_T	phase_end
 #define WL_USDT_USER_COPY_T	user_copy
-#define WL_USDT_SEGMENT_T	segment
+#define WL_USDT_STEP_T	step
 #define WL_STR_(x) #x
 #define WL_STR(x) WL_STR_(x)
 #define WL_USDT_PROVIDER	WL_STR(WL_USDT_PROVIDER_T)
 #define WL_USDT_PHASE_BEGIN	WL_STR(WL_USDT_PHASE_BEGIN_T)
 #define WL_USDT_PHASE_END	WL_STR(WL_USDT_PHASE_END_T)
 #define WL_USDT_USER_COPY	WL_STR(WL_USDT_USER_COPY_T)
-#define WL_USDT_SEGMENT		WL_STR(WL_USDT_SEGMENT_T)
+#define WL_USDT_STEP		WL_STR(WL_USDT_STEP_T)
 
-/* Step ids of a microbenchmark: 1.., 0 being "no step"; the tracer keeps MAX_SEGMENTS of them. */
-#define WL_MAX_STEPS (MAX_SEGMENTS - 1)
+/* Step ids of a microbenchmark: 1.., 0 being "no step"; the tracer keeps MAX_STEPS of them. */
+#define WL_MAX_STEPS (MAX_STEPS - 1)
 
 /* What a workload is, declared in its report ("kind"): it says which figures the report holds. */
 enum wl_kind {

@@ -85,13 +85,13 @@ static void fill_netns(struct netns_pair *np, uint64_t *st)
 /* A microbenchmark's figures per step. */
 static void fill_steps(struct micro *m, json_object *wl, uint64_t *st)
 {
-	for (int s = 0; s < MAX_SEGMENTS; s++) {
-		__u64 *seg = (__u64 *)&m->seg.seg[s];
+	for (int s = 0; s < MAX_STEPS; s++) {
+		__u64 *fig = (__u64 *)&m->steps.stats[s];
 
-		for (size_t i = 0; i < sizeof(m->seg.seg[s]) / sizeof(__u64); i++)
-			seg[i] = next(st) % 4 ? 0 : figure(st, wl);
+		for (size_t i = 0; i < sizeof(m->steps.stats[s]) / sizeof(__u64); i++)
+			fig[i] = next(st) % 4 ? 0 : figure(st, wl);
 		for (uint64_t k = next(st) % 4; k; k--)
-			m->seg.syscalls[s][next(st) % MAX_SYSCALLS] = figure(st, wl);
+			m->steps.syscalls[s][next(st) % MAX_SYSCALLS] = figure(st, wl);
 	}
 }
 

@@ -139,7 +139,7 @@ static const char *usdt_name_of(const struct bpf_program *p)
 {
 	static const char *const names[][2] = {
 		{ "phase_begin_usdt", WL_USDT_PHASE_BEGIN }, { "phase_end_usdt", WL_USDT_PHASE_END },
-		{ "user_copy_usdt", WL_USDT_USER_COPY }, { "segment_usdt", WL_USDT_SEGMENT },
+		{ "user_copy_usdt", WL_USDT_USER_COPY }, { "step_usdt", WL_USDT_STEP },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -11,39 +11,39 @@
 
 void micro_collect(struct micro *m, struct zctrace_bpf *obj)
 {
-	kfigures_read_segments(&m->seg, obj);
+	kfigures_read_steps(&m->steps, obj);
 }
 
-#define SEG_FIELD(f) static __u64 seg_##f(const struct seg_stats *st) { return st->f; }
-SEG_FIELD(syscalls) SEG_FIELD(voluntary) SEG_FIELD(involuntary) SEG_FIELD(preempted)
-SEG_FIELD(handoffs) SEG_FIELD(forks) SEG_FIELD(exits) SEG_FIELD(faults_user) SEG_FIELD(faults_kernel)
-SEG_FIELD(pc_pages)
+#define STEP_FIELD(f) static __u64 step_##f(const struct step_stats *st) { return st->f; }
+STEP_FIELD(syscalls) STEP_FIELD(voluntary) STEP_FIELD(involuntary) STEP_FIELD(preempted)
+STEP_FIELD(handoffs) STEP_FIELD(forks) STEP_FIELD(exits) STEP_FIELD(faults_user) STEP_FIELD(faults_kernel)
+STEP_FIELD(pc_pages)
 
-static __u64 seg_switches(const struct seg_stats *st)
+static __u64 step_switches(const struct step_stats *st)
 {
 	return st->voluntary + st->involuntary;
 }
 
 /* the switches the workload's own tasks caused: less those another task forced */
-static __u64 seg_undisturbed(const struct seg_stats *st)
+static __u64 step_undisturbed(const struct step_stats *st)
 {
 	return st->voluntary + st->involuntary - st->preempted;
 }
 
 const struct step_measure step_measures[] = {
-	{ "syscalls", "SYSCALLS", NEED_SYSCALLS, seg_syscalls },
-	{ "switches", NULL, NEED_SCHED, seg_switches },
-	{ "voluntary_switches", "VOLUNTARY", NEED_SCHED, seg_voluntary },
-	{ "involuntary_switches", "INVOLUNT.", NEED_SCHED, seg_involuntary },
-	{ "preemptions", "PREEMPT.", NEED_SCHED, seg_preempted },
-	{ "switches_undisturbed", NULL, NEED_SCHED, seg_undisturbed },
+	{ "syscalls", "SYSCALLS", NEED_SYSCALLS, step_syscalls },
+	{ "switches", NULL, NEED_SCHED, step_switches },
+	{ "voluntary_switches", "VOLUNTARY", NEED_SCHED, step_voluntary },
+	{ "involuntary_switches", "INVOLUNT.", NEED_SCHED, step_involuntary },
+	{ "preemptions", "PREEMPT.", NEED_SCHED, step_preempted },
+	{ "switches_undisturbed", NULL, NEED_SCHED, step_undisturbed },
 	/* a CPU passed between two target tasks: what a ping-pong on one CPU must do */
-	{ "handoffs", "HANDOFFS", NEED_SCHED, seg_handoffs },
-	{ "forks", "FORKS", NEED_NONE, seg_forks },
-	{ "exits", "EXITS", NEED_NONE, seg_exits },
-	{ "page_faults", "FAULTS", NEED_FAULTS, seg_faults_user },
-	{ "page_faults_kernel", NULL, NEED_FAULTS, seg_faults_kernel },
-	{ "page_cache_pages", "PAGES IN", NEED_PAGE_CACHE, seg_pc_pages },
+	{ "handoffs", "HANDOFFS", NEED_SCHED, step_handoffs },
+	{ "forks", "FORKS", NEED_NONE, step_forks },
+	{ "exits", "EXITS", NEED_NONE, step_exits },
+	{ "page_faults", "FAULTS", NEED_FAULTS, step_faults_user },
+	{ "page_faults_kernel", NULL, NEED_FAULTS, step_faults_kernel },
+	{ "page_cache_pages", "PAGES IN", NEED_PAGE_CACHE, step_pc_pages },
 };
 const size_t nr_step_measures = sizeof(step_measures) / sizeof(step_measures[0]);
 
@@ -80,7 +80,7 @@ static bool measure_value(const struct micro *m, const struct ledger *l, struct 
 			snprintf(why, n, "%s not supported on this kernel", probe);
 			return false;
 		}
-		*v = m->seg.syscalls[step][nr];
+		*v = m->steps.syscalls[step][nr];
 		return true;
 	}
 	for (size_t i = 0; i < nr_step_measures; i++) {
@@ -90,7 +90,7 @@ static bool measure_value(const struct micro *m, const struct ledger *l, struct 
 			snprintf(why, n, "%s not supported on this kernel", probe);
 			return false;
 		}
-		*v = step_measures[i].value(&m->seg.seg[step]);
+		*v = step_measures[i].value(&m->steps.stats[step]);
 		return true;
 	}
 	snprintf(why, n, "unknown measure '%s'", measure);
@@ -129,8 +129,8 @@ void micro_check(struct micro *m, struct ledger *l)
 		return;
 	}
 	/* every step begins and ends with a marker: without them no step figure means anything */
-	add_check(l, l->k.misc.segment_marks == 2ULL * nsteps, "step markers seen",
-		  "%" PRIu64 " of %d", (uint64_t)l->k.misc.segment_marks, 2 * nsteps);
+	add_check(l, l->k.misc.step_marks == 2ULL * nsteps, "step markers seen",
+		  "%" PRIu64 " of %d", (uint64_t)l->k.misc.step_marks, 2 * nsteps);
 	for (size_t i = 0; i < rep->nassumptions && m->nassumptions < MAX_ASSUMPTIONS; i++) {
 		const struct wl_assumption *a = &rep->assumptions[i];
 		struct assumption *as = &m->assumptions[m->nassumptions++];
@@ -142,7 +142,7 @@ void micro_check(struct micro *m, struct ledger *l)
 		as->expected = a->expected;
 		as->min = a->min;
 		as->max = a->max;
-		if (step < 1 || step >= MAX_SEGMENTS || (int)step > nsteps) {
+		if (step < 1 || step >= MAX_STEPS || (int)step > nsteps) {
 			snprintf(as->why, sizeof(as->why), "no step %" PRIu64, (uint64_t)step);
 			continue;
 		}

@@ -26,7 +26,7 @@ struct assumption {
 };
 
 struct micro {
-	struct seg_figures seg;			/* the kernel's figures per step */
+	struct step_figures steps;			/* the kernel's figures per step */
 	struct assumption assumptions[MAX_ASSUMPTIONS];
 	int nassumptions;
 };
@@ -39,7 +39,7 @@ struct step_measure {
 	const char *name;
 	const char *column;	/* in the per-step table; NULL: JSON and assumptions only */
 	enum step_need need;
-	__u64 (*value)(const struct seg_stats *st);
+	__u64 (*value)(const struct step_stats *st);
 };
 extern const struct step_measure step_measures[];
 extern const size_t nr_step_measures;

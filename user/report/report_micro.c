@@ -80,7 +80,7 @@ static void print_steps(FILE *f, const struct micro *m, const struct ledger *l)
 	for (size_t i = 0; i < l->rep.nsteps; i++) {
 		const struct wl_step *s = &l->rep.steps[i];
 
-		if (s->id < 1 || s->id >= MAX_SEGMENTS)
+		if (s->id < 1 || s->id >= MAX_STEPS)
 			continue;
 		fprintf(f, "  %-4" PRIu64 " %-40.40s", (uint64_t)s->id, s->name ?: "?");
 		for (size_t k = 0; k < nr_step_measures; k++) {
@@ -89,7 +89,7 @@ static void print_steps(FILE *f, const struct micro *m, const struct ledger *l)
 			if (!sm->column)
 				continue;
 			if (step_need_met(l, sm->need, &probe))
-				fprintf(f, " %9" PRIu64, (uint64_t)sm->value(&m->seg.seg[s->id]));
+				fprintf(f, " %9" PRIu64, (uint64_t)sm->value(&m->steps.stats[s->id]));
 			else
 				fprintf(f, " %9s", "n/s"), unsupported = true;
 		}
@@ -166,7 +166,7 @@ void micro_json(json_object *root, const struct micro *m, const struct ledger *l
 		__u64 id = l->rep.steps[i].id;
 		json_object *o;
 
-		if (id < 1 || id >= MAX_SEGMENTS)
+		if (id < 1 || id >= MAX_STEPS)
 			continue;
 		o = json_object_new_object();
 		json_object_object_add(o, "step", json_object_new_int(id));
@@ -176,7 +176,7 @@ void micro_json(json_object *root, const struct micro *m, const struct ledger *l
 			const char *probe;
 
 			json_object_object_add(o, sm->name, step_need_met(l, sm->need, &probe)
-					       ? json_object_new_uint64(sm->value(&m->seg.seg[id])) : NULL);
+					       ? json_object_new_uint64(sm->value(&m->steps.stats[id])) : NULL);
 		}
 		json_object_array_add(steps, o);
 	}

@@ -512,19 +512,19 @@ void kfigures_read_skips(struct kfigures *k, struct zctrace_bpf *obj, const stru
 			 "kernels before 6.7 do not count the runs of kprobe and uprobe programs they skip");
 }
 
-static void on_seg(void *ctx, const void *key, const void *val)
+static void on_step(void *ctx, const void *key, const void *val)
 {
-	struct seg_figures *sf = ctx;
+	struct step_figures *sf = ctx;
 	__u32 s = *(const __u32 *)key;
 
-	if (s < MAX_SEGMENTS)
-		sf->seg[s] = *(const struct seg_stats *)val;
+	if (s < MAX_STEPS)
+		sf->stats[s] = *(const struct step_stats *)val;
 }
 
-void kfigures_read_segments(struct seg_figures *sf, struct zctrace_bpf *obj)
+void kfigures_read_steps(struct step_figures *sf, struct zctrace_bpf *obj)
 {
 	memset(sf, 0, sizeof(*sf));
-	kfig_each_entry(bpf_map__fd(obj->maps.seg_stats), sizeof(__u32), sizeof(struct seg_stats), on_seg, sf);
+	kfig_each_entry(bpf_map__fd(obj->maps.step_stats), sizeof(__u32), sizeof(struct step_stats), on_step, sf);
 	/* step s, syscall nr at s * MAX_SYSCALLS + nr: the same layout as the array */
-	read_counters(bpf_map__fd(obj->maps.seg_syscalls), &sf->syscalls[0][0], MAX_SEGMENTS * MAX_SYSCALLS);
+	read_counters(bpf_map__fd(obj->maps.step_syscalls), &sf->syscalls[0][0], MAX_STEPS * MAX_SYSCALLS);
 }

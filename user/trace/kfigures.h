@@ -67,10 +67,10 @@ struct kfigures {
 	char skips_uncounted[96];		/* which skips this kernel does not count, or "" */
 };
 
-/* A microbenchmark's figures per numbered step (USDT zctrace:segment), step 0 being "none". */
-struct seg_figures {
-	struct seg_stats seg[MAX_SEGMENTS];
-	__u64 syscalls[MAX_SEGMENTS][MAX_SYSCALLS];
+/* A microbenchmark's figures per numbered step (USDT zctrace:step), step 0 being "none". */
+struct step_figures {
+	struct step_stats stats[MAX_STEPS];
+	__u64 syscalls[MAX_STEPS][MAX_SYSCALLS];
 };
 
 /* Reads every map into @k (zeroed first). */
@@ -96,6 +96,6 @@ void kfigures_read_skips(struct kfigures *k, struct zctrace_bpf *obj, const stru
 /* @k's skipped runs by program, the most first, into @buf ("name runs, ..."); its length. */
 size_t kfigures_skips_text(const struct kfigures *k, char *buf, size_t n);
 /* Reads the per-step maps into @sf. */
-void kfigures_read_segments(struct seg_figures *sf, struct zctrace_bpf *obj);
+void kfigures_read_steps(struct step_figures *sf, struct zctrace_bpf *obj);
 
 #endif

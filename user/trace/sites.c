@@ -225,7 +225,7 @@ const struct probe_site probe_sites[NR_PROBES] = {
 		{ METHOD_TP_BTF, "tp_btf sock_send_length of send/write calls on Unix sockets", { SOCK_LENGTH_PROGS },
 		  { SOCK_LENGTH_NEEDS }, .standalone = true } } },
 	[SITE_USER_COPY] = { "user_copy", .cpu_copy = true, .cands = {
-		{ METHOD_USDT, "USDT zctrace:user_copy", { PROG(user_copy_usdt), PROG(phase_begin_usdt), PROG(phase_end_usdt), PROG(segment_usdt) },
+		{ METHOD_USDT, "USDT zctrace:user_copy", { PROG(user_copy_usdt), PROG(phase_begin_usdt), PROG(phase_end_usdt), PROG(step_usdt) },
 		  { "usdt" } },
 	} },
 	[SITE_DIRECT_IO] = { "direct_io", .cands = {

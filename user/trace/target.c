@@ -109,9 +109,9 @@ int target_attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, c
 		       struct bpf_link **links)
 {
 	static const char *const names[TARGET_NR_USDT] = { WL_USDT_PHASE_BEGIN, WL_USDT_PHASE_END,
-							   WL_USDT_USER_COPY, WL_USDT_SEGMENT };
+							   WL_USDT_USER_COPY, WL_USDT_STEP };
 	struct bpf_program *progs[TARGET_NR_USDT] = { obj->progs.phase_begin_usdt, obj->progs.phase_end_usdt,
-						      obj->progs.user_copy_usdt, obj->progs.segment_usdt };
+						      obj->progs.user_copy_usdt, obj->progs.step_usdt };
 	int err = 0;
 
 	if (!bpf_program__autoload(progs[0]))
@@ -119,7 +119,7 @@ int target_attach_usdt(struct zctrace_bpf *obj, pid_t pid, const char *binary, c
 	for (int i = 0; i < TARGET_NR_USDT; i++) {
 		/* a uprobe costs a grace period at its detach: a built-in workload marks steps only if
 		 * it is a microbenchmark */
-		if (progs[i] == obj->progs.segment_usdt && def && !def->micro)
+		if (progs[i] == obj->progs.step_usdt && def && !def->micro)
 			continue;
 		links[i] = bpf_program__attach_usdt(progs[i], pid, binary, WL_USDT_PROVIDER, names[i], NULL);
 		if (!links[i] && i < 2 && !err)

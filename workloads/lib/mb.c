@@ -363,13 +363,13 @@ int mb_step_begin(struct mb *m, const char *what)
 	json_object_object_add(s, "step", json_object_new_int(m->steps));
 	json_object_object_add(s, "name", json_object_new_string(what));
 	json_object_array_add(m->step_names, s);
-	WL_SEGMENT(m->steps);
+	WL_STEP_MARK(m->steps);
 	return m->steps;
 }
 
 void mb_step_end(struct mb *m)
 {
-	WL_SEGMENT(0);
+	WL_STEP_MARK(0);
 }
 
 void mb_assume(struct mb *m, int step, const char *claim, const char *measure, uint64_t expected,
@@ -527,7 +527,7 @@ int mb_measure(struct mb *m, const struct mb_bench *b, uint64_t iters, uint64_t 
 	return step;
 }
 
-__attribute__((noinline)) void wl_segment(uint32_t id)
+__attribute__((noinline)) void wl_step_mark(uint32_t id)
 {
-	DTRACE_PROBE1(WL_USDT_PROVIDER_T, WL_USDT_SEGMENT_T, id);
+	DTRACE_PROBE1(WL_USDT_PROVIDER_T, WL_USDT_STEP_T, id);
 }

@@ -1,6 +1,6 @@
 /*
  * The microbenchmark harness: options, timed samples with warm-up, distributions, numbered steps
- * (USDT zctrace:segment) and the assumptions zctrace checks against the kernel's counts of a step.
+ * (USDT zctrace:step) and the assumptions zctrace checks against the kernel's counts of a step.
  */
 #ifndef MB_H
 #define MB_H
@@ -10,10 +10,10 @@
 #include "wl.h"
 
 /* Marks the start of numbered step @id (> 0) of a microbenchmark, or its end (0): one probe site. */
-void wl_segment(uint32_t id);
-#define WL_SEGMENT(id) wl_segment(id)
+void wl_step_mark(uint32_t id);
+#define WL_STEP_MARK(id) wl_step_mark(id)
 
-#define MB_MAX_STEPS WL_MAX_STEPS	/* step ids 1..63: the tracer keeps MAX_SEGMENTS */
+#define MB_MAX_STEPS WL_MAX_STEPS	/* step ids 1..63: the tracer keeps MAX_STEPS */
 
 /* ---- options ---- */
 
