@@ -33,6 +33,7 @@ import harness
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PARENT = os.getpid()
+STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 def all_tests():
@@ -50,13 +51,20 @@ def forked(t):
     skipped."""
     out = tempfile.TemporaryFile()
     sys.stdout.flush()
+    # no interrupt between the fork and the child's own group and handlers, on either side
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
     pid = os.fork()
     if pid:
-        return pid, out
+        try:
+            os.setpgid(pid, pid)  # the child sets it too: whichever comes first
+        except OSError:
+            pass
+        return pid, out, mask
     status = 1
     try:
         os.setpgid(0, 0)
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         if os.getppid() != PARENT:
             raise KeyboardInterrupt
         harness.results.update(passed=0, failed=0, skipped=0)
@@ -68,7 +76,10 @@ def forked(t):
     except BaseException as e:  # an interrupt, or SystemExit from a test: a failure, named
         print(f"FAIL {t.__name__}: {type(e).__name__}: {e}", flush=True)
     finally:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+        except BaseException:
+            pass
         for f in (sys.stdout, sys.stderr):
             try:
                 f.flush()
@@ -88,20 +99,38 @@ def run_side_by_side(chosen, jobs):
         [t for t in chosen if not t.alone and not t.long]
 
     def reap(block=True):
-        pid, status = os.waitpid(-1, 0 if block else os.WNOHANG)
-        if not pid:
+        # waits, interruptibly, without reaping; then reaps, prints and counts with no interrupt
+        # between: a test reaped is counted, one counted is reaped
+        try:
+            ended = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT | (0 if block else os.WNOHANG))
+        except ChildProcessError:
+            running.clear()
             return False
-        t, out = running.pop(pid)
-        out.seek(0)
-        sys.stdout.write(out.read().decode(errors="replace"))
-        out.close()
-        code = os.waitstatus_to_exitcode(status)
-        outcome = {0: "passed", 3: "skipped"}.get(code, "failed")
-        if code not in (0, 1, 3):
-            print(f"FAIL {t.__name__}: its process ended with status {code}")
-        harness.results[outcome] += 1
-        sys.stdout.flush()
+        if not ended:
+            return False
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+        try:
+            pid, status = os.waitpid(ended.si_pid, 0)
+            t, out = running.pop(pid)
+            out.seek(0)
+            sys.stdout.write(out.read().decode(errors="replace"))
+            out.close()
+            code = os.waitstatus_to_exitcode(status)
+            outcome = {0: "passed", 3: "skipped"}.get(code, "failed")
+            if code not in (0, 1, 3):
+                print(f"FAIL {t.__name__}: its process ended with status {code}")
+            harness.results[outcome] += 1
+            sys.stdout.flush()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         return True
+
+    def signal_all(sig):
+        for pid in running:
+            try:
+                os.killpg(pid, sig)
+            except ProcessLookupError:
+                pass
 
     def terminated(*_):
         raise KeyboardInterrupt
@@ -111,27 +140,24 @@ def run_side_by_side(chosen, jobs):
         while todo or running:
             if todo and (todo[0].alone and not running or not todo[0].alone and len(running) < jobs):
                 t = todo.pop(0)
-                pid, out = forked(t)
-                try:
-                    os.setpgid(pid, pid)  # the child sets it too: whichever comes first
-                except OSError:
-                    pass
+                pid, out, mask = forked(t)
                 running[pid] = (t, out)
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 if not t.alone:
                     continue
             reap()
     except KeyboardInterrupt:
+        if os.getpid() != PARENT:  # never a test process's to handle
+            os._exit(1)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         print(f"run.py: interrupted; stopping {len(running)} running tests", flush=True)
-        for pid in running:
-            os.killpg(pid, signal.SIGINT)
+        signal_all(signal.SIGINT)
         deadline = time.monotonic() + 60
         while running and time.monotonic() < deadline:
             if not reap(block=False):
                 time.sleep(0.1)
-        for pid in running:
-            os.killpg(pid, signal.SIGKILL)
+        signal_all(signal.SIGKILL)
         while running:
             reap()
         return False

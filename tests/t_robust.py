@@ -290,13 +290,13 @@ def detach_after_the_report_leaves_nothing():
     kernel has let them go: within 10 s no program of the run and no such child is left (but for its
     exit status, where init reaps no orphans), and the child never held the run's stdout (the pipe
     reached its end when zctrace exited)."""
-    before = zctrace_programs()
+    before, earlier = zctrace_programs(), set(detach_children())
     p = zctrace("run", "--no-hist", "--passes", "traced", "syscall", "--iters", "1000", "--reps", "1")
     assert p.returncode == 0, (p.returncode, p.stderr[-400:])
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         left = zctrace_programs() - before
-        children = detach_children()
+        children = set(detach_children()) - earlier
         if not left and not children:
             return
         time.sleep(0.1)
