@@ -69,6 +69,15 @@ static void check_labels(void)
 	EXPECT(!strcmp(out, "a\\\"b\\\\c\\nd"), "%s", out);
 	expo_label_value(out, sizeof(out), "x\xff\xc3\xa9\xed\xa0\x80y", 8);
 	EXPECT(!strcmp(out, "x?\xc3\xa9???y"), "%s", out);
+	/* cut to fit whole: an escape or a character is never split */
+	expo_label_value(out, 5, "ab\"c", 4);
+	EXPECT(!strcmp(out, "ab\\\""), "%s", out);
+	expo_label_value(out, 4, "ab\"c", 4);
+	EXPECT(!strcmp(out, "ab"), "%s", out);
+	expo_label_value(out, 4, "a\xc3\xa9" "b", 4);
+	EXPECT(!strcmp(out, "a\xc3\xa9"), "%s", out);
+	expo_label_value(out, 3, "a\xc3\xa9" "b", 4);
+	EXPECT(!strcmp(out, "a"), "%s", out);
 	expo_bucket_le(out, sizeof(out), 0);
 	EXPECT(!strcmp(out, "1"), "%s", out);
 	expo_bucket_le(out, sizeof(out), 16);

@@ -301,12 +301,12 @@ static void test_utf8_scrub(void)
 {
 	char out[16];
 
-	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), "x\xff\xc3\xa9\xed\xa0\x80y"), "x?\xc3\xa9???y"), "%s", out);
-	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), "q\"b\\s\n"), "q\"b\\s\n"), "%s", out);
+	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), "x\xff\xc3\xa9\xed\xa0\x80y", 8), "x?\xc3\xa9???y"), "%s", out);
+	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), "q\"b\\s\n", 6), "q\"b\\s\n"), "%s", out);
 	/* a sequence cut short by the end is each of its bytes as '?'; one that does not fit is left out */
-	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), "ab\xe2\x82"), "ab??"), "%s", out);
-	EXPECT(!strcmp(utf8_scrub(out, 4, "ab\xe2\x82\xac"), "ab"), "%s", out);
-	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), ""), ""), "%s", out);
+	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), "ab\xe2\x82", 4), "ab??"), "%s", out);
+	EXPECT(!strcmp(utf8_scrub(out, 4, "ab\xe2\x82\xac", 5), "ab"), "%s", out);
+	EXPECT(!strcmp(utf8_scrub(out, sizeof(out), "", 0), ""), "%s", out);
 }
 
 int main(void)

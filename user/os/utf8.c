@@ -5,7 +5,8 @@
 #include "os/cli.h"
 #include "os/utf8.h"
 
-int utf8_len(const unsigned char *s, size_t left)
+/* The length of the UTF-8 sequence at @s (at most @left bytes), 0 when it is not valid UTF-8. */
+static int utf8_len(const unsigned char *s, size_t left)
 {
 	int n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 :
 		(s[0] & 0xF8) == 0xF0 ? 4 : 0;
@@ -28,14 +29,14 @@ int utf8_len(const unsigned char *s, size_t left)
 	return n;
 }
 
-const char *utf8_scrub(char *out, size_t n, const char *s)
+const char *utf8_scrub(char *out, size_t n, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s), o = 0, i = 0;
+	size_t o = 0, i = 0;
 
 	if (!n)
 		return out;
-	while (i < len) {
+	while (i < len && p[i]) {
 		int k = utf8_len(p + i, len - i);
 
 		if (o + (k ? k : 1) >= n)
@@ -44,7 +45,7 @@ const char *utf8_scrub(char *out, size_t n, const char *s)
 			out[o++] = '?';
 			i++;
 		} else {
-			memcpy(out + o, p + i, k);
+			memmove(out + o, p + i, k);
 			o += k;
 			i += k;
 		}
@@ -57,7 +58,7 @@ json_object *json_utf8_string(const char *s)
 {
 	size_t n = strlen(s) + 1;	/* scrubbed, no longer than it was */
 	char *buf = cli_xrealloc(NULL, n);
-	json_object *o = json_object_new_string(utf8_scrub(buf, n, s));
+	json_object *o = json_object_new_string(utf8_scrub(buf, n, s, n - 1));
 
 	free(buf);
 	return o;

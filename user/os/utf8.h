@@ -5,14 +5,12 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
-/* The length of the UTF-8 sequence at @s (at most @left bytes), 0 when it is not valid UTF-8. */
-int utf8_len(const unsigned char *s, size_t left);
-
 /*
- * @s (up to its NUL) in @out (of @n bytes), each byte that is not part of valid UTF-8 as '?':
- * JSON is UTF-8, and prctl(PR_SET_NAME) takes any bytes. Returns @out.
+ * The @len bytes of @s (up to a NUL) in @out (of @n bytes), each byte that is not part of valid
+ * UTF-8 as '?', whole characters only: JSON and label values are UTF-8, and prctl(PR_SET_NAME)
+ * takes any bytes. @out may be @s. Returns @out.
  */
-const char *utf8_scrub(char *out, size_t n, const char *s);
+const char *utf8_scrub(char *out, size_t n, const char *s, size_t len);
 
 /* A JSON string of @s, scrubbed (utf8_scrub()). */
 json_object *json_utf8_string(const char *s);

@@ -42,28 +42,37 @@ void expo_free(struct expo *e)
 	e->slots = NULL;
 }
 
+static bool label_escaped(char c)
+{
+	return c == '\\' || c == '"' || c == '\n';
+}
+
 void expo_label_value(char *out, size_t n, const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t o = 0, i = 0;
+	size_t m, esc = 0;
 
-	while (i < len && p[i] && o + 5 < n) {
-		int k = utf8_len(p + i, len - i);
-
-		if (p[i] == '\\' || p[i] == '"' || p[i] == '\n') {
-			out[o++] = '\\';
-			out[o++] = p[i] == '\n' ? 'n' : p[i];
-			i++;
-		} else if (!k) {
-			out[o++] = '?';
-			i++;
+	if (!n)
+		return;
+	m = strlen(utf8_scrub(out, n, s, len));
+	for (size_t i = 0; i < m; i++)
+		esc += label_escaped(out[i]);
+	/* too long once escaped: whole characters off the end */
+	while (m + esc >= n) {
+		do
+			m--;
+		while (m && ((unsigned char)out[m] & 0xC0) == 0x80);
+		esc -= label_escaped(out[m]);
+	}
+	out[m + esc] = '\0';
+	/* from the end: each of \, " and newline as a backslash and itself (newline as 'n') */
+	while (m--) {
+		if (label_escaped(out[m])) {
+			out[m + esc] = out[m] == '\n' ? 'n' : out[m];
+			out[m + --esc] = '\\';
 		} else {
-			memcpy(out + o, p + i, k);
-			o += k;
-			i += k;
+			out[m + esc] = out[m];
 		}
 	}
-	out[o] = '\0';
 }
 
 void expo_bucket_le(char *out, size_t n, int slot)
