@@ -316,7 +316,8 @@ static bool symbol_in_kallsyms(const char *func)
 /*
  * A real trial, as libbpf would attach it: a kprobe perf event on @func through the kprobe PMU.
  * Being in kallsyms is not enough: kernels refuse kprobes on some functions (the kprobe blacklist,
- * Debian's kernels on lib/iov_iter.c) with EINVAL only when the probe is registered.
+ * Debian's kernels on lib/iov_iter.c) with EINVAL only when the probe is registered. 1 if it
+ * attached, 0 if refused (@why says how), -1 where there is no kprobe PMU to try it with.
  */
 static int try_kprobe(const char *func, char *why, size_t n)
 {
@@ -324,13 +325,13 @@ static int try_kprobe(const char *func, char *why, size_t n)
 	FILE *f = fopen("/sys/bus/event_source/devices/kprobe/type", "r");
 	int type = -1, fd;
 
-	if (!f)		/* tracefs kprobe_events only (old kernels): kallsyms is all there is to ask */
-		return 1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	if (type < 0)
-		return 1;
+	if (f) {
+		if (fscanf(f, "%d", &type) != 1)
+			type = -1;
+		fclose(f);
+	}
+	if (type < 0)	/* tracefs kprobe_events only (old kernels): no trial to make */
+		return -1;
 	attr.type = type;
 	attr.config1 = (__u64)(unsigned long)func;	/* kprobe_func */
 	fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
@@ -345,6 +346,8 @@ static int try_kprobe(const char *func, char *why, size_t n)
 
 static int probe_kprobe(const char *func, char *why, size_t n)
 {
+	int ok;
+
 	/* libbpf attaches kprobes through the kprobe PMU, or tracefs kprobe_events on old kernels */
 	if (access("/sys/bus/event_source/devices/kprobe/type", F_OK) &&
 	    access("/sys/kernel/tracing/kprobe_events", F_OK) &&
@@ -352,11 +355,19 @@ static int probe_kprobe(const char *func, char *why, size_t n)
 		snprintf(why, n, "no kprobe PMU or kprobe_events (kernel without CONFIG_KPROBES)");
 		return 0;
 	}
+	/*
+	 * The trial first, and kallsyms only to say why one failed: a read of its 170,000 lines or
+	 * more cost each kprobe candidate half a second under emulation. Without the kprobe PMU,
+	 * kallsyms is all there is to ask.
+	 */
+	ok = try_kprobe(func, why, n);
+	if (ok > 0)
+		return 1;
 	if (!symbol_in_kallsyms(func)) {
 		snprintf(why, n, "%s not in /proc/kallsyms (inlined or absent)", func);
 		return 0;
 	}
-	return try_kprobe(func, why, n);
+	return ok < 0;
 }
 
 static int probe_usdt(char *why, size_t n)
