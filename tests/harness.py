@@ -5,6 +5,8 @@ more than one topic uses that watch processes and the BPF objects a run holds.
 
 import atexit
 import csv
+import ctypes
+import errno
 import json
 import os
 import re
@@ -224,26 +226,34 @@ def bpf_fds_of(pid):
     return held
 
 
-def bpf_ids_loaded(kind):
-    """IDs of every loaded BPF object of @kind. An object freed while bpftool walks the list comes
-    out as an error entry: walk again, up to a few times, for a whole list."""
-    for _ in range(5):
-        p = subprocess.run(["bpftool", "-j", kind, "show"], capture_output=True, text=True, timeout=60)
-        try:
-            objs = json.loads(p.stdout or "[]")
-        except ValueError:
-            continue
-        if p.returncode == 0 and all("id" in o for o in objs):
-            return {o["id"] for o in objs}
-        time.sleep(0.1)
-    raise AssertionError(f"bpftool {kind} show: no whole list: {p.stdout[-300:]} {p.stderr[-300:]}")
+_libc = ctypes.CDLL(None, use_errno=True)
+# bpf(2) commands that open an object by its id: BPF_PROG_GET_FD_BY_ID, BPF_MAP_GET_FD_BY_ID,
+# BPF_LINK_GET_FD_BY_ID (uapi/linux/bpf.h); the attribute is the id, then next_id and open_flags
+BPF_GET_FD_BY_ID = {"prog": 13, "map": 14, "link": 30}
+NR_BPF = {"x86_64": 321, "aarch64": 280}[os.uname().machine]
+
+
+def bpf_ids_loaded(kind, ids):
+    """Those of @ids that a BPF object of @kind still has: opened by id, one by one. ENOENT is an
+    object gone, and EAGAIN one whose last reference is dropped, being freed (a listing by
+    bpftool stops at such an object, which on a busy machine leaves no whole list for seconds)."""
+    loaded = set()
+    for i in ids:
+        attr = (ctypes.c_uint32 * 3)(i, 0, 0)
+        fd = _libc.syscall(NR_BPF, BPF_GET_FD_BY_ID[kind], ctypes.byref(attr), ctypes.sizeof(attr))
+        if fd >= 0:
+            os.close(fd)
+            loaded.add(i)
+        elif ctypes.get_errno() not in (errno.ENOENT, errno.EAGAIN):
+            raise AssertionError(f"cannot open BPF {kind} {i} by id: {os.strerror(ctypes.get_errno())}")
+    return loaded
 
 
 def wait_bpf_released(held, seconds=15):
     """The kernel frees programs after an RCU grace period, not at close: poll for @held's IDs."""
     deadline = time.monotonic() + seconds
     while True:
-        left = {k: sorted(ids & bpf_ids_loaded(k)) for k, ids in held.items() if ids}
+        left = {k: sorted(bpf_ids_loaded(k, ids)) for k, ids in held.items() if ids}
         if not any(left.values()) or time.monotonic() > deadline:
             return {k: v for k, v in left.items() if v}
         time.sleep(0.3)

@@ -465,13 +465,17 @@ def findings_from_a_real_sweep():
     path = os.path.join(scratch, "findings.csv")
     p = sweep("tcp-twocopy,tcp-onecopy", "--sizes", "4K,64K", "--threads", "1", "--reps", "2", "--messages", "400",
               "--membw", "16M", "-o", path)
-    assert p.returncode == 0, p.stderr[-1500:]
     rows = read_csv(path)[1]
+    # membw's own claim, its copies no faster than the memcpy it timed at another moment, is one a
+    # busy machine breaks (cost_of_user_copies holds it, alone); every other check holds here
+    timed = "user_copy copies no faster than memcpy"
     bad = [(r["workload"], r["size"], r["rep"], r["status"], r["error"], r["failed_checks"]) for r in rows
-           if r["status"] != "ok"]
+           if r["status"] != "ok" and not (r["workload"] == "membw" and r["status"] == "check_failed"
+                                           and set(r["failed_checks"].split(";")) == {timed})]
     assert not bad, bad
+    assert p.returncode == (1 if any(r["status"] != "ok" for r in rows) else 0), p.stderr[-1500:]
     bw = [r for r in rows if r["workload"] == "membw"]
-    assert len(bw) == 2 and all(r["status"] == "ok" and float(r["memcpy_mb_s"]) > 0 for r in bw), bw
+    assert len(bw) == 2 and all(float(r["memcpy_mb_s"]) > 0 for r in bw), bw
     for r in bw:  # membw's 50 passes and 2 warm-up passes, each a memcpy of the whole 16 MiB
         assert_eq("membw user_copy_bytes", int(r["user_copy_bytes"]), 52 * 16 << 20)
     assert rows[0]["machine"] and "L1d" in rows[0]["machine"] and "Linux" in rows[0]["machine"], rows[0]["machine"]
