@@ -227,20 +227,26 @@ def bpf_fds_of(pid):
 
 
 _libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
 # bpf(2) commands that open an object by its id: BPF_PROG_GET_FD_BY_ID, BPF_MAP_GET_FD_BY_ID,
 # BPF_LINK_GET_FD_BY_ID (uapi/linux/bpf.h); the attribute is the id, then next_id and open_flags
 BPF_GET_FD_BY_ID = {"prog": 13, "map": 14, "link": 30}
-NR_BPF = {"x86_64": 321, "aarch64": 280}[os.uname().machine]
+NR_BPF = {"x86_64": 321, "aarch64": 280, "riscv64": 280, "ppc64le": 361, "s390x": 351}
 
 
 def bpf_ids_loaded(kind, ids):
-    """Those of @ids that a BPF object of @kind still has: opened by id, one by one. ENOENT is an
-    object gone, and EAGAIN one whose last reference is dropped, being freed (a listing by
-    bpftool stops at such an object, which on a busy machine leaves no whole list for seconds)."""
+    """Those of @ids that a BPF object of @kind still has, each opened by its id. ENOENT is an
+    object gone or being freed; EAGAIN a link that another process is still creating, which none
+    of @ids (taken from a process's descriptors) can be. bpftool's listing stops at such a link,
+    which beside other tests left no whole list for seconds."""
+    nr = NR_BPF.get(os.uname().machine)
+    if nr is None:
+        raise AssertionError(f"no bpf(2) syscall number known for {os.uname().machine}")
     loaded = set()
     for i in ids:
         attr = (ctypes.c_uint32 * 3)(i, 0, 0)
-        fd = _libc.syscall(NR_BPF, BPF_GET_FD_BY_ID[kind], ctypes.byref(attr), ctypes.sizeof(attr))
+        fd = _libc.syscall(ctypes.c_long(nr), ctypes.c_long(BPF_GET_FD_BY_ID[kind]), ctypes.byref(attr),
+                           ctypes.c_long(ctypes.sizeof(attr)))
         if fd >= 0:
             os.close(fd)
             loaded.add(i)
