@@ -15,8 +15,6 @@ for m in default kprobe tracepoint; do
 done
 [ "${1:-}" = table ] && exit 0
 case "${1:-stock}" in
-# as many tests side by side as the guest has CPUs: a guest's one host thread idles while a test
-# waits (a detach's grace period, a timer), and another test's start fills it
-stock | rt | old) exec /usr/bin/python3 tests/run.py --part "${1:-stock}" -j "$(nproc)" ;;
+stock | rt | old) exec /usr/bin/python3 tests/run.py --part "${1:-stock}" ;;
 *) echo "kernel-suite.sh: unknown part '$1' (stock, rt, old or table)" >&2; exit 2 ;;
 esac

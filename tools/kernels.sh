@@ -197,7 +197,7 @@ guest_report() {
 # kernel's tests passed and failed. The guests, longest first, run $ZCTRACE_KERNEL_JOBS at a time,
 # the next one booted as soon as one ends. By default one a host core: a guest is one host thread,
 # and though one alone keeps its core only about 70% busy, four on two cores took twice as long as
-# two did (inside each, tests two at a time fill what it leaves idle).
+# two did.
 cmd_test() {
 	local ver rc=0 stock=() more=() guests=() g running=0 max=${ZCTRACE_KERNEL_JOBS:-$(nproc)}
 	[[ $max =~ ^[1-9][0-9]*$ ]] || die "ZCTRACE_KERNEL_JOBS must be a number of guests, not '$max'"
