@@ -19,40 +19,24 @@
 #endif
 
 #ifdef SYS_FUNC
-/* Each syscall's pair: its entry, and its exit counted as the sys_exit tracepoint's (METHOD_TP_BTF). */
+/*
+ * Each syscall's pair: its entry, and its exit counted as the sys_exit tracepoint's (METHOD_TP_BTF),
+ * with the syscall's number from its slot of io_syscall_nr (zctrace.h): the same number as the
+ * registers' (orig_ax), but one the verifier knows.
+ */
 #define IO_SYSCALL(name)								\
 SEC("fentry/" SYS_FUNC(name))								\
 int BPF_PROG(io_##name##_entry, struct pt_regs *regs)					\
 {											\
-	on_syscall(true, regs, SYSCALL_NR(true, regs));					\
+	on_syscall(true, regs, io_syscall_nr[IO_SYSCALL_##name]);			\
 	return 0;									\
 }											\
 SEC("fexit/" SYS_FUNC(name))								\
 int BPF_PROG(io_##name##_exit, struct pt_regs *regs, long ret)				\
 {											\
-	on_sys_exit(true, regs, ret, METHOD_TP_BTF);					\
+	on_sys_exit_nr(true, regs, io_syscall_nr[IO_SYSCALL_##name], ret, METHOD_TP_BTF);\
 	return 0;									\
 }
 
-IO_SYSCALL(read)
-IO_SYSCALL(pread64)
-IO_SYSCALL(readv)
-IO_SYSCALL(preadv)
-IO_SYSCALL(preadv2)
-IO_SYSCALL(write)
-IO_SYSCALL(pwrite64)
-IO_SYSCALL(writev)
-IO_SYSCALL(pwritev)
-IO_SYSCALL(pwritev2)
-IO_SYSCALL(sendfile64)
-IO_SYSCALL(splice)
-IO_SYSCALL(copy_file_range)
-IO_SYSCALL(vmsplice)
-IO_SYSCALL(tee)
-IO_SYSCALL(sendto)
-IO_SYSCALL(sendmsg)
-IO_SYSCALL(sendmmsg)
-IO_SYSCALL(recvfrom)
-IO_SYSCALL(recvmsg)
-IO_SYSCALL(recvmmsg)
+ZCT_IO_SYSCALLS(IO_SYSCALL)
 #endif

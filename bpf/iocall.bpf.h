@@ -301,15 +301,13 @@ static __always_inline void exit_io(bool btf, struct pt_regs *regs, __u32 nr, __
 	close_io(call, TASK_READ(task, tgid), ret, method);
 }
 
-/* Only a followed syscall has an io_call to close: no lookup for the others. */
-static __always_inline void on_sys_exit(bool btf, struct pt_regs *regs, long ret, __u32 method)
+/* The exit of syscall @nr: only a followed syscall has an io_call to close, no lookup for the others. */
+static __always_inline void on_sys_exit_nr(bool btf, struct pt_regs *regs, unsigned long nr, long ret, __u32 method)
 {
-	unsigned long nr;
 	__u32 kind;
 
 	if (!track_io)
 		return;
-	nr = SYSCALL_NR(btf, regs);
 	if (nr < MAX_SYSCALLS && !io_kind_of[nr])
 		return;
 	kind = nr < MAX_SYSCALLS ? io_kind_of[nr] : IO_NONE;
@@ -317,6 +315,13 @@ static __always_inline void on_sys_exit(bool btf, struct pt_regs *regs, long ret
 		exit_sock_call(btf, regs, nr, kind, sock_call_type(nr), ret);
 	else
 		exit_io(btf, regs, nr, kind, ret, method);
+}
+
+/* A syscall's exit, its number from the task's registers (the sys_exit tracepoint's programs). */
+static __always_inline void on_sys_exit(bool btf, struct pt_regs *regs, long ret, __u32 method)
+{
+	if (track_io)
+		on_sys_exit_nr(btf, regs, SYSCALL_NR(btf, regs), ret, method);
 }
 
 #endif /* ZCTRACE_IOCALL_BPF_H */

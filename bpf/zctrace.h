@@ -86,6 +86,25 @@ enum io_kind {
 };
 
 /*
+ * The I/O syscalls followed at their own functions where the kernel allows it (io_syscalls.bpf.c's
+ * fentry/fexit pairs, in place of the sys_enter/sys_exit tracepoints), by name: sendfile's function
+ * is sendfile64. Each program reads its syscall's number from its slot (enum io_syscall) of a
+ * table user space fills: a constant to the verifier, which then walks only that syscall's path
+ * through the shared handlers, not every syscall's. Loading the 42 programs costs that much less.
+ */
+#define ZCT_IO_SYSCALLS(X)									\
+	X(read) X(pread64) X(readv) X(preadv) X(preadv2)					\
+	X(write) X(pwrite64) X(writev) X(pwritev) X(pwritev2)					\
+	X(sendfile64) X(splice) X(copy_file_range) X(vmsplice) X(tee)				\
+	X(sendto) X(sendmsg) X(sendmmsg) X(recvfrom) X(recvmsg) X(recvmmsg)
+
+#define ZCT_IO_SYSCALL_SLOT(name) IO_SYSCALL_##name,
+enum io_syscall {
+	ZCT_IO_SYSCALLS(ZCT_IO_SYSCALL_SLOT)
+	NR_IO_SYSCALLS,
+};
+
+/*
  * What a descriptor is, for the boundary account: the bytes that crossed between user memory and
  * the kernel, by call and file type, counted at the call's return independently of the sites.
  */
