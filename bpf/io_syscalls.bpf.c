@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The I/O syscalls alone, at their own functions (fentry/fexit on __x64_sys_read and the rest of
- * iocalls.c's list), in place of the raw syscall tracepoints sys_enter/sys_exit: attached, those
- * put every task of the machine on the syscall slow path, while these cost only the calls they
- * follow. The same work as the tracepoints' programs (on_syscall(), on_sys_exit()), from the
- * same user registers: the wrapper's one argument is the task's pt_regs, orig_ax its number.
- * Syscalls by number are then the I/O syscalls' alone, so user space reports none.
+ * zctrace.h's ZCT_IO_SYSCALLS), in place of the raw syscall tracepoints sys_enter/sys_exit:
+ * attached, those put every task of the machine on the syscall slow path, while these cost only
+ * the calls they follow. The same work as the tracepoints' programs (on_syscall(),
+ * on_sys_exit_nr()), from the same user registers (the wrapper's one argument is the task's
+ * pt_regs), but for the number: each program's own, a constant (zctrace.h says why). Syscalls by
+ * number are then the I/O syscalls' alone, so user space reports none.
  * One part of zctrace.bpf.c's object, compiled alone too (make bpf-alone).
  */
 #include "common.bpf.h"
@@ -21,10 +22,11 @@
 #ifdef SYS_FUNC
 /*
  * Each syscall's pair: its entry, and its exit counted as the sys_exit tracepoint's (METHOD_TP_BTF),
- * with the syscall's number from its slot of io_syscall_nr (zctrace.h): the same number as the
- * registers' (orig_ax), but one the verifier knows.
+ * with the syscall's number from its slot of io_syscall_nr. A native task's registers hold the
+ * same number; a compat task that reaches the same function (arm64's AArch32, x86's x32) is
+ * followed as the native call it makes.
  */
-#define IO_SYSCALL(name)								\
+#define IO_SYSCALL(name, kind)								\
 SEC("fentry/" SYS_FUNC(name))								\
 int BPF_PROG(io_##name##_entry, struct pt_regs *regs)					\
 {											\

@@ -317,7 +317,10 @@ static __always_inline void on_sys_exit_nr(bool btf, struct pt_regs *regs, unsig
 		exit_io(btf, regs, nr, kind, ret, method);
 }
 
-/* A syscall's exit, its number from the task's registers (the sys_exit tracepoint's programs). */
+/*
+ * A syscall's exit, its number from the task's registers (the sys_exit tracepoint's programs); not
+ * read at all where no I/O call is followed.
+ */
 static __always_inline void on_sys_exit(bool btf, struct pt_regs *regs, long ret, __u32 method)
 {
 	if (track_io)

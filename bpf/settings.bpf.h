@@ -12,7 +12,8 @@ const volatile __u32 site_method[NR_SITES] = {};
 const volatile __u8 gate_on_phase = 0;	/* count sites only between the USDT phase markers */
 const volatile __u8 track_io = 0;	/* follow file syscalls for the file sites */
 const volatile __u8 io_kind_of[MAX_SYSCALLS] = {};	/* enum io_kind by syscall number */
-const volatile __u32 io_syscall_nr[NR_IO_SYSCALLS] = {};	/* number of each enum io_syscall */
+/* the number of each enum io_syscall; none (~0) until user space says */
+const volatile __u32 io_syscall_nr[NR_IO_SYSCALLS] = { [0 ... NR_IO_SYSCALLS - 1] = ~0U };
 const volatile __u32 o_direct_flag = 0;	/* O_DIRECT of this architecture */
 const volatile __u32 execve_nr = ~0U;	/* execve's number on this architecture */
 const volatile __u32 recvfrom_nr = ~0U;	/* recvfrom's: its flags are its fourth argument */

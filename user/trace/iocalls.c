@@ -4,16 +4,15 @@
 #include <linux/io_uring.h>
 #include "trace/iocalls.h"
 
-const struct io_call_def io_call_defs[] = {
-	{ SYS_read, IO_READ }, { SYS_pread64, IO_READ }, { SYS_readv, IO_READ },
-	{ SYS_preadv, IO_READ }, { SYS_preadv2, IO_READ },
-	{ SYS_write, IO_WRITE }, { SYS_pwrite64, IO_WRITE }, { SYS_writev, IO_WRITE },
-	{ SYS_pwritev, IO_WRITE }, { SYS_pwritev2, IO_WRITE },
-	{ SYS_sendfile, IO_SENDFILE }, { SYS_splice, IO_SPLICE }, { SYS_copy_file_range, IO_COPY_RANGE },
-	{ SYS_vmsplice, IO_VMSPLICE }, { SYS_tee, IO_TEE },
-	{ SYS_sendto, IO_SEND }, { SYS_sendmsg, IO_SEND }, { SYS_sendmmsg, IO_SENDMMSG },
-	{ SYS_recvfrom, IO_RECV }, { SYS_recvmsg, IO_RECV }, { SYS_recvmmsg, IO_RECVMMSG },
-};
+/* sendfile's function is sendfile64 where its number is sendfile's (every 64-bit architecture) */
+#if !defined(SYS_sendfile64) && defined(SYS_sendfile)
+#define SYS_sendfile64 SYS_sendfile
+#endif
+#define IO_CALL_DEF(name, kind) { SYS_##name, kind },
+
+/* zctrace.h's list, in its order: entry i is the syscall of slot i (enum io_syscall) */
+const struct io_call_def io_call_defs[] = { ZCT_IO_SYSCALLS(IO_CALL_DEF) };
+_Static_assert(sizeof(io_call_defs) / sizeof(io_call_defs[0]) == NR_IO_SYSCALLS, "one entry per enum io_syscall");
 
 const int nr_io_call_defs = sizeof(io_call_defs) / sizeof(io_call_defs[0]);
 

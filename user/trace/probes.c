@@ -433,14 +433,6 @@ static const struct probe_result *probe_point(const char *point)
 	return r;
 }
 
-/* The I/O syscalls followed at their functions, by number (sendfile's function is sendfile64, its
- * number sendfile's). */
-#if !defined(SYS_sendfile64) && defined(SYS_sendfile)
-#define SYS_sendfile64 SYS_sendfile
-#endif
-#define IO_NR(call) [IO_SYSCALL_##call] = SYS_##call,
-static const __u32 io_syscall_nrs[NR_IO_SYSCALLS] = { ZCT_IO_SYSCALLS(IO_NR) };
-
 /* The I/O syscalls the file and pipe sites and the boundary account follow, by this architecture's numbers. */
 static void set_io_table(struct zctrace_bpf *obj)
 {
@@ -473,17 +465,17 @@ static void set_io_table(struct zctrace_bpf *obj)
 	for (int op = 0; op < MAX_URING_OPS; op++)
 		obj->rodata->uring_kind_of[op] = uring_op_kind(op);
 	/* the I/O syscalls' own programs, each its syscall's number (a constant to the verifier) */
-	memcpy((void *)obj->rodata->io_syscall_nr, io_syscall_nrs, sizeof(io_syscall_nrs));
+	for (int i = 0; i < NR_IO_SYSCALLS; i++)
+		obj->rodata->io_syscall_nr[i] = io_call_defs[i].nr;
 }
 
 /* A skeleton program's name; a name the skeleton lacks does not compile. */
 #define IO_PROG(name) (#name + 0 * sizeof(((struct zctrace_bpf *)0)->progs.name))
-#define IO_PAIR(call) IO_PROG(io_##call##_entry), IO_PROG(io_##call##_exit),
+#define IO_PAIR(call, kind) IO_PROG(io_##call##_entry), IO_PROG(io_##call##_exit),
 
-/* iocalls.c's list, by the functions' names (zctrace.h): each syscall's entry, then its exit */
+/* zctrace.h's list, by the functions' names: each syscall's entry, then its exit */
 const char *const io_fentry_progs[] = { ZCT_IO_SYSCALLS(IO_PAIR) };
 const int nr_io_fentry_progs = sizeof(io_fentry_progs) / sizeof(io_fentry_progs[0]);
-
 
 bool is_io_fentry_prog(const char *prog)
 {
