@@ -218,6 +218,28 @@ def sweep_json_rows():
 
 
 @case()
+def sweep_keeps_whole_ledgers():
+    """--ledgers DIR keeps each run's whole ledger as DIR/run-K.json, K its row's run: the row's
+    figures are that ledger's. A DIR that is a file is one line and exit 1, before any run."""
+    d = tempfile.mkdtemp(dir=scratch)
+    kept, out = os.path.join(d, "ledgers"), os.path.join(d, "rows.json")
+    p = sweep("tcp-twocopy,tcp-onecopy", "--sizes", "4K", "--messages", "100", "--ledgers", kept, "-o", out)
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr[-1500:]}"
+    rows = json.load(open(out))["rows"]
+    assert sorted(os.listdir(kept)) == sorted(f"run-{r['run']}.json" for r in rows) and len(rows) == 2, os.listdir(kept)
+    for r in rows:
+        led = json.load(open(os.path.join(kept, f"run-{r['run']}.json")))
+        assert_eq(f"run {r['run']}: bytes", led["workload"]["bytes"], r["bytes"])
+        for site in ("send_copy", "recv_copy", "user_copy"):
+            assert_eq(f"run {r['run']}: {site}", led["sites"][site]["bytes"], r[f"{site}_bytes"])
+        assert led["checks"] == r["checks"], (led["checks"], r["checks"])
+    p = sweep("tcp-onecopy", "--messages", "10", "--ledgers", out, "-o", os.path.join(d, "none.json"))
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    assert p.returncode == 1 and len(lines) == 1 and "is not a directory" in lines[0], (p.returncode, p.stderr)
+    assert not os.path.exists(os.path.join(d, "none.json")), "rows written by a sweep that could not keep its ledgers"
+
+
+@case()
 def sweep_failed_run_recorded():
     """A run that fails is a row with its error, and the sweep goes on; one that hangs is stopped at
     its timeout with nothing left behind. ZCTRACE_WORKLOADS swaps the binaries in."""

@@ -72,6 +72,7 @@ struct sweep_args {
 	const char *method;
 	const char *out_path;		/* NULL or "-": CSV on stdout */
 	bool json;
+	const char *ledger_dir;		/* --ledgers: each run's whole ledger kept there, or NULL */
 	char **extra;			/* after "--": appended to every workload's arguments */
 	int nextra;
 	uint64_t membw_size;		/* --membw: a memcpy bandwidth run of this size per repetition; 0: none */
@@ -184,6 +185,9 @@ static const struct argp_option sweep_options[] = {
 	  "findings hold the copies against", 0 },
 	{ "timeout", 'T', "SECS", 0,
 	  "Stop a run after SECS (default 60 + 3 x duration, 120 with --messages)", 0 },
+	{ "ledgers", 'L', "DIR", 0,
+	  "Also keep each run's whole ledger (what 'zctrace run --json' writes) as DIR/run-K.json, K "
+	  "the row's run number; DIR is made if missing", 0 },
 	{},
 };
 
@@ -243,6 +247,9 @@ static error_t sweep_parse(int key, char *arg, struct argp_state *state)
 		if (axis_parse(arg, &a->axes[a->naxes]))
 			exit(EXIT_USAGE);	/* its one line is out */
 		a->naxes++;
+		break;
+	case 'L':
+		a->ledger_dir = arg;
 		break;
 	case 'T':
 		if (wl_parse_seconds(arg, 86400.0 * 30, &a->timeout_s))
@@ -857,12 +864,48 @@ struct sweep_run {
 	double start;
 };
 
+/* --ledgers' directory, made if missing: 0, or -1 with why on stderr. */
+static int ledger_dir_ready(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		fprintf(stderr, "zctrace sweep: cannot make the --ledgers directory %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "zctrace sweep: --ledgers %s is not a directory\n", dir);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Keeps run @k's whole ledger as run-K.json in --ledgers' directory (none where the run wrote
+ * none: its row says why). A ledger that cannot be written stops the sweep, as a row would.
+ */
+static void keep_ledger(struct sweep_run *sr, int k, json_object *ledger)
+{
+	char path[PATH_MAX];
+
+	if (!sr->a->ledger_dir || !ledger)
+		return;
+	snprintf(path, sizeof(path), "%s/run-%d.json", sr->a->ledger_dir, k);
+	errno = 0;
+	if (json_object_to_file_ext(path, ledger, JSON_C_TO_STRING_PLAIN)) {
+		fprintf(stderr, "zctrace sweep: cannot write %s: %s\n", path,
+			errno ? strerror(errno) : json_util_get_last_err());
+		sr->out->failed = true;
+	}
+}
+
 static void run_point(struct sweep_run *sr, long rep, const struct cell *c)
 {
 	struct run_outcome o;
 
 	run_one(sr->a, c, &o);
 	sr->k++;
+	keep_ledger(sr, sr->k, o.ledger);
 	sr->counts[o.status]++;
 	output_row(sr->out, sr->cols, make_row(sr->a, sr->cols, sr->k, rep, c, &o, sr->u, sr->m));
 	progress(sr->a, sr->k, sr->nruns, c, rep, &o, now_s() - sr->start);
@@ -1103,6 +1146,8 @@ int cmd_sweep(int argc, char **argv)
 	if ((ret = check_args(&a)))
 		goto cleanup;
 	ret = 1;
+	if (a.ledger_dir && ledger_dir_ready(a.ledger_dir))
+		goto cleanup;
 	nruns = a.micro ? a.nworkloads * axis_points(&a) * a.reps
 			: (a.nworkloads * a.nsizes * a.nthreads + (a.membw_size ? 1 : 0)) * a.reps;
 
