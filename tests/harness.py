@@ -194,6 +194,32 @@ def sweep(*args, env=None, timeout=600):
     return subprocess.run([ZCTRACE, "sweep", *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
+def swept(workloads, *args, rerun, timeout=600):
+    """The runs of `zctrace sweep WORKLOADS ARGS`, which share one tracer, loaded once: a list of
+    (row, exit status, whole JSON ledger), in the sweep's order, each ledger kept by --ledgers. A run
+    that unskipped() would make again (the kernel skipped runs of zctrace's programs, or zerocopy
+    skbs had no known sender) is made again alone, by @rerun(row) -> (process, ledger): traced()."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "rows.json")
+        p = sweep(*args, "--ledgers", d, "-o", out, workloads, timeout=timeout)
+        try:
+            rows = json.load(open(out))["rows"]
+            ledgers = [json.load(open(os.path.join(d, f"run-{r['run']}.json"))) for r in rows]
+        except (OSError, ValueError) as e:
+            raise AssertionError(f"sweep exit {p.returncode}: {e}; stderr: {p.stderr.strip()[-300:]}")
+    runs = []
+    for row, led in zip(rows, ledgers):
+        skipped = (led.get("program_runs_skipped") or {"total": 0})["total"]
+        if skipped or ownerless_zc_skbs(led):
+            print(f"  (run {row['run']} of the sweep: {skipped} program runs skipped, "
+                  f"{ownerless_zc_skbs(led)} B of zerocopy skbs with no known sender; alone once more)", flush=True)
+            q, led = rerun(row)
+            runs.append((row, q.returncode, led))
+        else:
+            runs.append((row, row.get("exit_code"), led))
+    return runs
+
+
 def read_csv(path):
     with open(path, newline="") as f:
         reader = csv.reader(f)

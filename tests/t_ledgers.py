@@ -4,7 +4,7 @@ its own, and across two network namespaces joined by veth.
 
 import os
 
-from harness import assert_eq, case, declare, traced
+from harness import assert_eq, case, declare, swept, traced
 from checks import EXPECT, SIZES, check_sides, check_tcp_ledger, check_veth, our_net_objects
 
 
@@ -98,15 +98,18 @@ def zerocopy_notices_coalesced():
 @case("stock", "rt", "old", long=True)
 def zerocopy_small_messages_repeated():
     """1 KiB MSG_ZEROCOPY sends from 4 threads for a second, TCP and UDP, run again and again
-    ($ZCTRACE_TEST_REPEAT times, 3 by default): the shape where the kernel coalesces completions
-    into notices of any length, at the timing's whim. Every run's notices match its sends."""
+    ($ZCTRACE_TEST_REPEAT times, 3 by default) as the repetitions of one sweep, whose runs share
+    one tracer: the shape where the kernel coalesces completions into notices of any length, at
+    the timing's whim. Every run's notices match its sends."""
     repeat = int(os.environ.get("ZCTRACE_TEST_REPEAT", "3"))
-    for i in range(repeat):
-        for workload in ("tcp-zerocopy", "udp-zerocopy"):
-            p, led = traced(workload, "--size", "1K", "--threads", "4", "--duration", "1")
-            failed = [c for c in led["checks"] if not c["ok"]]
-            assert p.returncode == 0, (f"run {i + 1} of {workload}: exit {p.returncode}", failed, p.stderr[-300:])
-            zerocopy_counts(led, udp=workload == "udp-zerocopy")
+    shape = ("--size", "1K", "--threads", "4", "--duration", "1")
+    runs = swept("tcp-zerocopy,udp-zerocopy", "--sizes", "1K", "--threads", "4", "--duration", "1",
+                 "--reps", str(repeat), rerun=lambda row: traced(row["workload"], *shape))
+    assert [r["workload"] for r, _, _ in runs] == ["tcp-zerocopy", "udp-zerocopy"] * repeat, runs
+    for row, status, led in runs:
+        failed = [c for c in led["checks"] if not c["ok"]]
+        assert status == 0, (f"run {row['run']} ({row['workload']}): exit {status}", failed, row.get("error"))
+        zerocopy_counts(led, udp=row["workload"] == "udp-zerocopy")
 
 
 # The guest parts that run a TCP ledger (workload, size, threads) besides this machine: a stock
