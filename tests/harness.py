@@ -194,30 +194,39 @@ def sweep(*args, env=None, timeout=600):
     return subprocess.run([ZCTRACE, "sweep", *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
-def swept(workloads, *args, rerun, timeout=600):
-    """The runs of `zctrace sweep WORKLOADS ARGS`, which share one tracer, loaded once: a list of
-    (row, exit status, whole JSON ledger), in the sweep's order, each ledger kept by --ledgers. A run
-    that unskipped() would make again (the kernel skipped runs of zctrace's programs, or zerocopy
-    skbs had no known sender) is made again alone, by @rerun(row) -> (process, ledger): traced()."""
+def swept(workloads, *args, rerun, runs):
+    """The @runs runs of `zctrace sweep WORKLOADS ARGS`, which share one tracer, loaded once: a list
+    of (row, exit status, whole JSON ledger), in the sweep's order, each ledger kept by --ledgers. A
+    run that unskipped() would make again is made again alone, by @rerun(row) -> (process, ledger):
+    traced(). As there, a run in which the kernel skipped runs of zctrace's programs must say so:
+    it fails its check "no program run skipped" and exits non-zero."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "rows.json")
-        p = sweep(*args, "--ledgers", d, "-o", out, workloads, timeout=timeout)
+        p = sweep(*args, "--ledgers", d, "-o", out, workloads, timeout=60 + 120 * runs)
         try:
             rows = json.load(open(out))["rows"]
-            ledgers = [json.load(open(os.path.join(d, f"run-{r['run']}.json"))) for r in rows]
         except (OSError, ValueError) as e:
             raise AssertionError(f"sweep exit {p.returncode}: {e}; stderr: {p.stderr.strip()[-300:]}")
-    runs = []
+        assert len(rows) == runs, (f"{len(rows)} rows of {runs}", p.returncode, p.stderr.strip()[-300:])
+        ledgers = []
+        for r in rows:
+            path = os.path.join(d, f"run-{r['run']}.json")
+            assert os.path.exists(path), f"run {r['run']} ({r['workload']}) wrote no ledger: {r['status']}: {r['error']}"
+            ledgers.append(json.load(open(path)))
+    done = []
     for row, led in zip(rows, ledgers):
         skipped = (led.get("program_runs_skipped") or {"total": 0})["total"]
+        if skipped:
+            failed = [c["name"] for c in led["checks"] if not c["ok"]]
+            assert "no program run skipped" in failed and row["exit_code"] != 0, (skipped, failed, row["exit_code"])
         if skipped or ownerless_zc_skbs(led):
             print(f"  (run {row['run']} of the sweep: {skipped} program runs skipped, "
                   f"{ownerless_zc_skbs(led)} B of zerocopy skbs with no known sender; alone once more)", flush=True)
             q, led = rerun(row)
-            runs.append((row, q.returncode, led))
+            done.append((row, q.returncode, led))
         else:
-            runs.append((row, row.get("exit_code"), led))
-    return runs
+            done.append((row, row["exit_code"], led))
+    return done
 
 
 def read_csv(path):

@@ -104,7 +104,7 @@ def zerocopy_small_messages_repeated():
     repeat = int(os.environ.get("ZCTRACE_TEST_REPEAT", "3"))
     shape = ("--size", "1K", "--threads", "4", "--duration", "1")
     runs = swept("tcp-zerocopy,udp-zerocopy", "--sizes", "1K", "--threads", "4", "--duration", "1",
-                 "--reps", str(repeat), rerun=lambda row: traced(row["workload"], *shape))
+                 "--reps", str(repeat), runs=2 * repeat, rerun=lambda row: traced(row["workload"], *shape))
     assert [r["workload"] for r, _, _ in runs] == ["tcp-zerocopy", "udp-zerocopy"] * repeat, runs
     for row, status, led in runs:
         failed = [c for c in led["checks"] if not c["ok"]]

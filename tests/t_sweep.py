@@ -237,6 +237,13 @@ def sweep_keeps_whole_ledgers():
     lines = [l for l in p.stderr.splitlines() if l.strip()]
     assert p.returncode == 1 and len(lines) == 1 and "is not a directory" in lines[0], (p.returncode, p.stderr)
     assert not os.path.exists(os.path.join(d, "none.json")), "rows written by a sweep that could not keep its ledgers"
+    # a ledger that cannot be written (its name taken by a directory) stops the sweep after that run
+    os.remove(os.path.join(kept, "run-1.json"))
+    os.mkdir(os.path.join(kept, "run-1.json"))
+    p = sweep("tcp-onecopy", "--messages", "10", "--reps", "2", "--ledgers", kept, "-o", out)
+    assert p.returncode == 1, (p.returncode, p.stderr[-500:])
+    assert re.search(r"cannot write .*run-1\.json", p.stderr) and "stopped after 1 of 2 runs: a run's ledger cannot be kept" in p.stderr, p.stderr
+    assert len(json.load(open(out))["rows"]) == 1, "a row past the run whose ledger could not be kept"
 
 
 @case()

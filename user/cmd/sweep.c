@@ -166,8 +166,8 @@ static const char sweep_doc[] =
 	"parser before the first run. The runs share one tracer, loaded once and reset before each "
 	"run (again only where a workload needs other programs), each in a process of its own.\n"
 	"\n"
-	"Exit status: 0 when every run was ok, 1 when a run failed a check or failed, 2 on a usage "
-	"error, 128 + the signal when interrupted.";
+	"Exit status: 0 when every run was ok, 1 when a run failed a check or failed (or its row or "
+	"ledger could not be written), 2 on a usage error, 128 + the signal when interrupted.";
 
 static const struct argp_option sweep_options[] = {
 	{ "sizes", 's', "LIST", 0, "Message sizes, suffixes K, M, G (default 64K)", 0 },
@@ -187,7 +187,7 @@ static const struct argp_option sweep_options[] = {
 	  "Stop a run after SECS (default 60 + 3 x duration, 120 with --messages)", 0 },
 	{ "ledgers", 'L', "DIR", 0,
 	  "Also keep each run's whole ledger (what 'zctrace run --json' writes) as DIR/run-K.json, K "
-	  "the row's run number; DIR is made if missing", 0 },
+	  "the row's run number (none for a run that wrote none); DIR is made if missing", 0 },
 	{},
 };
 
@@ -727,10 +727,13 @@ static void run_one(const struct sweep_args *a, const struct cell *c, struct run
 
 /* ---- the sweep ---- */
 
-/* A sweep whose rows cannot be written is not worth running on. */
+/* Whether a run's whole ledger could not be kept (--ledgers): the sweep stops, as for its rows. */
+static bool ledger_failed;
+
+/* A sweep whose rows, or the ledgers it was asked to keep, cannot be written is not worth running on. */
 static bool keep_going(const struct sweep_output *out)
 {
-	return !stop_signal && !out->failed;
+	return !stop_signal && !out->failed && !ledger_failed;
 }
 
 static const char *size_label(uint64_t v, char *buf, size_t n)
@@ -864,11 +867,16 @@ struct sweep_run {
 	double start;
 };
 
-/* --ledgers' directory, made if missing: 0, or -1 with why on stderr. */
+/* --ledgers' directory, made if missing, and one this process can write into: 0, or -1 with why on stderr. */
 static int ledger_dir_ready(const char *dir)
 {
 	struct stat st;
 
+	/* room for "/run-K.json" after it */
+	if (strlen(dir) > PATH_MAX - 32) {
+		fprintf(stderr, "zctrace sweep: the --ledgers directory's path is too long\n");
+		return -1;
+	}
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		fprintf(stderr, "zctrace sweep: cannot make the --ledgers directory %s: %s\n", dir, strerror(errno));
 		return -1;
@@ -877,25 +885,31 @@ static int ledger_dir_ready(const char *dir)
 		fprintf(stderr, "zctrace sweep: --ledgers %s is not a directory\n", dir);
 		return -1;
 	}
+	if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr, "zctrace sweep: cannot write into the --ledgers directory %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
 /*
- * Keeps run @k's whole ledger as run-K.json in --ledgers' directory (none where the run wrote
- * none: its row says why). A ledger that cannot be written stops the sweep, as a row would.
+ * Keeps run @k's whole ledger as run-K.json in --ledgers' directory, as `zctrace run --json`
+ * writes it. A run that wrote none has no file (its row says why), nor one an earlier sweep left
+ * in the same directory. A ledger that cannot be written stops the sweep, as a row would.
  */
 static void keep_ledger(struct sweep_run *sr, int k, json_object *ledger)
 {
 	char path[PATH_MAX];
 
-	if (!sr->a->ledger_dir || !ledger)
+	if (!sr->a->ledger_dir)
 		return;
 	snprintf(path, sizeof(path), "%s/run-%d.json", sr->a->ledger_dir, k);
 	errno = 0;
-	if (json_object_to_file_ext(path, ledger, JSON_C_TO_STRING_PLAIN)) {
-		fprintf(stderr, "zctrace sweep: cannot write %s: %s\n", path,
+	if (!ledger ? unlink(path) && errno != ENOENT
+		    : json_object_to_file_ext(path, ledger, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE)) {
+		fprintf(stderr, "zctrace sweep: cannot %s %s: %s\n", ledger ? "write" : "remove the stale", path,
 			errno ? strerror(errno) : json_util_get_last_err());
-		sr->out->failed = true;
+		ledger_failed = true;
 	}
 }
 
@@ -1062,6 +1076,10 @@ static int report_end(const struct sweep_output *out, const int counts[NR_RUN_ST
 
 	if (out->failed) {
 		fprintf(stderr, "zctrace sweep: stopped after %d of %d runs: the rows cannot be written\n", k, nruns);
+		ret = 1;
+	} else if (ledger_failed) {
+		fprintf(stderr, "zctrace sweep: stopped after %d of %d runs: a run's ledger cannot be kept (--ledgers); "
+			"%d row%s in %s\n", k, nruns, k, k == 1 ? "" : "s", out->path ? out->path : "stdout");
 		ret = 1;
 	} else if (stop_signal) {
 		fprintf(stderr, "zctrace sweep: interrupted by signal %d after %d of %d runs; %d row%s in %s\n",

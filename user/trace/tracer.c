@@ -678,11 +678,12 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 }
 
 /*
- * Every key of hash map @fd deleted (at most @max of them: the map's bound). The keys are listed
- * first, each found from the one before it, then deleted: asking for the first key after each
- * delete scans the buckets from the start every time, and for a zerocopy run's 65,536 sends kept
- * that took seconds of kernel time. Nothing adds keys meanwhile (no process is a target), but
- * whatever did is found by a second pass.
+ * Every key of hash map @fd deleted, @max its bound (max_entries). The keys are listed first, each
+ * found from the one before it, then deleted: asking for the first key after each delete scans
+ * the buckets from the start every time, and for a zerocopy run's 65,536 sends kept that took
+ * seconds of kernel time. Nothing should add keys meanwhile (no process is a target); whatever
+ * did is found by the next pass. 0; -EAGAIN if the third pass still found keys; -ENOMEM, or the
+ * kernel's error.
  */
 static int empty_hash(int fd, size_t key_size, unsigned max)
 {
