@@ -248,7 +248,7 @@ static __always_inline struct io_call *task_io_of(struct task_struct *task, __u3
 {
 	struct io_call *call = task_io(task);
 
-	/* where the registers name the syscall */
+	/* where the syscall's number is known (the registers', or an fentry pair's own) */
 	if (call && nr < MAX_SYSCALLS && call->nr != nr) {
 		call->kind = IO_NONE;
 		return NULL;

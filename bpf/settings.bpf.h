@@ -12,7 +12,7 @@ const volatile __u32 site_method[NR_SITES] = {};
 const volatile __u8 gate_on_phase = 0;	/* count sites only between the USDT phase markers */
 const volatile __u8 track_io = 0;	/* follow file syscalls for the file sites */
 const volatile __u8 io_kind_of[MAX_SYSCALLS] = {};	/* enum io_kind by syscall number */
-/* the number of each enum io_syscall; none (~0) until user space says */
+/* the number of each enum io_syscall, which set_io_table() writes on every load; ~0 (no number) before */
 const volatile __u32 io_syscall_nr[NR_IO_SYSCALLS] = { [0 ... NR_IO_SYSCALLS - 1] = ~0U };
 const volatile __u32 o_direct_flag = 0;	/* O_DIRECT of this architecture */
 const volatile __u32 execve_nr = ~0U;	/* execve's number on this architecture */

@@ -202,7 +202,8 @@ def swept(workloads, *args, rerun, runs):
     it fails its check "no program run skipped" and exits non-zero."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "rows.json")
-        p = sweep(*args, "--ledgers", d, "-o", out, workloads, timeout=60 + 120 * runs)
+        # each run stopped at traced()'s bound, the sweep at the sum
+        p = sweep(*args, "--timeout", str(TIMEOUT), "--ledgers", d, "-o", out, workloads, timeout=60 + TIMEOUT * runs)
         try:
             rows = json.load(open(out))["rows"]
         except (OSError, ValueError) as e:

@@ -1062,8 +1062,8 @@ def top_tcp_counters_past_4gib():
     all of it): the 32-bit sequence numbers wrap, the 64-bit counters do not, and both ends are
     exact. Under emulation the stream spans several reads: it is exact there too, and all in one
     table wherever the machine moves it in under 6 s. The sender is sendfile()'s, which copies
-    nothing, so that the CPU's part is the receive's one copy: under emulation, at about 170 MB/s
-    a copy, each copy of the stream takes half a minute. Where the census takes TCP's copies from
+    nothing, so that the CPU's part is the receive's one copy, the slow part under emulation.
+    Where the census takes TCP's copies from
     the counters, the sender's send_copy is the counters less the 5 GiB spliced: none."""
     top = top_start("-i", "12")
     try:

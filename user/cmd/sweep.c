@@ -893,8 +893,8 @@ static int ledger_dir_ready(const char *dir)
 }
 
 /*
- * Keeps run @k's whole ledger as run-K.json in --ledgers' directory, as `zctrace run --json`
- * writes it. A run that wrote none has no file (its row says why), nor one an earlier sweep left
+ * Keeps run @k's whole ledger as run-K.json in --ledgers' directory: the JSON `zctrace run --json`
+ * wrote, as json-c writes it again. A run that wrote none has no file (its row says why), nor one an earlier sweep left
  * in the same directory. A ledger that cannot be written stops the sweep, as a row would.
  */
 static void keep_ledger(struct sweep_run *sr, int k, json_object *ledger)
@@ -909,6 +909,9 @@ static void keep_ledger(struct sweep_run *sr, int k, json_object *ledger)
 		    : json_object_to_file_ext(path, ledger, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE)) {
 		fprintf(stderr, "zctrace sweep: cannot %s %s: %s\n", ledger ? "write" : "remove the stale", path,
 			errno ? strerror(errno) : json_util_get_last_err());
+		/* half a ledger is worse than none */
+		if (ledger)
+			unlink(path);
 		ledger_failed = true;
 	}
 }

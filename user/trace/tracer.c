@@ -680,8 +680,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 /*
  * Every key of hash map @fd deleted, @max its bound (max_entries). The keys are listed first, each
  * found from the one before it, then deleted: asking for the first key after each delete scans
- * the buckets from the start every time, and for a zerocopy run's 65,536 sends kept that took
- * seconds of kernel time. Nothing should add keys meanwhile (no process is a target); whatever
+ * the buckets from the start every time, which for a map of zerocopy sends kept (MAX_ZC_CALLS)
+ * costs seconds of kernel time. Nothing should add keys meanwhile (no process is a target); whatever
  * did is found by the next pass. 0; -EAGAIN if the third pass still found keys; -ENOMEM, or the
  * kernel's error.
  */
