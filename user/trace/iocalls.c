@@ -14,11 +14,9 @@
 const struct io_call_def io_call_defs[] = { ZCT_IO_SYSCALLS(IO_CALL_DEF) };
 _Static_assert(sizeof(io_call_defs) / sizeof(io_call_defs[0]) == NR_IO_SYSCALLS, "one entry per enum io_syscall");
 
-const int nr_io_call_defs = sizeof(io_call_defs) / sizeof(io_call_defs[0]);
-
 enum io_kind io_kind_of_nr(long nr)
 {
-	for (int i = 0; i < nr_io_call_defs; i++)
+	for (int i = 0; i < NR_IO_SYSCALLS; i++)
 		if (io_call_defs[i].nr == nr)
 			return io_call_defs[i].kind;
 	return IO_NONE;

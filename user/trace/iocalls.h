@@ -13,8 +13,8 @@ struct io_call_def {
 	enum io_kind kind;
 };
 
+/* ZCT_IO_SYSCALLS in order: NR_IO_SYSCALLS entries, entry i the syscall of slot i */
 extern const struct io_call_def io_call_defs[];
-extern const int nr_io_call_defs;
 
 /* The kind of syscall @nr, IO_NONE if zctrace does not follow it. */
 enum io_kind io_kind_of_nr(long nr);

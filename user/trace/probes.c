@@ -458,7 +458,7 @@ static void set_io_table(struct zctrace_bpf *obj)
 	obj->rodata->recvfrom_nr = SYS_recvfrom;
 	obj->rodata->sendto_nr = SYS_sendto;
 	/* the socket calls only where needed: their exits then cost no lookup without it */
-	for (int i = 0; i < nr_io_call_defs; i++)
+	for (int i = 0; i < NR_IO_SYSCALLS; i++)
 		if (io_call_defs[i].nr >= 0 && io_call_defs[i].nr < MAX_SYSCALLS &&
 		    (sockets || !io_kind_socket(io_call_defs[i].kind)))
 			obj->rodata->io_kind_of[io_call_defs[i].nr] = io_call_defs[i].kind;
