@@ -191,7 +191,8 @@ def cost_turned_off_and_bad_rates():
     """--sample-hz 0 attaches no sampler: its figures are absent with the reason, never 0; a rate
     that is not a number from 0 to 100000 is refused in one line, exit 2."""
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        p = zctrace("run", "--no-hist", "--sample-hz", "0", "--json", f.name, "tcp-onecopy", "--messages", "200")
+        p = zctrace("run", "--no-hist", "--passes", "traced", "--sample-hz", "0", "--json", f.name, "tcp-onecopy",
+                    "--messages", "200")
         led = json.load(open(f.name))
     assert p.returncode == 0, p.stderr[-500:]
     assert led["cost"] == {"measured": False, "why": "not measured: turned off (--sample-hz 0)"}, led["cost"]

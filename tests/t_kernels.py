@@ -308,7 +308,7 @@ def robust_refused_program_falls_back():
         assert p.returncode == 0, p.stderr
         assert re.search(rf"refused \w+: program {prog}: {why}", p.stdout), p.stdout
         with tempfile.NamedTemporaryFile(suffix=".json") as f:
-            r = subprocess.run([ZCTRACE, "run", "--no-hist", "--json", f.name, "tcp-onecopy", "--size", "64K",
+            r = subprocess.run([ZCTRACE, "run", "--no-hist", "--passes", "traced", "--json", f.name, "tcp-onecopy", "--size", "64K",
                                 "--messages", "100"], capture_output=True, text=True, timeout=TIMEOUT, env=env)
             led = json.load(open(f.name))
         sent = led["workload"]["bytes"]
@@ -330,7 +330,7 @@ def unattributed_where_a_site_is_refused():
     env = refused(["tp_btf:skb_copy_datagram_iovec", "fentry:skb_copy_datagram_iter",
                    "kprobe:skb_copy_datagram_iter"])
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        p = subprocess.run([ZCTRACE, "run", "--no-hist", "--json", f.name, "tcp-onecopy", "--size", "16K",
+        p = subprocess.run([ZCTRACE, "run", "--no-hist", "--passes", "traced", "--json", f.name, "tcp-onecopy", "--size", "16K",
                             "--messages", "300"], capture_output=True, text=True, env=env, timeout=TIMEOUT)
         led = json.load(open(f.name))
     assert p.returncode == 1, (p.returncode, p.stdout[-1500:])
@@ -357,7 +357,7 @@ def raw_tp_programs_count_the_same():
     figures = []
     for env in (None, refused(refuse)):
         with tempfile.NamedTemporaryFile(suffix=".json") as f:
-            p = subprocess.run([ZCTRACE, "run", "--no-hist", "--json", f.name, "tcp-onecopy", "--size", "64K",
+            p = subprocess.run([ZCTRACE, "run", "--no-hist", "--passes", "traced", "--json", f.name, "tcp-onecopy", "--size", "64K",
                                 "--messages", "100", "--peer", "process"], capture_output=True, text=True,
                                env=env, timeout=TIMEOUT)
             led = json.load(open(f.name))

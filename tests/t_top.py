@@ -34,17 +34,22 @@ def top_start(*args, env=None):
 
 
 def top_tables_after(p, pids):
-    """Waits (60 s at most) until @p's tables have shown each of @pids exited, or said they had nothing
-    of theirs; the census reads them at its next interval, under emulation too."""
+    """Waits until @p's tables have shown each of @pids exited, or said they had nothing of theirs;
+    the census reads them at its next interval, under emulation too. One that a table showed
+    without ever saying it exited, 60 s on, fails the test: a process reaped late by its parent
+    (a zombie at a read) has exited all the same."""
     deadline, start = time.monotonic() + 60, len(p.tables)
-    while time.monotonic() < deadline:
+    while True:
         rows = [r for l in list(p.tables) for r in json.loads(l)["rows"]]
         shown = {r.get("pid") for r in rows}
         # a process with figures shows exited at the latest a read after its exit; three reads
         # after this call, one with none has none
-        if all(any(r.get("pid") == pid and r["exited"] for r in rows) or
-               (pid not in shown and len(p.tables) >= start + 3) for pid in pids):
+        late = [pid for pid in pids if not any(r.get("pid") == pid and r["exited"] for r in rows) and
+                (pid in shown or len(p.tables) < start + 3)]
+        if not late:
             return
+        assert time.monotonic() < deadline, \
+            f"processes {late} never shown exited in {len(p.tables) - start} tables over 60 s"
         time.sleep(0.2)
 
 

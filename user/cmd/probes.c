@@ -79,7 +79,8 @@ int cmd_probes(int argc, char **argv)
 			print_probes(stdout, choice);
 			if (census)
 				print_census_runs(stdout, obj, choice);
-			tracer_stop(obj);
+			/* the table is out: a child of this process waits out the detach */
+			tracer_stop_background(obj, NULL, 0);
 			return 0;
 		}
 	}

@@ -433,6 +433,32 @@ static bool alive(uint32_t tgid)
 	return !kill(tgid, 0) || errno != ESRCH;
 }
 
+/*
+ * Whether process @tgid has exited, its parent yet to reap it or not: gone, or a zombie (state Z
+ * or X in /proc/TGID/stat). For a process none of whose threads a read met: a thread of its still
+ * running would have been met, so a zombie leader is the whole process's end.
+ */
+static bool ended(uint32_t tgid)
+{
+	char path[32], buf[512], *end;
+	ssize_t n;
+	int fd;
+
+	if (!alive(tgid))
+		return true;
+	snprintf(path, sizeof(path), "/proc/%u/stat", tgid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "PID (COMM) STATE ...": COMM may hold ')' itself, the last one ends it */
+	end = strrchr(buf, ')');
+	return end && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X');
+}
+
 struct site_read {
 	struct census *c;
 	uint64_t keys;
@@ -893,7 +919,7 @@ int census_read(struct census *c, struct census_snap *snap)
 		 */
 		p->out.exited_now = false;
 		if (!p->seen || p->dead) {
-			p->out.exited_now = !p->dead && !alive(p->tgid);
+			p->out.exited_now = !p->dead && ended(p->tgid);
 			p->out.exited = p->dead || p->out.exited_now;
 			forget(c, p->tgid);
 			p->gone = true;
@@ -933,7 +959,8 @@ void census_close(struct census *c)
 	if (!c)
 		return;
 	ring_buffer__free(c->exits);
-	tracer_stop(c->obj);
+	/* top and export end at once; a child of theirs waits out the kernel's grace periods */
+	tracer_stop_background(c->obj, NULL, 0);
 	tdestroy(c->threads, free_node);
 	free(c->tlist);
 	free(c->hist_buf);

@@ -123,6 +123,7 @@ struct tracer_opts;
 void census_tracer_opts(const struct census_opts *o, struct tracer_opts *to);
 /* The tracer's object, for its programs' costs (progstats). */
 struct zctrace_bpf *census_object(struct census *c);
+/* Frees the census; a child process detaches its programs (tracer_stop_background()). */
 void census_close(struct census *c);
 
 /* CPU copies per byte moved: CPU-copy bytes over the most bytes moved one way (boundary, page
