@@ -434,29 +434,33 @@ static bool alive(uint32_t tgid)
 }
 
 /*
- * Whether process @tgid has exited, its parent yet to reap it or not: gone, or a zombie (state Z
- * or X in /proc/TGID/stat). For a process none of whose threads a read met: a thread of its still
- * running would have been met, so a zombie leader is the whole process's end.
+ * Whether process @tgid has exited, its parent yet to reap it or not: gone, or a zombie with no
+ * thread left but its leader (/proc/TGID/status: "State: Z" or "X", and "Threads: 1"). A leader
+ * that called pthread_exit() is a zombie too while the other threads run on; they keep it alive.
  */
 static bool ended(uint32_t tgid)
 {
-	char path[32], buf[512], *end;
-	ssize_t n;
-	int fd;
+	char path[40], line[128];
+	bool zombie = false;
+	long threads = -1;
+	FILE *f;
 
 	if (!alive(tgid))
 		return true;
-	snprintf(path, sizeof(path), "/proc/%u/stat", tgid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return errno == ENOENT;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	/* "PID (COMM) STATE ...": COMM may hold ')' itself, the last one ends it */
-	end = strrchr(buf, ')');
-	return end && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X');
+	snprintf(path, sizeof(path), "/proc/%u/status", tgid);
+	if (!(f = fopen(path, "re")))
+		return !alive(tgid);	/* gone since, or hidden (hidepid): not known to have ended */
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "State:", 6)) {
+			const char *st = line + 6 + strspn(line + 6, " \t");
+
+			zombie = *st == 'Z' || *st == 'X';
+		} else if (!strncmp(line, "Threads:", 8)) {
+			threads = strtol(line + 8, NULL, 10);
+		}
+	}
+	fclose(f);
+	return zombie && threads == 1;
 }
 
 struct site_read {
