@@ -322,9 +322,10 @@ class NamedCgroup:
 def export_prometheus_round_trip():
     """The exporter scraped by a real Prometheus every second: a program in a cgroup of its own
     moves a prelude, then N bytes over a Unix socket pair. Prometheus's stored counters for its
-    (comm, cgroup) equal the bytes at both Unix sites exactly; increase() over the burst is N, or
-    more by Prometheus's extrapolation of its samples' span to the window's, never past it. The
-    live exposition passes promtool (text) and the OpenMetrics parser; SIGTERM: exit 0, nothing left."""
+    (comm, cgroup) equal the bytes at both Unix sites exactly; increase() over the burst is what
+    the samples rose by, stretched by Prometheus's extrapolation of their span toward the window's
+    ends and never past them. The live exposition passes promtool (text) and the OpenMetrics
+    parser; SIGTERM: exit 0, nothing left."""
     prelude, n, chunk = 100_000, 8 << 20, 65536
     job = NamedCgroup("zcx-rt-")
     exp = Exporter("--interval", "0.5", "--max-series", "2000")
@@ -363,15 +364,17 @@ def export_prometheus_round_trip():
             held = prom.value(f"max_over_time({sel(site)}[{window}s:]) - min_over_time({sel(site)}[{window}s:])", at=t1)
             assert_eq(f"{site} stored over {window}s", held, n)
             # increase() extrapolates the span of a series' samples in the window toward the
-            # window's ends (at most 1.1 average intervals each), never past them: from n up to n
-            # times the window over the shortest span, however late the scrapes came
-            inc = prom.value(f"sum by (comm) (increase({series(site)}[{window}s]))", at=t1)
+            # window's ends (at most 1.1 average intervals each), never past them: at least what
+            # its samples rose by, at most n times the window over the shortest span. The samples
+            # are read first: a scrape stored between the two queries only lengthens a span
             raw = prom.query(f"{series(site)}[{window}s]", at=t1)
             spans = [float(r["values"][-1][0]) - float(r["values"][0][0]) for r in raw if len(r["values"]) > 1]
-            assert spans and min(spans) > 0, raw
+            rose = sum(float(r["values"][-1][1]) - float(r["values"][0][1]) for r in raw)
+            assert spans and min(spans) > 0 and 0 < rose <= n, raw
             most = n * window / min(spans)
-            assert inc is not None and n <= inc * (1 + 1e-9) and inc <= most * (1 + 1e-9), \
-                f"{site}: increase over {window}s {inc} vs {n} moved (at most {most:.0f}: samples over {min(spans):.2f} s)"
+            inc = prom.value(f"sum by (comm) (increase({series(site)}[{window}s]))", at=t1)
+            assert inc is not None and rose <= inc * (1 + 1e-9) and inc <= most * (1 + 1e-9), \
+                f"{site}: increase over {window}s {inc} vs {n} moved (from {rose:.0f} to {most:.0f}: samples over {min(spans):.2f} s)"
             print(f"  {site}: Prometheus has {prelude + n} B, {n} B over {window}s (exact); increase() "
                   f"{inc:.0f} ({100 * (inc - n) / n:+.1f}%)", flush=True)
         check_dashboard(prom)

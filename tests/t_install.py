@@ -134,7 +134,16 @@ def readme_samples_have_the_shape_of_a_fresh_run():
     have = samples.checked_in()
     assert set(have) == set(samples.SAMPLES), sorted(have)
     for name in samples.SAMPLES:
-        fresh = samples.text(name, ZCTRACE)
+        for attempt in range(3):
+            try:
+                fresh = samples.text(name, ZCTRACE)
+                break
+            except RuntimeError as e:
+                # a zerocopy run's rare loss of an skb's sender on the tracepoint path, which only
+                # its deferred_copy checks fail (ownerless_zc_skbs()): once more, as traced() does
+                if attempt == 2 or "[FAIL] deferred_copy" not in str(e) or re.search(r"\[FAIL\] (?!deferred_copy)", str(e)):
+                    raise
+                print(f"  ({name}: its deferred_copy checks failed; once more)", flush=True)
         want, got = samples.shape(have[name]), samples.shape(fresh)
         assert want == got, (name, [l for l in want if l not in got], [l for l in got if l not in want],
                              fresh[-2500:])
