@@ -199,6 +199,28 @@ def top_counts_threads_exactly():
 
 
 @case("stock")
+def top_shows_a_zombie_exited():
+    """A process that moved its bytes and exited is shown exited while its parent has yet to reap
+    it (a zombie): its row says so, with all its bytes, before the wait() that ends it."""
+    n, size = 40, 3000
+    top = top_start()
+    try:
+        prog = subprocess.Popen(["/usr/bin/python3", "-c", THREADS_PROGRAM, "1", str(n), str(size)])
+        try:
+            # exited, not reaped: WNOWAIT leaves it a zombie
+            assert os.waitid(os.P_PID, prog.pid, os.WEXITED | os.WNOWAIT).si_status == 0
+            top_tables_after(top, [prog.pid])
+        finally:
+            prog.wait(timeout=60)
+    finally:
+        tables = top_stop(top, 0.5)
+    sites, _, rows = top_sum(tables, lambda r: r["pid"] == prog.pid)
+    assert any(r["exited"] for r in rows), rows[-3:]
+    for site in ("unix_send_copy", "unix_recv_copy"):
+        assert_eq(f"{site} of the zombie", sites.get(site, 0), n * size)
+
+
+@case("stock")
 def top_by_cgroup_and_comm():
     """--by cgroup and --by comm, side by side: a program that moved itself into a cgroup made
     here is one row under that cgroup's path and one under its name, each with exactly its bytes;
