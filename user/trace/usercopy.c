@@ -4,7 +4,7 @@
  * dynamic linker has made the choice it makes in the workloads (the same libc, the same CPU);
  * /proc/self/maps gives the file and the offset in it; the file's build ID names it as the kernel
  * does to the sampler, and its unwind table (.eh_frame, read with libdw: libc keeps it when
- * stripped of its symbols) gives the routine's bounds.
+ * stripped of its symbols) gives the routine's bounds, and those of the routines it jumps into.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -79,55 +79,130 @@ static int segment_of(Elf *elf, __u64 off, long long *delta)
 	return -ENOENT;
 }
 
-/* The routine at file offset @m->off of @m->path: its bounds, in file offsets, into @fn, its file's build ID into @id. */
-static int bounds_of(const struct mapped *m, struct user_copy_fn *fn, __u8 idbuf[USER_COPY_BUILD_ID], char *why,
-		     size_t n)
-{
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC), err = 0;
-	Dwarf_Addr start, end;
-	Dwarf_Frame *frame = NULL;
-	Dwarf_CFI *cfi = NULL;
-	const void *id;
-	long long delta;
-	ssize_t len;
+/* libc as a file: its ELF, its unwind table and its build ID, opened once for every routine. */
+struct libfile {
+	char path[4096];
+	int fd;
 	Elf *elf;
+	Dwarf_CFI *cfi;
+	__u8 id[USER_COPY_BUILD_ID];
+};
 
-	if (fd < 0) {
-		err = -errno;
-		snprintf(why, n, "cannot open %s: %s", m->path, strerror(-err));
+static void lib_close(struct libfile *lib)
+{
+	if (lib->cfi)
+		dwarf_cfi_end(lib->cfi);
+	if (lib->elf)
+		elf_end(lib->elf);
+	if (lib->fd >= 0)
+		close(lib->fd);
+	lib->cfi = NULL;
+	lib->elf = NULL;
+	lib->fd = -1;
+}
+
+static int lib_open(struct libfile *lib, const char *path, char *why, size_t n)
+{
+	const void *id;
+
+	snprintf(lib->path, sizeof(lib->path), "%s", path);
+	if ((lib->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		int err = -errno;
+
+		snprintf(why, n, "cannot open %s: %s", path, strerror(-err));
 		return err;
 	}
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf) {
-		snprintf(why, n, "%s: %s", m->path, elf_errmsg(-1));
-		err = -EINVAL;
-	} else if (segment_of(elf, m->off, &delta)) {
-		snprintf(why, n, "%s: no loadable segment holds offset 0x%llx", m->path, (unsigned long long)m->off);
-		err = -ENOENT;
-	} else if (!(cfi = dwarf_getcfi_elf(elf)) || dwarf_cfi_addrframe(cfi, m->off - delta, &frame) ||
-		   dwarf_frame_info(frame, &start, &end, NULL) < 0) {
-		snprintf(why, n, "%s: no unwind entry covers offset 0x%llx: %s", m->path, (unsigned long long)m->off,
-			 dwarf_errmsg(-1));
-		err = -ENOENT;
-	} else if ((len = dwelf_elf_gnu_build_id(elf, &id)) != USER_COPY_BUILD_ID) {
-		snprintf(why, n, "%s: no %d-byte build ID", m->path, USER_COPY_BUILD_ID);
-		err = -ENOENT;
-	} else {
-		*fn = (struct user_copy_fn){ .start = start + delta, .end = end + delta };
-		memcpy(idbuf, id, USER_COPY_BUILD_ID);
+	if (!(lib->elf = elf_begin(lib->fd, ELF_C_READ, NULL))) {
+		snprintf(why, n, "%s: %s", path, elf_errmsg(-1));
+		return -EINVAL;
 	}
+	if (!(lib->cfi = dwarf_getcfi_elf(lib->elf))) {
+		snprintf(why, n, "%s: no unwind table: %s", path, dwarf_errmsg(-1));
+		return -ENOENT;
+	}
+	if (dwelf_elf_gnu_build_id(lib->elf, &id) != USER_COPY_BUILD_ID) {
+		snprintf(why, n, "%s: no %d-byte build ID", path, USER_COPY_BUILD_ID);
+		return -ENOENT;
+	}
+	memcpy(lib->id, id, USER_COPY_BUILD_ID);
+	return 0;
+}
+
+/* The bounds, in file offsets, of the routine whose unwind entry covers file offset @off (@delta: p_offset - p_vaddr of its segment). */
+static int fde_at(const struct libfile *lib, __u64 off, long long delta, struct user_copy_fn *fn)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr start, end;
+	int err = 0;
+
+	if (dwarf_cfi_addrframe(lib->cfi, off - delta, &frame) || dwarf_frame_info(frame, &start, &end, NULL) < 0)
+		err = -ENOENT;
+	else
+		*fn = (struct user_copy_fn){ .start = start + delta, .end = end + delta };
 	free(frame);
-	if (cfi)
-		dwarf_cfi_end(cfi);
-	if (elf)
-		elf_end(elf);
-	close(fd);
 	return err;
 }
 
-int usercopy_find(struct user_copy_fn *fns, __u8 lib[USER_COPY_BUILD_ID], char *why, size_t n)
+/* @fn into @fns (@nfns of them so far) unless it is there already; -E2BIG where they are full. */
+static int add_fn(struct user_copy_fn *fns, int *nfns, struct user_copy_fn fn)
+{
+	for (int k = 0; k < *nfns; k++)
+		if (fns[k].start == fn.start)
+			return 0;
+	if (*nfns == USER_COPY_FNS)
+		return -E2BIG;
+	fns[(*nfns)++] = fn;
+	return 0;
+}
+
+/*
+ * How far from a routine a routine it branches into may lie: the two halves of one source file.
+ * glibc's memmove entries for CPUs without ERMS (AMD's Zen 1 and 2, and QEMU's default CPU) are a
+ * few dozen bytes that move 32 to 64 bytes themselves and jump into their _erms sibling, a
+ * routine of its own in the unwind table, for every other size. Without its bounds a copy of 65
+ * bytes or more would not be seen as a copy.
+ */
+#define NEAR_BRANCH 4096
+
+/*
+ * Every routine @fn (at @code in this process) branches into within NEAR_BRANCH bytes, into @fns.
+ * The bytes are read for the 5-byte jmp and 6-byte jcc, whose 4-byte displacement can reach the
+ * sibling; a pair of bytes that only looks like one lands so near by chance about once in half a
+ * million. Short (rel8) forms are left out: read from bytes, they would as often be part of
+ * another instruction.
+ */
+static int add_branch_targets(const struct libfile *lib, const unsigned char *code, struct user_copy_fn fn,
+			      long long delta, struct user_copy_fn *fns, int *nfns)
+{
+	__u64 len = fn.end - fn.start;
+	int err = 0;
+
+	for (__u64 i = 0; i + 5 <= len && !err; i++) {
+		struct user_copy_fn to;
+		__s32 rel;
+		__u64 at;
+
+		if (code[i] == 0xe9) {
+			memcpy(&rel, code + i + 1, sizeof(rel));
+			at = fn.start + i + 5 + rel;
+		} else if (code[i] == 0x0f && i + 6 <= len && (code[i + 1] & 0xf0) == 0x80) {
+			memcpy(&rel, code + i + 2, sizeof(rel));
+			at = fn.start + i + 6 + rel;
+		} else {
+			continue;
+		}
+		if ((at >= fn.start && at < fn.end) || at + NEAR_BRANCH < fn.start || at >= fn.end + NEAR_BRANCH)
+			continue;
+		if (!fde_at(lib, at, delta, &to))
+			err = add_fn(fns, nfns, to);
+	}
+	return err;
+}
+
+int usercopy_find(struct user_copy_fn *fns, __u8 lib_id[USER_COPY_BUILD_ID], char *why, size_t n)
 {
 	void *libc = dlopen(LIBC_SO, RTLD_NOW | RTLD_NOLOAD);
+	struct libfile lib = { .fd = -1 };
 	int nfns = 0, err = 0;
 
 	why[0] = '\0';
@@ -142,10 +217,9 @@ int usercopy_find(struct user_copy_fn *fns, __u8 lib[USER_COPY_BUILD_ID], char *
 	}
 	for (size_t i = 0; i < sizeof(copy_names) / sizeof(copy_names[0]) && !err; i++) {
 		void *addr = dlsym(libc, copy_names[i]);
-		__u8 id[USER_COPY_BUILD_ID];
 		struct user_copy_fn fn;
+		long long delta;
 		struct mapped m;
-		bool seen = false;
 
 		if (!addr)
 			continue;
@@ -154,27 +228,32 @@ int usercopy_find(struct user_copy_fn *fns, __u8 lib[USER_COPY_BUILD_ID], char *
 				 : strerror(-err));
 			break;
 		}
-		if ((err = bounds_of(&m, &fn, id, why, n)))
-			break;
 		/* one library's: the sampler knows it by one build ID */
-		if (!nfns)
-			memcpy(lib, id, USER_COPY_BUILD_ID);
-		else if (memcmp(lib, id, USER_COPY_BUILD_ID)) {
+		if (lib.fd < 0) {
+			if ((err = lib_open(&lib, m.path, why, n)))
+				break;
+		} else if (strcmp(lib.path, m.path)) {
 			snprintf(why, n, "%s resolves to %s, another file than %s's", copy_names[i], m.path, copy_names[0]);
 			err = -EINVAL;
 			break;
 		}
-		for (int k = 0; k < nfns; k++)
-			seen |= fns[k].start == fn.start;
-		if (seen)
-			continue;
-		if (nfns == USER_COPY_FNS) {
-			snprintf(why, n, "more than %d copy routines", USER_COPY_FNS);
-			err = -E2BIG;
-			break;
+		if (segment_of(lib.elf, m.off, &delta)) {
+			snprintf(why, n, "%s: no loadable segment holds offset 0x%llx", m.path, (unsigned long long)m.off);
+			err = -ENOENT;
+		} else if (fde_at(&lib, m.off, delta, &fn)) {
+			snprintf(why, n, "%s: no unwind entry covers offset 0x%llx: %s", m.path, (unsigned long long)m.off,
+				 dwarf_errmsg(-1));
+			err = -ENOENT;
+		} else if (!(err = add_fn(fns, &nfns, fn))) {
+			/* the routine's code as mapped here: @addr is file offset m.off */
+			err = add_branch_targets(&lib, (const unsigned char *)addr - (m.off - fn.start), fn, delta, fns, &nfns);
 		}
-		fns[nfns++] = fn;
+		if (err == -E2BIG)
+			snprintf(why, n, "more than %d copy routines", USER_COPY_FNS);
 	}
+	if (!err && nfns)
+		memcpy(lib_id, lib.id, USER_COPY_BUILD_ID);
+	lib_close(&lib);
 	dlclose(libc);
 	if (!err && !nfns) {
 		snprintf(why, n, "no copy routine (memcpy and kin) resolves in %s", LIBC_SO);
