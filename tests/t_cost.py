@@ -7,7 +7,7 @@ import os
 import subprocess
 import tempfile
 
-from harness import case, ROOT, UNIT_TESTS, traced, zctrace
+from harness import case, ROOT, UNIT_TESTS, traced, traced_once, zctrace
 
 
 def in_guest():
@@ -119,6 +119,42 @@ def cost_of_user_copies():
     sampled_mb_s = 1e3 / uc["ns_per_byte"]["value"]
     assert 0.5 <= sampled_mb_s / own["median"] <= 2, (sampled_mb_s, own["median"])
     held(led, "user_copy copies no faster than memcpy")
+
+
+FUNCTIONS_COPY = "/run/zctrace/functions"
+
+
+@case("stock", alone=True)
+def cost_functions_from_the_boots_copy():
+    """The first run of a boot reads the kernel's functions from /proc/kallsyms and keeps them in
+    /run/zctrace/functions, root's alone; the next reads that copy, and knows the same functions of
+    the kernel and its modules (the JITed BPF functions, listed live, come and go with the runs).
+    A copy named for another boot, or one others may write, is not read: that run reads kallsyms
+    again and keeps a new copy."""
+    def functions():
+        # one run each, whatever its ledger's checks say: a retry would read the copy it kept
+        _, led = traced_once("tcp-onecopy", "--size", "64K", "--messages", "100")
+        cost = cost_of(led)
+        assert cost["bpf_functions_known"] > 0, cost  # zctrace's own programs at least
+        return cost["functions_from"], cost["functions_known"] - cost["bpf_functions_known"]
+
+    if os.path.exists(FUNCTIONS_COPY):
+        os.unlink(FUNCTIONS_COPY)
+    source, kernel = functions()
+    assert source == "kallsyms", source
+    assert os.stat(FUNCTIONS_COPY).st_mode & 0o777 == 0o600, oct(os.stat(FUNCTIONS_COPY).st_mode)
+    assert functions() == ("cache", kernel)
+    # another boot's: the first byte of the boot id it is named for, changed
+    with open(FUNCTIONS_COPY, "r+b") as f:
+        f.seek(8)
+        byte = f.read(1)
+        f.seek(8)
+        f.write(bytes([byte[0] ^ 1]))
+    assert functions() == ("kallsyms", kernel)
+    assert functions() == ("cache", kernel)
+    os.chmod(FUNCTIONS_COPY, 0o622)
+    assert functions() == ("kallsyms", kernel)
+    assert os.stat(FUNCTIONS_COPY).st_mode & 0o777 == 0o600
 
 
 @case(alone=True)

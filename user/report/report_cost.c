@@ -178,6 +178,8 @@ json_object *cost_json(const struct ledger *l)
 	add(o, "stack_errors", json_object_new_uint64(l->cost.stack_errors));
 	add(o, "exiting_samples", json_object_new_uint64(l->cost.exiting));
 	add(o, "functions_known", json_object_new_uint64(l->cost.nfuncs));
+	add(o, "bpf_functions_known", json_object_new_uint64(l->cost.nfuncs_bpf));
+	add(o, "functions_from", l->cost.funcs_from ? json_object_new_string(l->cost.funcs_from) : NULL);
 	add(o, "user_copy_functions_known", json_object_new_uint64(l->cost.user_fns));
 	add(o, "user_copy_why", l->cost.user_measured ? NULL : json_object_new_string(l->cost.user_why));
 	/* counted only where the sampler knew the routines to look for */

@@ -1,6 +1,7 @@
 /*
  * The sampler's user side (cost.h): which kernel functions its walk (bpf/costwalk.h) knows and in
- * what role, read from /proc/kallsyms at attach; a cpu-clock sampling event on every online CPU
+ * what role, built at attach (ktable.c: from kallsyms or the boot's copy of it, and the JITed BPF
+ * programs); a cpu-clock sampling event on every online CPU
  * with the program attached to each; the counts, summed over the CPUs.
  */
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "costwalk.h"
 #include "trace/cost.h"
+#include "trace/ktable.h"
 #include "trace/sites.h"
 #include "trace/usercopy.h"
 #include "zctrace.skel.h"
@@ -312,158 +314,46 @@ const char *cost_class_name(int cls)
 	return cls >= NR_SITES && cls < NR_COST_CLASSES ? kind_names[cls - NR_SITES] : "?";
 }
 
-/* The function table, built once a process from kallsyms, kept for the refills of a sweep. */
+/* The function table, built once a process (ktable.h), kept for the refills of a sweep. */
 static struct cost_range *table;
 static unsigned ntable;
+static enum ktable_source table_source;
+static unsigned ntable_bpf;	/* the BPF functions among them */
 static __u64 period_ns;		/* the sampling period attached */
 
-struct ksym {
-	__u64 addr;
-	__u32 word;
-};
-
-static int ksym_cmp(const void *a, const void *b)
+/* The role word of a kallsyms symbol: only text symbols can be a frame's function. */
+static __u32 word_of_ksym(const char *name, char type)
 {
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	return type == 't' || type == 'T' ? cost_word_of_name(name) : 0;
 }
 
-/* The next symbol's start ends a function; one longer than this ends at it (a section's last). */
-#define COST_MAX_FUNC_LEN (1U << 20)
-
-/*
- * One line of /proc/kallsyms, "ADDR TYPE NAME" with "\t[MODULE]" after it for a module's (or
- * "[bpf]"), split in place. False where it is not one. By hand: sscanf() took as long as the
- * kernel took to write the 100,000 lines or more.
- */
-static bool split_ksym(char *line, unsigned long long *addr, char *type, char **name, const char **module)
+/* What names the rules: every name the walk knows, whether a prefix, and its word. */
+static __u64 rules_hash(void)
 {
-	char *end, *tab;
+	__u64 h = KTABLE_HASH_INIT;
 
-	*addr = strtoull(line, &end, 16);
-	if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ' || !end[3])
-		return false;
-	*type = end[1];
-	*name = end + 3;
-	*module = "";
-	if ((tab = strchr(*name, '\t'))) {
-		*tab = '\0';
-		*module = tab + 1;
+	index_names();
+	for (unsigned i = 0; i < nknown; i++) {
+		h = ktable_hash(h, known[i].name, known[i].len + 1);
+		h = ktable_hash(h, &known[i].prefix, sizeof(known[i].prefix));
+		h = ktable_hash(h, &known[i].word, sizeof(known[i].word));
 	}
-	return true;
+	return h;
 }
 
-/* Adds one symbol to @syms (grown as needed). 0 or -ENOMEM. */
-static int add_ksym(struct ksym **syms, size_t *nsyms, size_t *cap, unsigned long long addr, char type,
-		    const char *name, const char *module)
-{
-	if (*nsyms == *cap) {
-		/* room for a distribution kernel's 170,000 symbols or more at once: no copy as it grows */
-		struct ksym *grown = realloc(*syms, (*cap ? *cap * 2 : 1 << 18) * sizeof(**syms));
-
-		if (!grown)
-			return -ENOMEM;
-		*syms = grown;
-		*cap = *cap ? *cap * 2 : 1 << 18;
-	}
-	/* every symbol ends the one before it; only text symbols can be a frame's function */
-	(*syms)[*nsyms].addr = addr;
-	(*syms)[*nsyms].word = !strcmp(module, "[bpf]") ? cost_word(ROLE_BPF, 0, COST_TRACER)
-			       : (type == 't' || type == 'T') ? cost_word_of_name(name) : 0;
-	(*nsyms)++;
-	return 0;
-}
-
-/* Reads /proc/kallsyms into the table: every function with a role, sorted, each to the next symbol. */
+/* The table: the kernel's functions with a role, and the JITed BPF programs (ktable.h). */
 static int build_table(char *why, size_t n)
 {
-	enum { KSYMS_BUF = 1 << 20 };
-	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
-	struct ksym *syms = NULL;
-	size_t nsyms = 0, cap = 0, have = 0;
-	bool any_addr = false;
-	char *buf;
-	ssize_t got;
-	int err = 0;
+	struct cost_range *built;
+	unsigned nbuilt;
+	int err = ktable_build(&built, &nbuilt, &ntable_bpf, COST_MAX_RANGES, word_of_ksym, cost_word(ROLE_BPF, 0, COST_TRACER),
+			       rules_hash(), &table_source, why, n);
 
-	if (fd < 0) {
-		snprintf(why, n, "cannot read /proc/kallsyms: %s", strerror(errno));
-		return -errno;
-	}
-	if (!(buf = malloc(KSYMS_BUF + 1))) {
-		close(fd);
-		snprintf(why, n, "out of memory reading /proc/kallsyms");
-		return -ENOMEM;
-	}
-	/* whole lines from each read; a line cut at the end of one waits for the next */
-	while (!err && (got = read(fd, buf + have, KSYMS_BUF - have)) > 0) {
-		char *line = buf, *nl;
-
-		have += got;
-		buf[have] = '\0';
-		while (!err && (nl = memchr(line, '\n', buf + have - line))) {
-			unsigned long long addr;
-			const char *module;
-			char type, *name;
-
-			*nl = '\0';
-			if (split_ksym(line, &addr, &type, &name, &module)) {
-				any_addr |= addr != 0;
-				err = add_ksym(&syms, &nsyms, &cap, addr, type, name, module);
-			}
-			line = nl + 1;
-		}
-		have = buf + have - line;
-		memmove(buf, line, have);
-		if (have == KSYMS_BUF)
-			have = 0;	/* no line is a megabyte long: not kallsyms */
-	}
-	if (got < 0 && !err)
-		err = -errno;
-	free(buf);
-	close(fd);
-	if (err) {
-		free(syms);
-		snprintf(why, n, err == -ENOMEM ? "out of memory reading /proc/kallsyms" : "cannot read /proc/kallsyms: %s",
-			 strerror(-err));
+	if (err)
 		return err;
-	}
-	if (!any_addr) {
-		free(syms);
-		snprintf(why, n, "/proc/kallsyms shows no addresses (kernel.kptr_restrict)");
-		return -EPERM;
-	}
-	/* kallsyms lists vmlinux's symbols by address; loaded modules can break the order */
-	for (size_t i = 1; i < nsyms; i++)
-		if (syms[i].addr < syms[i - 1].addr) {
-			qsort(syms, nsyms, sizeof(*syms), ksym_cmp);
-			break;
-		}
 	free(table);
-	table = calloc(COST_MAX_RANGES, sizeof(*table));
-	ntable = 0;
-	if (!table) {
-		free(syms);
-		snprintf(why, n, "out of memory for the function table");
-		return -ENOMEM;
-	}
-	for (size_t i = 0, j; i < nsyms && ntable < COST_MAX_RANGES; i = j) {
-		__u32 word = 0;
-		__u64 end;
-
-		/* aliases (memcpy, __memcpy, __pi_memcpy) share a start: the first that has a role names it */
-		for (j = i; j < nsyms && syms[j].addr == syms[i].addr; j++)
-			word = word ? word : syms[j].word;
-		end = j < nsyms ? syms[j].addr : syms[i].addr + 1;
-		if (!word)
-			continue;
-		table[ntable].start = syms[i].addr;
-		table[ntable].len = end - syms[i].addr > COST_MAX_FUNC_LEN ? COST_MAX_FUNC_LEN : end - syms[i].addr;
-		table[ntable].word = word;
-		ntable++;
-	}
-	free(syms);
+	table = built;
+	ntable = nbuilt;
 	return 0;
 }
 
@@ -737,6 +627,8 @@ void cost_read(struct zctrace_bpf *obj, struct cost_figures *c, const char *why_
 	c->hz = attached_hz;
 	c->period_ns = period_ns;
 	c->nfuncs = ntable;
+	c->nfuncs_bpf = ntable_bpf;
+	c->funcs_from = table_source == KTABLE_CACHED ? "cache" : "kallsyms";
 	c->user_fns = nufns;
 	snprintf(c->user_why, sizeof(c->user_why), "%s", user_why);
 	user_copies_judged(c);

@@ -1,6 +1,7 @@
 /*
- * The sampler's user side: the table of kernel functions its walk knows (from /proc/kallsyms,
- * named by role), the sampling events it runs on, one per CPU, and its counts.
+ * The sampler's user side: the table of kernel functions its walk knows (ktable.h: kallsyms or
+ * the boot's copy of it, and the JITed BPF programs; each named by role), the sampling events it
+ * runs on, one per CPU, and its counts.
  */
 #ifndef COST_H
 #define COST_H
@@ -25,6 +26,8 @@ struct cost_figures {
 	__u64 period_ns;		/* one sample stands for this much CPU time */
 	unsigned hz;
 	unsigned nfuncs;		/* kernel functions the walk knew */
+	unsigned nfuncs_bpf;		/* ... JITed BPF functions among them */
+	const char *funcs_from;		/* "kallsyms", or "cache": the boot's copy (ktable.h) */
 	unsigned user_fns;		/* user-space copy routines it knew (user_copy) */
 	bool user_measured;		/* user_copy's time is measured (at most half of the user-mode
 					 * samples unread); else user_why says why */
