@@ -24,6 +24,7 @@
 /* The names a program's copy calls: memcpy() and its fortified and mempcpy() kin. */
 static const char *const copy_names[] = { "memcpy", "memmove", "mempcpy", "__memcpy_chk", "__memmove_chk",
 					   "__mempcpy_chk" };
+#define NR_COPY_NAMES (sizeof(copy_names) / sizeof(copy_names[0]))
 
 /* The mapping of this process that holds @addr: its file, and @addr's offset in it. */
 struct mapped {
@@ -60,8 +61,13 @@ static int find_mapping(unsigned long addr, struct mapped *m)
 	return err;
 }
 
-/* The loadable segment of @elf holding file offset @off: its p_offset - p_vaddr, in @delta. */
-static int segment_of(Elf *elf, __u64 off, long long *delta)
+/* The loadable segment of @elf holding file offset @off: its file offsets [lo, hi), and p_offset - p_vaddr. */
+struct segment {
+	__u64 lo, hi;
+	long long delta;
+};
+
+static int segment_of(Elf *elf, __u64 off, struct segment *seg)
 {
 	size_t n;
 
@@ -72,7 +78,8 @@ static int segment_of(Elf *elf, __u64 off, long long *delta)
 
 		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && off >= ph.p_offset &&
 		    off < ph.p_offset + ph.p_filesz) {
-			*delta = (long long)ph.p_offset - (long long)ph.p_vaddr;
+			*seg = (struct segment){ ph.p_offset, ph.p_offset + ph.p_filesz,
+						 (long long)ph.p_offset - (long long)ph.p_vaddr };
 			return 0;
 		}
 	}
@@ -171,13 +178,15 @@ static int add_fn(struct user_copy_fn *fns, int *nfns, struct user_copy_fn fn)
  * million. Short (rel8) forms are left out: read from bytes, they would as often be part of
  * another instruction.
  */
-static int add_branch_targets(const struct libfile *lib, const unsigned char *code, struct user_copy_fn fn,
-			      long long delta, struct user_copy_fn *fns, int *nfns)
+static void add_branch_targets(const struct libfile *lib, const unsigned char *code, struct user_copy_fn fn,
+			       const struct segment *seg, struct user_copy_fn *fns, int *nfns)
 {
-	__u64 len = fn.end - fn.start;
-	int err = 0;
+	__u64 len;
 
-	for (__u64 i = 0; i + 5 <= len && !err; i++) {
+	if (fn.start < seg->lo || fn.start >= seg->hi)
+		return;		/* only the segment's bytes are mapped as its */
+	len = (fn.end < seg->hi ? fn.end : seg->hi) - fn.start;
+	for (__u64 i = 0; i + 5 <= len; i++) {
 		struct user_copy_fn to;
 		__s32 rel;
 		__u64 at;
@@ -191,17 +200,21 @@ static int add_branch_targets(const struct libfile *lib, const unsigned char *co
 		} else {
 			continue;
 		}
-		if ((at >= fn.start && at < fn.end) || at + NEAR_BRANCH < fn.start || at >= fn.end + NEAR_BRANCH)
+		if ((at >= fn.start && at < fn.end) || at + NEAR_BRANCH < fn.start || at >= fn.end + NEAR_BRANCH ||
+		    at < seg->lo || at >= seg->hi)
 			continue;
-		if (!fde_at(lib, at, delta, &to))
-			err = add_fn(fns, nfns, to);
+		/* the routines named come first: one found so that finds no room is left out */
+		if (!fde_at(lib, at, seg->delta, &to) && add_fn(fns, nfns, to))
+			return;
 	}
-	return err;
 }
 
 int usercopy_find(struct user_copy_fn *fns, __u8 lib_id[USER_COPY_BUILD_ID], char *why, size_t n)
 {
 	void *libc = dlopen(LIBC_SO, RTLD_NOW | RTLD_NOLOAD);
+	const unsigned char *code[NR_COPY_NAMES] = { NULL };
+	struct user_copy_fn named[NR_COPY_NAMES];
+	struct segment segs[NR_COPY_NAMES];
 	struct libfile lib = { .fd = -1 };
 	int nfns = 0, err = 0;
 
@@ -215,10 +228,9 @@ int usercopy_find(struct user_copy_fn *fns, __u8 lib_id[USER_COPY_BUILD_ID], cha
 		dlclose(libc);
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < sizeof(copy_names) / sizeof(copy_names[0]) && !err; i++) {
+	for (size_t i = 0; i < NR_COPY_NAMES && !err; i++) {
 		void *addr = dlsym(libc, copy_names[i]);
 		struct user_copy_fn fn;
-		long long delta;
 		struct mapped m;
 
 		if (!addr)
@@ -237,20 +249,24 @@ int usercopy_find(struct user_copy_fn *fns, __u8 lib_id[USER_COPY_BUILD_ID], cha
 			err = -EINVAL;
 			break;
 		}
-		if (segment_of(lib.elf, m.off, &delta)) {
+		if (segment_of(lib.elf, m.off, &segs[i])) {
 			snprintf(why, n, "%s: no loadable segment holds offset 0x%llx", m.path, (unsigned long long)m.off);
 			err = -ENOENT;
-		} else if (fde_at(&lib, m.off, delta, &fn)) {
+		} else if (fde_at(&lib, m.off, segs[i].delta, &fn)) {
 			snprintf(why, n, "%s: no unwind entry covers offset 0x%llx: %s", m.path, (unsigned long long)m.off,
 				 dwarf_errmsg(-1));
 			err = -ENOENT;
-		} else if (!(err = add_fn(fns, &nfns, fn))) {
-			/* the routine's code as mapped here: @addr is file offset m.off */
-			err = add_branch_targets(&lib, (const unsigned char *)addr - (m.off - fn.start), fn, delta, fns, &nfns);
-		}
-		if (err == -E2BIG)
+		} else if ((err = add_fn(fns, &nfns, fn))) {
 			snprintf(why, n, "more than %d copy routines", USER_COPY_FNS);
+		} else {
+			/* the routine's code as mapped here: @addr is file offset m.off */
+			named[i] = fn;
+			code[i] = (const unsigned char *)addr - (m.off - fn.start);
+		}
 	}
+	for (size_t i = 0; i < NR_COPY_NAMES && !err; i++)
+		if (code[i])
+			add_branch_targets(&lib, code[i], named[i], &segs[i], fns, &nfns);
 	if (!err && nfns)
 		memcpy(lib_id, lib.id, USER_COPY_BUILD_ID);
 	lib_close(&lib);
