@@ -309,6 +309,7 @@ install: all
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED)) $(DESTDIR)$(SYSTEMDUNITDIR)/zctrace-export.service
 	-rmdir $(DESTDIR)$(PREFIX)/libexec/zctrace $(DESTDIR)$(PREFIX)/share/zctrace 2>/dev/null
+	rm -rf $(DESTDIR)/run/zctrace
 
 # the .deb built from a copy of the tree, installed, used, purged (tools/deb-check.sh)
 deb-check: deps

@@ -97,7 +97,7 @@ cd - >/dev/null
 
 apt-get purge -y -qq zctrace >"$tmp/apt.log" 2>&1 || { cat "$tmp/apt.log" >&2; fail "apt-get purge zctrace failed"; }
 installed=
-for f in "$zct" /usr/libexec/zctrace /usr/share/zctrace /lib/systemd/system/zctrace-export.service; do
+for f in "$zct" /usr/libexec/zctrace /usr/share/zctrace /lib/systemd/system/zctrace-export.service /run/zctrace; do
 	[ ! -e "$f" ] || fail "$f is left after the purge"
 done
 lap "purged"
