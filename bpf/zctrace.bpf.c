@@ -22,9 +22,6 @@
 #include "boundary.bpf.h"
 #include "pipe.bpf.c"
 #include "sock.bpf.c"
-#include "file.bpf.c"
-#include "syscalls.bpf.c"
-#include "io_syscalls.bpf.c"
 #include "send.bpf.c"
 #include "zerocopy.bpf.c"
 #include "recv.bpf.c"
@@ -32,5 +29,9 @@
 #include "census.bpf.c"
 #include "tcpcount.bpf.c"
 #include "cost.bpf.c"
+/* the syscalls' programs, the largest, last: see the end of file.bpf.c */
+#include "io_syscalls.bpf.c"
+#include "file.bpf.c"
+#include "syscalls.bpf.c"
 
 char LICENSE[] SEC("license") = "GPL";
