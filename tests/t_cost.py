@@ -124,7 +124,7 @@ def cost_of_user_copies():
 FUNCTIONS_COPY = "/run/zctrace/functions"
 
 
-@case("stock", alone=True)
+@case(alone=True)
 def cost_functions_from_the_boots_copy():
     """The first run of a boot reads the kernel's functions from /proc/kallsyms and keeps them in
     /run/zctrace/functions, root's alone; the next reads that copy, and knows the same functions of
