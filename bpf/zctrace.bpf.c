@@ -29,9 +29,10 @@
 #include "census.bpf.c"
 #include "tcpcount.bpf.c"
 #include "cost.bpf.c"
-/* the syscalls' programs, the largest, last: see the end of file.bpf.c */
-#include "io_syscalls.bpf.c"
+/* the syscalls' programs, the largest, after the programs kernels are known to refuse at load:
+ * see the end of file.bpf.c */
 #include "file.bpf.c"
+#include "io_syscalls.bpf.c"
 #include "syscalls.bpf.c"
 
 char LICENSE[] SEC("license") = "GPL";
