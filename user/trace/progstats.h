@@ -8,7 +8,8 @@
 
 struct bpf_object;
 
-#define MAX_STAT_PROGS 64
+/* every program of the object (130 of them) */
+#define MAX_STAT_PROGS 256
 
 struct prog_stat {
 	char name[64];
