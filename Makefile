@@ -1,4 +1,10 @@
 # zctrace: build, test, demo, install.  `make V=1` shows the commands.
+# Every core builds, unless JOBS says how many (make JOBS=1: one job at a time); a make under
+# another (make check's fuzz build, debian/rules') takes its jobs from the one above.
+ifeq ($(MAKELEVEL),0)
+JOBS ?= $(shell nproc)
+MAKEFLAGS += -j$(JOBS)
+endif
 OUTPUT := .output
 CLANG ?= clang
 BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
@@ -309,7 +315,7 @@ install: all
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED)) $(DESTDIR)$(SYSTEMDUNITDIR)/zctrace-export.service
 	-rmdir $(DESTDIR)$(PREFIX)/libexec/zctrace $(DESTDIR)$(PREFIX)/share/zctrace 2>/dev/null
-	rm -rf $(DESTDIR)/run/zctrace
+	-rm -rf $(DESTDIR)/run/zctrace
 
 # the .deb built from a copy of the tree, installed, used, purged (tools/deb-check.sh)
 deb-check: deps
