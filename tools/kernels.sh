@@ -130,9 +130,8 @@ cmd_run() {
 	# them up inside): virtio-net (virtme-ng's loop, hub 0) and Intel e1000e (hub 1)
 	# the guest's TSC rate is the host's (tsc_early_khz), not measured in the guest (host_tsc_khz)
 	# QEMU's CPU less ERMS and FSRM: the kernel then copies and clears pages with rep movsq and
-	# rep stosq, which TCG runs 8 bytes a step, not rep movsb's one, and glibc with vector loops
-	# (a guest's suite took 11% less time); less 5-level paging, whose page walks TCG emulates
-	# too. A CPU without ERMS is a real one's too (AMD's Zen 1 and 2): glibc's memmove then jumps
+	# rep stosq, which TCG runs 8 bytes a step, not rep movsb's one, and glibc with vector loops;
+	# less 5-level paging, whose page walks TCG emulates too. A CPU without ERMS is a real one's too (AMD's Zen 1 and 2): glibc's memmove then jumps
 	# into another routine's loops.
 	local qopts="-accel tcg,thread=single -cpu max,erms=off,fsrm=off,la57=off"
 	[ "${ZCTRACE_VM_NET:-}" = loop ] && qopts="$qopts -netdev hubport,id=sg0,hubid=1 -device e1000e,netdev=sg0 \
@@ -217,7 +216,7 @@ cmd_test() {
 	# the long ones first, so that the last guests to start are the short ones: each stock kernel's
 	# suite, the RT parts, 5.10's, then the device path (about 16-18, 14-15, 7 and 3-4 minutes
 	# under TCG). The two lanes then run a stock suite and an RT part each, and one 5.10's part,
-	# the other the device path: 2,327 and 2,300 s on the figures of the last CI.
+	# the other the device path, which keeps them about even.
 	for ver in "${stock[@]}"; do guests+=("$ver suite"); done
 	for ver in "${more[@]}"; do [ "$(suite_part "$ver")" = rt ] && guests+=("$ver rt"); done
 	for ver in "${more[@]}"; do [ "$(suite_part "$ver")" = old ] && guests+=("$ver old"); done
