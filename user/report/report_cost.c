@@ -4,6 +4,7 @@
 #include <string.h>
 #include "ledger/costs.h"
 #include "report/report_cost.h"
+#include "trace/ktable.h"
 
 #define add json_object_object_add
 
@@ -178,7 +179,8 @@ json_object *cost_json(const struct ledger *l)
 	add(o, "stack_errors", json_object_new_uint64(l->cost.stack_errors));
 	add(o, "exiting_samples", json_object_new_uint64(l->cost.exiting));
 	add(o, "functions_known", json_object_new_uint64(l->cost.nfuncs));
-	add(o, "bpf_functions_known", json_object_new_uint64(l->cost.nfuncs_bpf));
+	add(o, "bpf_functions_known", l->cost.nfuncs_bpf == KTABLE_BPF_UNLISTED ? NULL
+				      : json_object_new_uint64(l->cost.nfuncs_bpf));
 	add(o, "functions_from", l->cost.funcs_from ? json_object_new_string(l->cost.funcs_from) : NULL);
 	add(o, "user_copy_functions_known", json_object_new_uint64(l->cost.user_fns));
 	add(o, "user_copy_why", l->cost.user_measured ? NULL : json_object_new_string(l->cost.user_why));

@@ -426,11 +426,11 @@ static int bpf_starts(__u64 **starts, size_t *n)
 {
 	size_t cap = 0;
 	__u32 id = 0;
-	int err = 0;
+	int err = 0, next = 0;
 
 	*starts = NULL;
 	*n = 0;
-	while (!err && !bpf_prog_get_next_id(id, &id)) {
+	while (!err && !(next = bpf_prog_get_next_id(id, &id))) {
 		struct bpf_prog_info info = { 0 };
 		__u32 len = sizeof(info), nsyms;
 		int fd = bpf_prog_get_fd_by_id(id);
@@ -468,6 +468,9 @@ static int bpf_starts(__u64 **starts, size_t *n)
 		}
 		close(fd);
 	}
+	/* the end of the list, or a kernel that lists programs to no one but its administrator (EPERM) */
+	if (!err && next != -ENOENT)
+		err = next;
 	if (err) {
 		free(*starts);
 		*starts = NULL;
@@ -523,9 +526,11 @@ int ktable_build(struct cost_range **table, unsigned *n, unsigned *nbpf, unsigne
 		if (keyed && !key_of_now(&again, rules) && !memcmp(&again, &key, sizeof(key)))
 			part_keep(&p, &key);
 	}
-	if ((err = bpf_starts(&bpf, &nstarts)) || !(out = calloc(max ? max : 1, sizeof(*out)))) {
-		if (!err)
-			free(bpf);
+	/* programs that cannot be listed are named in no range, and said so (KTABLE_BPF_UNLISTED) */
+	if ((err = bpf_starts(&bpf, &nstarts)) && err != -ENOMEM)
+		*nbpf = KTABLE_BPF_UNLISTED;
+	if (err == -ENOMEM || !(out = calloc(max ? max : 1, sizeof(*out)))) {
+		free(bpf);
 		part_free(&p);
 		snprintf(why, whyn, "out of memory for the function table");
 		return -ENOMEM;
@@ -533,7 +538,8 @@ int ktable_build(struct cost_range **table, unsigned *n, unsigned *nbpf, unsigne
 	while (*n < max && (i < p.nranges || k < nstarts)) {
 		if (k < nstarts && (i == p.nranges || bpf[k] < p.ranges[i].start)) {
 			out[(*n)++] = bpf_range(bpf, nstarts, k, &p, &bound, bpf_word);
-			(*nbpf)++;
+			if (*nbpf != KTABLE_BPF_UNLISTED)
+				(*nbpf)++;
 			while (++k < nstarts && bpf[k] == bpf[k - 1])
 				;
 		} else {

@@ -13,6 +13,8 @@
 #define KTABLE_CACHE_DIR "/run/zctrace"
 #define KTABLE_CACHE KTABLE_CACHE_DIR "/functions"
 
+#define KTABLE_BPF_UNLISTED 0xffffffffU
+
 /* The role word of a kallsyms symbol (@type its letter), 0 for none. */
 typedef __u32 (*ktable_word_fn)(const char *name, char type);
 
@@ -25,7 +27,8 @@ enum ktable_source {
 /*
  * The table into *@table (malloc'd, at most @max ranges, sorted by start) and its length into
  * *@n: every function with a role (@word_of), each to the next symbol's start, then each JITed
- * BPF function's, with @bpf_word (*@nbpf of them). @rules names @word_of's rules: a copy made with other rules is
+ * BPF function's, with @bpf_word (*@nbpf of them, KTABLE_BPF_UNLISTED where the kernel would not
+ * list its programs: none is then named). @rules names @word_of's rules: a copy made with other rules is
  * not used. How it was built into *@source. 0, or a negative errno with why in @why.
  */
 int ktable_build(struct cost_range **table, unsigned *n, unsigned *nbpf, unsigned max, ktable_word_fn word_of,
