@@ -145,6 +145,7 @@ def top_counts_a_process_exactly():
 THREADS_PROGRAM = r"""
 import socket, sys, threading, time
 nthreads, n, size = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+linger = float(sys.argv[4]) if len(sys.argv) > 4 else 0   # the main thread's time after the others
 def work(i):
     a, b = socket.socketpair()
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -162,6 +163,7 @@ def work(i):
 ts = [threading.Thread(target=work, args=(i,)) for i in range(nthreads)]
 [t.start() for t in ts]
 [t.join() for t in ts]
+time.sleep(linger)
 """
 
 
@@ -196,6 +198,31 @@ def top_counts_threads_exactly():
             else:
                 assert_eq(f"{site} of {p.pid}", sites.get(site, 0), nthreads * n * size)
     assert all(t["evicted"] == 0 and t["dropped"] == 0 and t["keys"] <= 64 for t in tables), tables[-1]
+
+
+@case("stock")
+def top_shows_exited_after_its_threads():
+    """A process whose threads moved their bytes and exited, its main thread (which counted
+    nothing: forked after its imports) living on through several reads: it is kept until it
+    ends, and then shown exited, with all its bytes."""
+    nthreads, n, size = 2, 40, 3000
+    # a child forked after the imports: its main thread has read no file, so counted nothing
+    forked = ("import os, socket, sys, threading, time\npid = os.fork()\nif pid:\n    print(pid, flush=True)\n"
+              "    sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n" + THREADS_PROGRAM)
+    top = top_start()
+    try:
+        prog = subprocess.Popen(["/usr/bin/python3", "-c", forked, str(nthreads), str(n), str(size), "2"],
+                                stdout=subprocess.PIPE, text=True)
+        child = int(prog.stdout.readline())
+        assert prog.wait(timeout=60) == 0
+        top_tables_after(top, [child])
+    finally:
+        tables = top_stop(top, 0.5)
+    sites, _, rows = top_sum(tables, lambda r: r["pid"] == child)
+    assert rows and rows[-1]["exited"], rows[-3:]
+    assert set(sites) <= {"unix_send_copy", "unix_recv_copy", "udp_send_copy", "udp_recv_copy"}, sites
+    for site in ("unix_send_copy", "unix_recv_copy"):
+        assert_eq(f"{site} of {child}", sites.get(site, 0), nthreads * n * size)
 
 
 @case("stock")

@@ -915,19 +915,25 @@ int census_read(struct census *c, struct census_snap *snap)
 	for (int i = 0; i < c->nlist; i++) {
 		struct cproc *p = c->list[i];
 
+		/* nothing of its own read: a sampler's key it had was evicted, and one made later is all new */
+		if (!p->seen)
+			memset(p->cpu_now, 0, sizeof(p->cpu_now));
 		settle(c, p);
 		name_proc(c, p);
 		/*
 		 * Gone at the last read, whatever it did between that read of the maps and its exit is in
-		 * this one: only now are its keys removed.
+		 * this one: only now are its keys removed. One that no read met (no thread of its own,
+		 * no key) and that has not ended (the threads that counted have exited while others run
+		 * on, or the kernel evicted its keys) is kept with its totals until it ends, so that it
+		 * is shown exited then; what it counts meanwhile adds to them.
 		 */
 		p->out.exited_now = false;
-		if (!p->seen || p->dead) {
-			p->out.exited_now = !p->dead && ended(p->tgid);
-			p->out.exited = p->dead || p->out.exited_now;
+		if (p->dead || (!p->seen && ended(p->tgid))) {
+			p->out.exited_now = !p->dead;
+			p->out.exited = true;
 			forget(c, p->tgid);
 			p->gone = true;
-		} else if (!alive(p->tgid)) {
+		} else if (p->seen && !alive(p->tgid)) {
 			p->dead = p->out.exited = p->out.exited_now = true;
 		}
 		if (any(&p->out.total))
