@@ -125,6 +125,21 @@ def generated_docs_match_the_table():
             (args, p.returncode, p.stderr)
 
 
+@case(root=False)
+def sample_shape_leaves_out_rows_of_chance():
+    """A sample's shape holds every line but those that start with a figure and the CPU time rows
+    of sites that copied nothing (shown only where a sample happened to land): README.md's own
+    command sample with such a row added has the same shape; with a row of a site that copied (a
+    figure per byte) it has another."""
+    samples = tools_module("samples")
+    body = samples.checked_in()["sample-command"]
+    header = next(l for l in body.splitlines(keepends=True) if l.startswith("  SITE/KIND "))
+    chance = header + "  user_copy               1       1.0    3.4%   -                             -\n"
+    copied = header + "  user_copy               1       1.0    3.4%   2.006 (0.550-7.315)         0.5\n"
+    assert_eq("shape with a sampled-only row", samples.shape(body.replace(header, chance)), samples.shape(body))
+    assert samples.shape(body.replace(header, copied)) != samples.shape(body)
+
+
 @case(alone=True)
 def readme_samples_have_the_shape_of_a_fresh_run():
     """README.md's sample outputs (make samples) have the shape of a run of their commands now:

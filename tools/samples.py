@@ -106,13 +106,19 @@ def block(name, body):
             f"<!-- END GENERATED {name} -->\n")
 
 
+# A row of "CPU time by site" without ns per byte: a site that copied no bytes, there because the
+# sampler happened to land in it (a command's own memcpy, user_copy), or not.
+SAMPLED_ONLY = re.compile(r"^  \w+ +\d+ +[\d.]+ +[\d.]+% +- ")
+
+
 def shape(body):
     """A sample's lines as a fresh run must repeat them: each line's indent and first word, digits
-    masked; lines that start with a figure (a time, a pid, an amount) say nothing of the shape."""
+    masked; lines that start with a figure (a time, a pid, an amount) say nothing of the shape, nor
+    do the rows that only a sample's luck puts in the CPU time table."""
     out = []
     for line in body.splitlines():
         words = line.split()
-        if not words or words[0][0].isdigit():
+        if not words or words[0][0].isdigit() or SAMPLED_ONLY.match(line):
             continue
         out.append(" " * (len(line) - len(line.lstrip())) + re.sub(r"\d+", "#", words[0]))
     return out
