@@ -33,9 +33,14 @@ void print_probes(FILE *f, const struct probe_choice *choice)
 			fprintf(f, "%-16s %-8s %s\n", ps->name, "none", probe_refusal(choice, s));
 		else
 			fprintf(f, "%-16s %-8s %s\n", ps->name, "none", "not supported on this kernel");
+		/*
+		 * The better ones: those listed before the chosen one, and on PREEMPT_RT those of an
+		 * earlier round listed after it (send_copy's kprobe refused, then fentry taken).
+		 */
 		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label && !ch->skip; c++) {
-			if (c == ch->chosen)
-				break;
+			if (c == ch->chosen ||
+			    (ch->chosen >= 0 && c > ch->chosen && ch->round[c] >= ch->round[ch->chosen]))
+				continue;
 			if (!ch->why_not[c][0])
 				continue;	/* set aside with no reason: not this mode's (the census's) */
 			if (said_before(ps, ch, c))

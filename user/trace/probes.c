@@ -645,11 +645,13 @@ static int choose_held(struct zctrace_bpf *obj, struct probe_choice *choice, enu
 		ch->chosen = -1;
 		if (ch->skip)
 			continue;
+		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++)
+			ch->round[c] = rt_round(ps->cands[c].method, cap);
 		/* on PREEMPT_RT, kprobes where no tracepoint attaches, fentry where nothing else does */
 		for (int round = 0; round < 1 + 2 * fentry_passed_over(cap) && ch->chosen < 0; round++)
 		for (int c = 0; c < MAX_CANDIDATES && ps->cands[c].label; c++) {
 			const struct candidate *cand = &ps->cands[c];
-			int its = rt_round(cand->method, cap);
+			int its = ch->round[c];
 
 			if (ch->refused[c])	/* the kernel refused it at load or attach: why_not says how */
 				continue;

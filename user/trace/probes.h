@@ -26,6 +26,8 @@ struct probe_choice {
 	bool refused[MAX_CANDIDATES];		/* refused at load or attach: never chosen again */
 	bool skip;				/* not wanted by this run: why_not[0] says why */
 	char why_not[MAX_CANDIDATES][256];	/* why each better candidate was refused */
+	unsigned char round[MAX_CANDIDATES];	/* when each may be chosen: on PREEMPT_RT kprobes after
+						 * tracepoints, fentry last (rt_round()); else 0 */
 	/* PROBE_SYSCALLS's alone: how the I/O syscalls are followed, and why not by fentry */
 	enum io_hooks io;
 	char io_why[256];
