@@ -538,8 +538,7 @@ int ktable_build(struct cost_range **table, unsigned *n, unsigned *nbpf, unsigne
 	while (*n < max && (i < p.nranges || k < nstarts)) {
 		if (k < nstarts && (i == p.nranges || bpf[k] < p.ranges[i].start)) {
 			out[(*n)++] = bpf_range(bpf, nstarts, k, &p, &bound, bpf_word);
-			if (*nbpf != KTABLE_BPF_UNLISTED)
-				(*nbpf)++;
+			(*nbpf)++;	/* never KTABLE_BPF_UNLISTED here: unlisted, there are no starts */
 			while (++k < nstarts && bpf[k] == bpf[k - 1])
 				;
 		} else {
