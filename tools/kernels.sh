@@ -24,7 +24,12 @@ OLD='^linux-image-5\.10\.0-[0-9]+-amd64-unsigned$'
 SETS=${ZCTRACE_KERNEL_SETS:-stock rt old}
 APT_OPTS=()
 
-die() { echo "kernels: $*" >&2; exit 1; }
+# Says what failed and exits, once the unpackings under way have ended (settle_unpacked).
+die() {
+	echo "kernels: $*" >&2
+	settle_unpacked || true
+	exit 1
+}
 
 newest() {
 	apt-cache "${APT_OPTS[@]}" search --names-only "$1" | cut -d' ' -f1 | sort -V | tail -n 1
@@ -44,21 +49,47 @@ old_apt() {
 	[ -n "$(newest "$OLD")" ] || apt-get "${APT_OPTS[@]}" update -qq || die "cannot read Debian 11's package index"
 }
 
+# Downloads kernel package $1 and unpacks it in the background, beside the next download and the
+# other unpackings (settle_unpacked). Its version goes to versions.new in the order asked.
+UNPACKING=()
 fetch_one() {
 	local pkg=$1 ver
 	ver=${pkg#linux-image-}
 	ver=${ver%-unsigned}
 	if [ ! -e "$KDIR/$ver/boot/vmlinuz-$ver" ]; then
 		echo "kernels: fetching $pkg"
+		rm -f "$KDIR"/debs/"$pkg"_*.deb
 		# apt's warning that root downloads unsandboxed is noise here; a failed download is not
 		(cd "$KDIR/debs" && apt-get "${APT_OPTS[@]}" download -q "$pkg" 2>&1) | grep -v '^W: Download is performed unsandboxed' || true
 		compgen -G "$KDIR/debs/${pkg}_*.deb" >/dev/null || die "cannot download $pkg"
 		rm -rf "$KDIR/$ver.tmp"
-		dpkg -x "$KDIR"/debs/"$pkg"_*.deb "$KDIR/$ver.tmp"
-		rm -f "$KDIR"/debs/"$pkg"_*.deb
-		mv "$KDIR/$ver.tmp" "$KDIR/$ver"
+		dpkg -x "$KDIR"/debs/"$pkg"_*.deb "$KDIR/$ver.tmp" &
+		UNPACKING+=("$!:$pkg:$ver")
 	fi
 	echo "$ver" >>"$KDIR/versions.new"
+}
+
+# Waits for each unpacking fetch_one() started and moves those that ended well in place (their .deb
+# goes); one that failed leaves nothing, and is named. 1 if any failed. dpkg -x in the background
+# ignores Ctrl-C (as a script's background jobs do), so a fetch stopped is let finish its unpackings.
+settle_unpacked() {
+	local pid pkg ver ok rc=0
+	while [ ${#UNPACKING[@]} -gt 0 ]; do
+		IFS=: read -r pid pkg ver <<<"${UNPACKING[0]}"
+		# a signal ends the wait early and its trap settles again: the job stays listed until here
+		ok=0
+		wait "$pid" && ok=1
+		UNPACKING=("${UNPACKING[@]:1}")
+		if [ $ok = 1 ]; then
+			rm -f "$KDIR"/debs/"$pkg"_*.deb
+			mv "$KDIR/$ver.tmp" "$KDIR/$ver"
+		else
+			rm -rf "$KDIR/$ver.tmp"
+			echo "kernels: cannot unpack $pkg" >&2
+			rc=1
+		fi
+	done
+	return $rc
 }
 
 fetch_vng() {
@@ -73,6 +104,8 @@ cmd_fetch() {
 	mkdir -p "$KDIR/debs"
 	[ -n "$(newest "${STOCK[0]}")" ] || apt-get update -qq
 	rm -f "$KDIR/versions.new"
+	trap 'settle_unpacked || true; exit 130' INT
+	trap 'settle_unpacked || true; exit 143' TERM
 	for set in $SETS; do
 		case $set in
 		stock) pats=("${STOCK[@]}") ;;
@@ -87,8 +120,10 @@ cmd_fetch() {
 		done
 		APT_OPTS=()
 	done
-	mv "$KDIR/versions.new" "$KDIR/versions"
 	fetch_vng
+	settle_unpacked || die "the kernels above could not be unpacked"
+	trap - INT TERM
+	mv "$KDIR/versions.new" "$KDIR/versions"
 }
 
 # The host's TSC rate in kHz, from its kernel's log (empty if not there): what a guest's TSC runs
@@ -196,14 +231,23 @@ guest_report() {
 	[ "$part" != nic ] || grep -q -E '^[0-9]+ passed, 0 failed, 0 skipped' "$log.log"
 }
 
+# How many guests make test-kernels runs at once: three for every two host cores, as far as the
+# memory available holds 4.5 GiB for each. A guest is one host thread (TCG), but its core is often
+# idle (the guest's timers, its tests' sleeps, the 9p root's round trips): a third guest beside two
+# fills that time, and slows them much less than it adds.
+default_jobs() {
+	local avail jobs=$((($(nproc) * 3 + 1) / 2))
+	avail=$(awk '/^MemAvailable:/ { print int($2 / (4.5 * 1024 * 1024)) }' /proc/meminfo)
+	[ -n "$avail" ] && [ "$avail" -lt "$jobs" ] && jobs=$avail
+	echo $((jobs > 0 ? jobs : 1))
+}
+
 # Boots every fetched kernel to run its part of the suite, and each stock kernel once more for the
 # device path, then prints what did not pass and one table: site by kernel and method, and each
 # kernel's tests passed and failed. The guests, longest first, run $ZCTRACE_KERNEL_JOBS at a time,
-# the next one booted as soon as one ends. By default one a host core: a guest is one host thread,
-# and though one alone keeps its core only about 70% busy, four on two cores took twice as long as
-# two did.
+# the next one booted as soon as one ends (default_jobs()).
 cmd_test() {
-	local ver rc=0 stock=() more=() guests=() g running=0 max=${ZCTRACE_KERNEL_JOBS:-$(nproc)}
+	local ver rc=0 stock=() more=() guests=() g running=0 max=${ZCTRACE_KERNEL_JOBS:-$(default_jobs)}
 	[[ $max =~ ^[1-9][0-9]*$ ]] || die "ZCTRACE_KERNEL_JOBS must be a number of guests, not '$max'"
 	cmd_fetch
 	mkdir -p "$KDIR/results"
@@ -214,9 +258,9 @@ cmd_test() {
 		if [ -z "$(suite_part "$ver")" ]; then stock+=("$ver"); else more+=("$ver"); fi
 	done <"$KDIR/versions"
 	# the long ones first, so that the last guests to start are the short ones: each stock kernel's
-	# suite, the RT parts, 5.10's, then the device path (about 16-18, 14-15, 7 and 3-4 minutes
-	# under TCG). The two lanes then run a stock suite and an RT part each, and one 5.10's part,
-	# the other the device path, which keeps them about even.
+	# suite, the RT parts, 5.10's, then the device path (about 20-21, 15-17, 9 and 4 minutes
+	# under TCG, three at a time on two cores). Three lanes then run a stock suite, then 5.10's
+	# part; the other stock suite, then both device paths; an RT part, then the other.
 	for ver in "${stock[@]}"; do guests+=("$ver suite"); done
 	for ver in "${more[@]}"; do [ "$(suite_part "$ver")" = rt ] && guests+=("$ver rt"); done
 	for ver in "${more[@]}"; do [ "$(suite_part "$ver")" = old ] && guests+=("$ver old"); done
