@@ -9,7 +9,8 @@ import subprocess
 import tempfile
 
 from harness import (
-    case, declare, TIMEOUT, UNIT_TESTS, ZCTRACE, assert_eq, refused, site_bytes, Skip, swept, traced, traced_once, zctrace)
+    case, declare, TIMEOUT, UNIT_TESTS, ZCTRACE, assert_eq, refused, site_bytes, Skip, swept, traced, traced_once, unskipped,
+    zctrace)
 from checks import (
     COPY_SITES, EXPECT, FILE_SITES, KERNEL, MESSAGES, PIPE_ALL_SITES, check_file_ledger, check_pipe_ends,
     check_pipe_ledger, check_tcp_ledger, deferred_want, kernel_at_least, pipe_paths_exact, preempt_rt,
@@ -311,7 +312,11 @@ def robust_refused_program_falls_back():
     is not supported, with the kernel's reason, and the run says so. Where one falls back, one
     run refuses both; where neither does, one run refuses each, and the other site stays exact."""
     sites = ("send_copy", "recv_copy")
-    chosen = dict(re.findall(r"^(\w+) +(fentry|kprobe|tp_btf|raw_tp|none) ", zctrace("probes").stdout, re.M))
+    p = zctrace("probes")
+    assert p.returncode == 0, p.stderr
+    chosen = dict(re.findall(r"^(\w+) +(fentry|kprobe|tp_btf|raw_tp|none) ", p.stdout, re.M))
+    missing = [(site, chosen.get(site)) for site in sites if (site, chosen.get(site)) not in REFUSE_THROUGH]
+    assert not missing, f"no program to refuse named for {missing} (REFUSE_THROUGH)"
     points = {site: REFUSE_THROUGH[(site, chosen[site])] for site in sites}
     p = subprocess.run([ZCTRACE, "probes"], capture_output=True, text=True, timeout=TIMEOUT,
                        env=refused(points.values()))
@@ -325,11 +330,9 @@ def robust_refused_program_falls_back():
         print(f"  {site}: {chosen[site]} refused ({point}), then {then[site]}", flush=True)
     together = any(then[site] != "none" for site in sites)
     for refuse in ([sites] if together else [[site] for site in sites]):
-        with tempfile.NamedTemporaryFile(suffix=".json") as f:
-            r = subprocess.run([ZCTRACE, "run", "--no-hist", "--passes", "traced", "--json", f.name, "tcp-onecopy", "--size", "64K",
-                                "--messages", "100"], capture_output=True, text=True, timeout=TIMEOUT,
-                               env=refused(points[site] for site in refuse))
-            led = json.load(open(f.name))
+        # the method taken may lose runs where the kernel prefers another (on PREEMPT_RT): made again
+        r, led = unskipped(lambda _: traced_once("tcp-onecopy", "--size", "64K", "--messages", "100",
+                                                 env=refused(points[site] for site in refuse)))
         sent = led["workload"]["bytes"]
         for site in sites:
             if site not in refuse:
@@ -352,10 +355,7 @@ def unattributed_where_a_site_is_refused():
     calls moved stay in the ledger, as unattributed, and the run fails its check."""
     env = refused(["tp_btf:skb_copy_datagram_iovec", "fentry:skb_copy_datagram_iter",
                    "kprobe:skb_copy_datagram_iter"])
-    with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        p = subprocess.run([ZCTRACE, "run", "--no-hist", "--passes", "traced", "--json", f.name, "tcp-onecopy", "--size", "16K",
-                            "--messages", "300"], capture_output=True, text=True, env=env, timeout=TIMEOUT)
-        led = json.load(open(f.name))
+    p, led = unskipped(lambda _: traced_once("tcp-onecopy", "--size", "16K", "--messages", "300", env=env))
     assert p.returncode == 1, (p.returncode, p.stdout[-1500:])
     assert led["sites"]["recv_copy"] is None, led["sites"]["recv_copy"]
     got = led["workload"]["bytes_received"]
