@@ -96,9 +96,17 @@ static __always_inline __u64 switch_clock(bool btf, struct task_struct *next)
 }
 
 /*
+ * Set once a switch-out's time went to offcpu_start on tp_btf, the task's storage having refused
+ * it: from then on a switch-in that finds no time in the task looks there too.
+ */
+volatile __u32 offcpu_in_hash;
+
+/*
  * A target task leaves the CPU at @now, inside socket call @sock_call (a SOCK_SLOT() word, or 0):
  * noted in the task (@btf), or the time alone by its tid (the call is dropped: its exit reads the
- * descriptor).
+ * descriptor). The task's storage refuses while a program preempted on this CPU holds its lock
+ * (before 6.2, on PREEMPT_RT: @prev itself, preempted inside a storage call), and then the time
+ * goes by tid too.
  */
 static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u64 now, __u64 sock_call)
 {
@@ -106,19 +114,19 @@ static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u
 	__u32 tid;
 
 	if (btf) {
-		ts = TASK_STATE(offcpu_task, prev, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		ts = offcpu_storage_refused ? NULL : TASK_STATE(offcpu_task, prev, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (ts) {
 			ts->offcpu_start = now;
 			ts->sock_call = sock_call;
 			ts->switches = task_switches(prev);
-		} else {
-			__sync_fetch_and_add(&misc.offcpu_dropped, 1);
+			return;
 		}
-		return;
 	}
-	tid = BPF_CORE_READ(prev, pid);
+	tid = READ_FIELD(btf, prev, pid);
 	if (bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY))
 		__sync_fetch_and_add(&misc.offcpu_dropped, 1);
+	else if (btf && !offcpu_in_hash)
+		offcpu_in_hash = 1;
 }
 
 /*
@@ -132,20 +140,23 @@ static __always_inline __u64 offcpu_end(bool btf, struct task_struct *next, __u3
 
 	if (btf) {
 		ts = TASK_STATE(offcpu_task, next, 0);
-		if (!ts)
-			return 0;
-		/*
-		 * Only what the task's last time out left: a switch-out this program did not see to
-		 * the end (before 6.2 the storage refuses even a lookup while a preempted program holds
-		 * this CPU's lock on it) must bring back what an earlier one left neither into a later
-		 * call nor as the start of a later time off the CPU.
-		 */
-		start = ts->switches == task_switches(next) ? ts->offcpu_start : 0;
-		if (start)
-			*sock_call = ts->sock_call;
-		ts->offcpu_start = 0;
-		ts->sock_call = 0;
-		return start;
+		start = 0;
+		if (ts) {
+			/*
+			 * Only what the task's last time out left: a switch-out this program did not
+			 * see to the end (before 6.2 the storage refuses even a lookup while a preempted
+			 * program holds this CPU's lock on it), or whose time went by tid, must bring
+			 * back what an earlier one left neither into a later call nor as the start of a
+			 * later time off the CPU.
+			 */
+			start = ts->switches == task_switches(next) ? ts->offcpu_start : 0;
+			if (start)
+				*sock_call = ts->sock_call;
+			ts->offcpu_start = 0;
+			ts->sock_call = 0;
+		}
+		if (start || !offcpu_in_hash)
+			return start;
 	}
 	slot = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (!slot)

@@ -30,6 +30,9 @@ const volatile __u8 tcp_counters = 0;
 /* the census sites that are the sockets' counters less what was not copied (TCP_DERIVED_*) */
 const volatile __u8 tcp_derived = 0;
 /* ... and socket_lengths, beside the slots it turns on (maps.bpf.h) */
+/* ZCTRACE_REFUSE=storage:offcpu_task: a switch-out's time is refused by the task's storage, as
+ * one is where a program preempted on the CPU holds its lock (sched.bpf.c's offcpu_begin()) */
+const volatile __u8 offcpu_storage_refused = 0;
 
 /* Set by user space: the process zctrace started, whose exec starts the perf counters. */
 __u32 root_tgid = 0;

@@ -630,6 +630,7 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 			continue;
 		}
 		obj->rodata->gate_on_phase = o->gate_on_phase;
+		obj->rodata->offcpu_storage_refused = probes_refused_by_env("storage:offcpu_task");
 		if (o->machine_wide && (err = set_machine_wide(obj, o->max_keys)))
 			break;
 		if (!o->machine_wide && (err = bpf_map__set_max_entries(obj->maps.idents, RUN_IDENTS))) {
