@@ -96,7 +96,7 @@ print("slept_ns", total, flush=True)
 """
 
 
-@case("stock")
+@case("stock", "rt")
 def offcpu_time_covers_sleeps():
     """A traced program's N sleeps of 20 ms are off-CPU time: at least N x 20 ms in all, each in the
     histogram's 16-32 ms slot or above, and no more than the run's wall time, for the tp_btf
