@@ -526,34 +526,51 @@ static int attach_one(struct zctrace_bpf *obj, int i, unsigned sample_hz, char *
 	return err;
 }
 
-/* Attaches program by program; a refusal names its program in @prog and the kernel's answer in @why. */
-static int attach_all(struct zctrace_bpf *obj, unsigned sample_hz, char *prog, size_t prog_n, char *why, size_t n)
+/* A program the kernel refused, and its answer. */
+struct prog_refusal {
+	char prog[64];
+	char why[256];
+};
+
+/*
+ * Attaches program by program, and goes on past a refusal: every program refused (up to @max) is
+ * named in @out with the kernel's answer, how many in *@nr, so that one load more sets them all
+ * aside. 0, or the first refusal's error.
+ */
+static int attach_all(struct zctrace_bpf *obj, unsigned sample_hz, struct prog_refusal *out, int max, int *nr)
 {
 	struct bpf_object_skeleton *sk = obj->skeleton;
 	struct bpf_program *walker = bpf_program__autoload(obj->progs.cost_sample) ? obj->progs.cost_sample
 				     : bpf_program__autoload(obj->progs.copy_time_switch) ? obj->progs.copy_time_switch
 				     : NULL;
-	int err;
+	struct prog_refusal spare;
+	int err, first = 0;
 
+	*nr = 0;
 	/* the sampler and the timed copies place by one function table, filled before either attaches */
-	if (walker && (err = cost_table_fill(obj, why, n))) {
-		snprintf(prog, prog_n, "%s", bpf_program__name(walker));
+	if (walker && (err = cost_table_fill(obj, out[0].why, sizeof(out[0].why)))) {
+		snprintf(out[0].prog, sizeof(out[0].prog), "%s", bpf_program__name(walker));
+		*nr = 1;
 		return err;
 	}
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < sk->prog_cnt; i++) {
 			struct bpf_program *p = *sk->progs[i].prog;
+			struct prog_refusal *r = *nr < max ? &out[*nr] : &spare;
 
 			/* USDT programs attach per binary, once the target exists */
 			if (!bpf_program__autoload(p) || !strcmp(bpf_program__section_name(p), "usdt") ||
 			    entry_after_return(obj, p) != (pass == 1))
 				continue;
-			if ((err = attach_one(obj, i, sample_hz, why, n))) {
-				snprintf(prog, prog_n, "%s", bpf_program__name(p));
-				return err;
-			}
+			if (!(err = attach_one(obj, i, sample_hz, r->why, sizeof(r->why))))
+				continue;
+			snprintf(r->prog, sizeof(r->prog), "%s", bpf_program__name(p));
+			if (r != &spare)
+				(*nr)++;
+			if (!first)
+				first = err;
 		}
-	return 0;
+	return first;
 }
 
 void tracer_opts_for(struct tracer_opts *o, const struct workload_def *def, enum method cap, bool no_phase,
@@ -609,8 +626,9 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 	next_print = libbpf_set_print(capture_print);
 	/* each pass sets at least one candidate aside, so there are at most as many as candidates */
 	for (int tries = 0; tries < NR_PROBES * MAX_CANDIDATES; tries++) {
-		char prog[64] = "", why[256];
-		bool loading;
+		struct prog_refusal refused[8];
+		int nrefused = 0;
+		bool loading, fatal = false;
 
 		if (o->machine_wide)
 			census_without_calls(choice, o->cap, o->per_call, choice[PROBE_TCP_COUNTERS].skip ?
@@ -649,17 +667,30 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		err = zctrace_bpf__load(obj);
 		loading = err;
 		if (loading) {
-			snprintf(prog, sizeof(prog), "%s", refusal.prog);
-			snprintf(why, sizeof(why), "load refused: %s", refusal.why[0] ? refusal.why : strerror(-err));
-		} else if (keep_loaded_data(obj), !(err = attach_all(obj, o->sample_hz, prog, sizeof(prog), why, sizeof(why)))) {
+			/* the first program the verifier refused: libbpf loads no further */
+			snprintf(refused[0].prog, sizeof(refused[0].prog), "%s", refusal.prog);
+			snprintf(refused[0].why, sizeof(refused[0].why), "load refused: %s",
+				 refusal.why[0] ? refusal.why : strerror(-err));
+			nrefused = 1;
+		} else if (keep_loaded_data(obj),
+			   !(err = attach_all(obj, o->sample_hz, refused, sizeof(refused) / sizeof(refused[0]), &nrefused))) {
 			break;
 		}
-		if (prog[0] && is_io_fentry_prog(prog) && choice[PROBE_SYSCALLS].io == IO_HOOKS_FENTRY) {
-			/* the raw syscall tracepoints then, as on a kernel without fentry */
-			choice[PROBE_SYSCALLS].io = IO_HOOKS_TPS;
-			snprintf(choice[PROBE_SYSCALLS].io_why, sizeof(choice[PROBE_SYSCALLS].io_why),
-				 "program %.40s: %.200s", prog, why);
-		} else if (!prog[0] || !refuse_holders(choice, prog, why)) {
+		for (int r = 0, io_fentry = choice[PROBE_SYSCALLS].io == IO_HOOKS_FENTRY; r < nrefused && !fatal; r++) {
+			const char *prog = refused[r].prog, *why = refused[r].why;
+
+			if (prog[0] && is_io_fentry_prog(prog) && io_fentry) {
+				/* the raw syscall tracepoints then, as on a kernel without fentry (the first
+				 * of the I/O syscalls' programs refused says why) */
+				if (choice[PROBE_SYSCALLS].io == IO_HOOKS_FENTRY)
+					snprintf(choice[PROBE_SYSCALLS].io_why, sizeof(choice[PROBE_SYSCALLS].io_why),
+						 "program %.40s: %.200s", prog, why);
+				choice[PROBE_SYSCALLS].io = IO_HOOKS_TPS;
+			} else if (!prog[0] || !refuse_holders(choice, prog, why)) {
+				fatal = true;
+			}
+		}
+		if (fatal || !nrefused) {
 			fprintf(stderr, "zctrace: cannot %s the BPF programs: %s (try -v)\n",
 				loading ? "load" : "attach", strerror(-err));
 			break;
