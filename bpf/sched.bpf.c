@@ -37,12 +37,24 @@ static __always_inline struct sched_stats *sched_of(__u32 tgid)
 	return st;
 }
 
+/* task_switches() of @task, typed (@btf) or through CO-RE reads (raw_tp's untyped pointers). */
+static __always_inline __u64 switches_of(bool btf, struct task_struct *task)
+{
+	return READ_FIELD(btf, task, nvcsw) + READ_FIELD(btf, task, nivcsw);
+}
+
+/* When a task left the CPU, and its switches then (switches_of()): its last time out only while they are unchanged. */
+struct offcpu_mark {
+	__u64 start;
+	__u64 switches;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u32);	/* tid */
-	__type(value, __u64);	/* ns when it left the CPU */
+	__type(value, struct offcpu_mark);
 } offcpu_start SEC(".maps");
 
 /*
@@ -110,6 +122,7 @@ volatile __u32 offcpu_in_hash;
  */
 static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u64 now, __u64 sock_call)
 {
+	struct offcpu_mark mark;
 	struct task_sched *ts;
 	__u32 tid;
 
@@ -123,7 +136,9 @@ static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u
 		}
 	}
 	tid = READ_FIELD(btf, prev, pid);
-	if (bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY))
+	mark.start = now;
+	mark.switches = switches_of(btf, prev);
+	if (bpf_map_update_elem(&offcpu_start, &tid, &mark, BPF_ANY))
 		__sync_fetch_and_add(&misc.offcpu_dropped, 1);
 	else if (btf && !offcpu_in_hash)
 		offcpu_in_hash = 1;
@@ -135,8 +150,9 @@ static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u
  */
 static __always_inline __u64 offcpu_end(bool btf, struct task_struct *next, __u32 tid, __u64 *sock_call)
 {
+	struct offcpu_mark *mark;
 	struct task_sched *ts;
-	__u64 *slot, start;
+	__u64 start;
 
 	if (btf) {
 		ts = TASK_STATE(offcpu_task, next, 0);
@@ -158,10 +174,11 @@ static __always_inline __u64 offcpu_end(bool btf, struct task_struct *next, __u3
 		if (start || !offcpu_in_hash)
 			return start;
 	}
-	slot = bpf_map_lookup_elem(&offcpu_start, &tid);
-	if (!slot)
+	mark = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!mark)
 		return 0;
-	start = *slot;
+	/* one left by a switch-in not seen, or by a thread gone whose id came back, is not this one's */
+	start = mark->switches == switches_of(btf, next) ? mark->start : 0;
 	bpf_map_delete_elem(&offcpu_start, &tid);
 	return start;
 }
