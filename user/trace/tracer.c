@@ -627,7 +627,7 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 	/* each pass sets at least one candidate aside, so there are at most as many as candidates */
 	for (int tries = 0; tries < NR_PROBES * MAX_CANDIDATES; tries++) {
 		struct prog_refusal refused[8];
-		int nrefused = 0;
+		int nrefused = 0, fatal_at = 0;
 		bool loading, fatal = false;
 
 		if (o->machine_wide)
@@ -679,6 +679,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 		for (int r = 0, io_fentry = choice[PROBE_SYSCALLS].io == IO_HOOKS_FENTRY; r < nrefused && !fatal; r++) {
 			const char *prog = refused[r].prog, *why = refused[r].why;
 
+			fatal_at = r;
+
 			if (prog[0] && is_io_fentry_prog(prog) && io_fentry) {
 				/* the raw syscall tracepoints then, as on a kernel without fentry (the first
 				 * of the I/O syscalls' programs refused says why) */
@@ -689,6 +691,12 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 			} else if (!prog[0] || !refuse_holders(choice, prog, why)) {
 				fatal = true;
 			}
+		}
+		if (fatal && refused[fatal_at].prog[0]) {
+			/* a program no candidate holds: nothing to set aside */
+			fprintf(stderr, "zctrace: cannot %s the BPF programs: program %s: %s (try -v)\n",
+				loading ? "load" : "attach", refused[fatal_at].prog, refused[fatal_at].why);
+			break;
 		}
 		if (fatal || !nrefused) {
 			fprintf(stderr, "zctrace: cannot %s the BPF programs: %s (try -v)\n",
