@@ -68,15 +68,6 @@ static __always_inline struct task_struct *current_task(void)
 /* Field @field of a task current_task() gave (typed: a load; untyped: a read). */
 #define TASK_READ(task, field) (HAVE_TASK_BTF ? (task)->field : BPF_CORE_READ(task, field))
 
-/*
- * How many times @task has been switched out: __schedule() counts a switch before its tracepoint,
- * and nothing counts while the task is off the CPU.
- */
-static __always_inline __u64 task_switches(struct task_struct *task)
-{
-	return TASK_READ(task, nvcsw) + TASK_READ(task, nivcsw);
-}
-
 /* Zeros: a thread's first state where the state lives in a hash (the largest is the census's). */
 __u8 task_state_zeroes[sizeof(struct census_thread)] = {};
 
@@ -133,6 +124,21 @@ static __always_inline struct pt_regs *task_user_regs(struct task_struct *task)
  * kprobe, and pointers the programs keep as numbers).
  */
 #define READ_FIELD(btf, p, field) ((btf) ? (p)->field : BPF_CORE_READ(p, field))
+
+/*
+ * How many times @task has been switched out: __schedule() counts a switch before its tracepoint,
+ * and nothing counts while the task is off the CPU. @btf as READ_FIELD()'s.
+ */
+static __always_inline __u64 switches_of(bool btf, struct task_struct *task)
+{
+	return READ_FIELD(btf, task, nvcsw) + READ_FIELD(btf, task, nivcsw);
+}
+
+/* ... of a task current_task() gave. */
+static __always_inline __u64 task_switches(struct task_struct *task)
+{
+	return switches_of(HAVE_TASK_BTF, task);
+}
 
 /*
  * Syscall argument @n from the syscall's registers: a plain load where the verifier types them

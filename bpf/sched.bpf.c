@@ -37,13 +37,8 @@ static __always_inline struct sched_stats *sched_of(__u32 tgid)
 	return st;
 }
 
-/* task_switches() of @task, typed (@btf) or through CO-RE reads (raw_tp's untyped pointers). */
-static __always_inline __u64 switches_of(bool btf, struct task_struct *task)
-{
-	return READ_FIELD(btf, task, nvcsw) + READ_FIELD(btf, task, nivcsw);
-}
-
-/* When a task left the CPU, and its switches then (switches_of()): its last time out only while they are unchanged. */
+/* When a task left the CPU, and its switches then (switches_of()): its last time out only while
+ * they are unchanged. */
 struct offcpu_mark {
 	__u64 start;
 	__u64 switches;
@@ -66,7 +61,7 @@ struct {
 struct task_sched {
 	__u64 offcpu_start;	/* ns when it left the CPU, 0 once taken */
 	__u64 sock_call;	/* its CPU's SOCK_SLOT() word as it left, 0 once taken */
-	__u64 switches;		/* task_switches() as it left: which leaving sock_call is from */
+	__u64 switches;		/* switches_of() as it left: which leaving sock_call is from */
 };
 
 struct {
@@ -131,7 +126,7 @@ static __always_inline void offcpu_begin(bool btf, struct task_struct *prev, __u
 		if (ts) {
 			ts->offcpu_start = now;
 			ts->sock_call = sock_call;
-			ts->switches = task_switches(prev);
+			ts->switches = switches_of(btf, prev);
 			return;
 		}
 	}
@@ -165,7 +160,7 @@ static __always_inline __u64 offcpu_end(bool btf, struct task_struct *next, __u3
 			 * back what an earlier one left neither into a later call nor as the start of a
 			 * later time off the CPU.
 			 */
-			start = ts->switches == task_switches(next) ? ts->offcpu_start : 0;
+			start = ts->switches == switches_of(btf, next) ? ts->offcpu_start : 0;
 			if (start)
 				*sock_call = ts->sock_call;
 			ts->offcpu_start = 0;
