@@ -627,8 +627,8 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 	/* each pass sets at least one candidate aside, so there are at most as many as candidates */
 	for (int tries = 0; tries < NR_PROBES * MAX_CANDIDATES; tries++) {
 		struct prog_refusal refused[8];
-		int nrefused = 0, fatal_at = 0;
-		bool loading, fatal = false;
+		int nrefused = 0, r;
+		bool loading, io_fentry;
 
 		if (o->machine_wide)
 			census_without_calls(choice, o->cap, o->per_call, choice[PROBE_TCP_COUNTERS].skip ?
@@ -676,10 +676,10 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 			   !(err = attach_all(obj, o->sample_hz, refused, sizeof(refused) / sizeof(refused[0]), &nrefused))) {
 			break;
 		}
-		for (int r = 0, io_fentry = choice[PROBE_SYSCALLS].io == IO_HOOKS_FENTRY; r < nrefused && !fatal; r++) {
+		/* each refused program's candidates set aside; r stops at one that sets nothing aside */
+		io_fentry = choice[PROBE_SYSCALLS].io == IO_HOOKS_FENTRY;
+		for (r = 0; r < nrefused; r++) {
 			const char *prog = refused[r].prog, *why = refused[r].why;
-
-			fatal_at = r;
 
 			if (prog[0] && is_io_fentry_prog(prog) && io_fentry) {
 				/* the raw syscall tracepoints then, as on a kernel without fentry (the first
@@ -689,16 +689,16 @@ int tracer_start(struct zctrace_bpf **objp, struct probe_choice *choice, const s
 						 "program %.40s: %.200s", prog, why);
 				choice[PROBE_SYSCALLS].io = IO_HOOKS_TPS;
 			} else if (!prog[0] || !refuse_holders(choice, prog, why)) {
-				fatal = true;
+				break;
 			}
 		}
-		if (fatal && refused[fatal_at].prog[0]) {
+		if (r < nrefused && refused[r].prog[0]) {
 			/* a program no candidate holds: nothing to set aside */
 			fprintf(stderr, "zctrace: cannot %s the BPF programs: program %s: %s (try -v)\n",
-				loading ? "load" : "attach", refused[fatal_at].prog, refused[fatal_at].why);
+				loading ? "load" : "attach", refused[r].prog, refused[r].why);
 			break;
 		}
-		if (fatal || !nrefused) {
+		if (r < nrefused || !nrefused) {
 			fprintf(stderr, "zctrace: cannot %s the BPF programs: %s (try -v)\n",
 				loading ? "load" : "attach", strerror(-err));
 			break;
