@@ -349,7 +349,7 @@ def robust_refused_program_falls_back():
             assert r.returncode == 1 and "not measured" in r.stdout, r.stdout[-1000:]
 
 
-@case("stock", "old")
+@case("stock", "rt", "old")
 def unattributed_where_a_site_is_refused():
     """A copy site the kernel lacks (every method of recv_copy refused): the bytes the receive
     calls moved stay in the ledger, as unattributed, and the run fails its check."""
@@ -371,7 +371,7 @@ def unattributed_where_a_site_is_refused():
     assert_eq("send_copy", site_bytes(led, "send_copy"), led["workload"]["bytes"])
 
 
-@case("stock", "old")
+@case("stock", "rt", "old")
 def raw_tp_programs_count_the_same():
     """Where tp_btf is refused, the raw_tp programs of the target filter, syscalls and page faults
     take over and count the same: every sendmsg of the run, the forked receiver followed. (Before
