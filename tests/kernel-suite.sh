@@ -6,15 +6,22 @@
 # programs preempted and threads moved mid-call, softirqs in threads (the ledgers of every kind of
 # workload, threads and processes sharing CPUs, and the choice of probes there); with "old", on a
 # kernel before bpf_loop() (5.17), what its compat object gives. Each test says, where it is
-# declared, which of these parts run it (@case("stock", "rt", "old") in tests/t_*.py).
+# declared, which of these parts run it (@case("stock", "rt", "old") in tests/t_*.py). A second
+# argument K/N runs one slice of the part (run.py --slice), so that N guests share it; the table
+# comes with the first.
 cd "$(dirname "$0")/.." || exit 2
-for m in default kprobe tracepoint; do
+slice=${2:-1/1}
+case $slice in
+[1-9]/[1-9] | [1-9]/[1-9][0-9]) ;;
+*) echo "kernel-suite.sh: a slice is K/N, not '$slice'" >&2; exit 2 ;;
+esac
+[ "${slice%/*}" = 1 ] && for m in default kprobe tracepoint; do
 	opt=--method=$m
 	[ $m = default ] && opt=
 	./zctrace probes $opt | awk -v m=$m '/^[a-z_]+ +[a-z_]+ /{ print "SITE", m, $1, $2 }'
 done
 [ "${1:-}" = table ] && exit 0
 case "${1:-stock}" in
-stock | rt | old) exec /usr/bin/python3 tests/run.py --part "${1:-stock}" ;;
+stock | rt | old) exec /usr/bin/python3 tests/run.py --part "${1:-stock}" --slice "$slice" ;;
 *) echo "kernel-suite.sh: unknown part '$1' (stock, rt, old or table)" >&2; exit 2 ;;
 esac

@@ -13,6 +13,7 @@ the modules declare them, those that need no root first.
     run.py --part PART [NAME...]  of those, the ones guest part PART runs (stock, rt, old, nic)
     run.py --check [NAME...]    of those, the ones that need no root, as any user (make check)
     run.py --root [NAME...]     of those, the ones that need root (make test runs --check, then these)
+    run.py --slice K/N ...      of those, every Nth from the Kth (1 <= K <= N): N guests share a part
     run.py --list ...           print the names the same arguments select
     run.py -j N ...             up to N tests side by side, each in a process of its own, its output
                                 printed whole when it ends; the tests declared alone=True run
@@ -170,10 +171,10 @@ def usage(msg):
 
 
 def main():
-    args, listing, part, check, root, jobs = sys.argv[1:], False, None, False, False, 1
+    args, listing, part, check, root, jobs, nth = sys.argv[1:], False, None, False, False, 1, (1, 1)
     while args and args[0].startswith("-"):
         opt = args.pop(0)
-        if opt.startswith("--part=") or opt.startswith("-j") and len(opt) > 2:
+        if opt.startswith("--part=") or opt.startswith("--slice=") or opt.startswith("-j") and len(opt) > 2:
             opt, value = (opt.split("=", 1) if opt.startswith("--") else (opt[:2], opt[2:]))
             args.insert(0, value)
         if opt == "-j":
@@ -192,6 +193,11 @@ def main():
             part = args.pop(0)
             if part not in harness.PARTS:
                 return usage(f"unknown part '{part}' (known: {', '.join(harness.PARTS)})")
+        elif opt == "--slice":
+            m = re.fullmatch(r"([1-9][0-9]*)/([1-9][0-9]*)", args.pop(0) if args else "")
+            if not m or int(m.group(1)) > int(m.group(2)):
+                return usage("--slice needs K/N, 1 <= K <= N: every Nth test from the Kth")
+            nth = (int(m.group(1)), int(m.group(2)))
         else:
             return usage(f"unknown option '{opt}'")
     if check and root:
@@ -203,6 +209,8 @@ def main():
     chosen = [t for t in all_tests()
               if (not args or any(t.__name__ == o[:-1] if o.endswith("$") else o in t.__name__ for o in args))
               and (part is None or part in t.parts) and (not check or not t.root) and (not root or t.root)]
+    # the tests of a slice alternate through the declarations, so that slices take about as long
+    chosen = chosen[nth[0] - 1::nth[1]]
     if any(a.startswith("-") for a in args):
         return usage(f"options come before names: {next(a for a in args if a.startswith('-'))}")
     if args and not chosen:

@@ -105,3 +105,26 @@ def tests_declared_where_written():
         text = open(os.path.join(tests_dir, script)).read()
         named = [n for n in declared if re.search(rf"\b{re.escape(n)}\b", text)]
         assert not named, f"{script} names tests {named}: a test's parts are declared where it is written"
+
+
+@case(root=False)
+def guest_slices_share_each_part():
+    """The slices that guests share a part by (run.py --slice K/N) run each of the part's tests once:
+    together they are the part, in its order, and no two run the same test."""
+    import sys
+    run_py = os.path.join(ROOT, "tests", "run.py")
+
+    def listed(*args):
+        p = subprocess.run([sys.executable, run_py, "--list", *args], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        return p.stdout.split()
+
+    for part in ("stock", "rt", "old"):
+        whole = listed("--part", part)
+        for n in (1, 2, 3):
+            slices = [listed("--part", part, "--slice", f"{k}/{n}") for k in range(1, n + 1)]
+            joined = sorted((whole.index(t), t) for s in slices for t in s)
+            assert [t for _, t in joined] == whole, f"{part} in {n} slices: {[len(s) for s in slices]} of {len(whole)}"
+            assert max(map(len, slices)) - min(map(len, slices)) <= 1, f"{part} in {n} slices: {[len(s) for s in slices]}"
+    bad = subprocess.run([sys.executable, run_py, "--list", "--slice", "3/2"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--slice" in bad.stderr, (bad.returncode, bad.stderr)

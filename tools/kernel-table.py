@@ -1,22 +1,34 @@
 #!/usr/bin/env python3
 """Prints make test-kernels' table from the logs of tests/kernel-suite.sh: for each probe site, the
-method each kernel chose by default (on a PREEMPT_RT kernel, fentry passed over) and under --method kprobe and --method tracepoint, then each
-kernel's tests passed, failed and skipped. Usage: kernel-table.py RESULTS_DIR NAME..."""
+method each kernel chose by default (on a PREEMPT_RT kernel, fentry passed over) and under
+--method kprobe and --method tracepoint, then each kernel's tests passed, failed and skipped (the
+sums of its slices' logs, NAME-sliceK.log, where guests shared its suite). Usage: kernel-table.py
+RESULTS_DIR NAME..."""
+import glob
 import os
 import re
 import sys
 
 
-def read(path):
-    sites, counts = {}, None
-    for line in open(path, errors="replace"):
-        m = re.match(r"SITE (\w+) (\w+) (\w+)$", line.strip())
-        if m:
-            sites.setdefault(m.group(2), {})[m.group(1)] = m.group(3)
-        m = re.match(r"(\d+) passed, (\d+) failed, (\d+) skipped", line)
-        if m:
-            counts = tuple(int(x) for x in m.groups())
-    return sites, counts
+def read(results, name):
+    """The sites and counts of kernel @name: of NAME.log, else of its slices' logs, all of which
+    must have ended (counts None otherwise)."""
+    paths = [os.path.join(results, f"{name}.log")]
+    if not os.path.exists(paths[0]):
+        paths = sorted(glob.glob(os.path.join(glob.escape(results), f"{glob.escape(name)}-slice[0-9]*.log")))
+    sites, counts, ended = {}, (0, 0, 0), bool(paths)
+    for path in paths:
+        found = None
+        for line in open(path, errors="replace"):
+            m = re.match(r"SITE (\w+) (\w+) (\w+)$", line.strip())
+            if m:
+                sites.setdefault(m.group(2), {})[m.group(1)] = m.group(3)
+            m = re.match(r"(\d+) passed, (\d+) failed, (\d+) skipped", line)
+            if m:
+                found = tuple(int(x) for x in m.groups())
+        ended = ended and found is not None
+        counts = tuple(a + b for a, b in zip(counts, found or (0, 0, 0)))
+    return sites, counts if ended else None
 
 
 def main():
@@ -24,7 +36,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     results, names = sys.argv[1], sys.argv[2:]
-    data = {n: read(os.path.join(results, f"{n}.log")) for n in names}
+    data = {n: read(results, n) for n in names}
     label = {n: (os.uname().release + " (this machine)" if n == "host" else n) for n in names}
     order = []
     for n in names:

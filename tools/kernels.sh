@@ -6,7 +6,8 @@
 #   kernels.sh list               their versions, one a line (after fetch)
 #   kernels.sh run VERSION CMD    boot VERSION, run CMD as root in the project directory, exit with CMD's status
 #   kernels.sh test               make test-kernels: the portable suite on each (on RT builds, its rt
-#                                 part; on 5.10, its old part) and the device path on each stock kernel
+#                                 part; on 5.10, its old part; a stock kernel's in two guests, a
+#                                 slice each) and the device path on each stock kernel
 #                                 (two NIC pairs on QEMU hubs, device-suite.sh), $ZCTRACE_KERNEL_JOBS
 #                                 guests at a time; then one table
 # The kernels, their modules and virtme-ng live in $ZCTRACE_KERNELS (default .kernels/ here):
@@ -196,21 +197,26 @@ suite_part() {
 	case $1 in *-rt-*) echo rt ;; 5.10.*) echo old ;; esac
 }
 
-# One guest of make test-kernels: "VERSION PART", PART the part of tests/kernel-suite.sh it runs
-# (suite: all of it, on a stock kernel; rt; old) or nic, the device path (tests/device-suite.sh,
-# two NIC pairs on QEMU hubs), into results/VERSION.log (nic: VERSION-nic.log), with the seconds it
-# took in results/VERSION[-nic].time.
+# One guest of make test-kernels: "VERSION PART [K/N]", PART the part of tests/kernel-suite.sh it
+# runs (suite: all of it, on a stock kernel; rt; old), K/N the slice of it (a suite shared by N
+# guests), or nic, the device path (tests/device-suite.sh, two NIC pairs on QEMU hubs), into
+# results/VERSION.log (a slice: VERSION-sliceK.log; nic: VERSION-nic.log), with the seconds it took
+# in results/VERSION[-sliceK|-nic].time.
 run_guest() {
-	local ver=$1 part=$2 log start=$SECONDS rc=0
+	local ver=$1 part=$2 slice=${3:-} log start=$SECONDS rc=0
 	if [ "$part" = nic ]; then
 		log=$KDIR/results/$ver-nic
 		echo "kernels: $(date +%T) booting $ver with two NIC pairs (virtio-net, e1000e) for the device path (QEMU TCG)"
 		ZCTRACE_VM_NET=loop cmd_run "$ver" tests/device-suite.sh >"$log.log" 2>&1 || rc=$?
 	else
-		log=$KDIR/results/$ver
-		[ "$part" = suite ] && part=
-		echo "kernels: $(date +%T) booting $ver to run the suite${part:+ (its $part part)} (QEMU TCG)"
-		cmd_run "$ver" tests/kernel-suite.sh $part >"$log.log" 2>&1 || rc=$?
+		log=$KDIR/results/$ver${slice:+-slice${slice%/*}}
+		if [ "$part" = suite ]; then
+			echo "kernels: $(date +%T) booting $ver to run the suite${slice:+ (slice $slice)} (QEMU TCG)"
+			part=stock
+		else
+			echo "kernels: $(date +%T) booting $ver to run the suite (its $part part) (QEMU TCG)"
+		fi
+		cmd_run "$ver" tests/kernel-suite.sh $part $slice >"$log.log" 2>&1 || rc=$?
 	fi
 	echo $((SECONDS - start)) >"$log.time"
 	return $rc
@@ -218,10 +224,10 @@ run_guest() {
 
 # What one guest did not pass, from its log; 0 if all passed.
 guest_report() {
-	local ver=$1 part=$2 log title
+	local ver=$1 part=$2 slice=${3:-} log title
 	case $part in
 	nic) log=$KDIR/results/$ver-nic title="$ver, two NIC pairs" ;;
-	suite) log=$KDIR/results/$ver title=$ver ;;
+	suite) log=$KDIR/results/$ver${slice:+-slice${slice%/*}} title=$ver${slice:+ (slice $slice)} ;;
 	*) log=$KDIR/results/$ver title="$ver (its $part part)" ;;
 	esac
 	echo "==== $title: $(cat "$log.time" 2>/dev/null || echo '?') s"
@@ -231,12 +237,13 @@ guest_report() {
 	[ "$part" != nic ] || grep -q -E '^[0-9]+ passed, 0 failed, 0 skipped' "$log.log"
 }
 
-# How many guests make test-kernels runs at once: three for every two host cores, as far as the
-# memory available holds 4.5 GiB for each. A guest is one host thread (TCG), but its core is often
-# idle (the guest's timers, its tests' sleeps, the 9p root's round trips): a third guest beside two
-# fills that time, and slows them much less than it adds.
+# How many guests make test-kernels runs at once: two for every host core, as far as the memory
+# available holds 4.5 GiB for each. A guest is one host thread (TCG), but its core is often idle:
+# the guest's timers, its tests' sleeps, the 9p root's round trips, and on a PREEMPT_RT build the
+# grace periods its attaches and detaches wait for (an RT part keeps its core busy about half the
+# time, a stock suite three quarters). A second guest on a core fills that time.
 default_jobs() {
-	local avail jobs=$((($(nproc) * 3 + 1) / 2))
+	local avail jobs=$(($(nproc) * 2))
 	avail=$(awk '/^MemAvailable:/ { print int($2 / (4.5 * 1024 * 1024)) }' /proc/meminfo)
 	[ -n "$avail" ] && [ "$avail" -lt "$jobs" ] && jobs=$avail
 	echo $((jobs > 0 ? jobs : 1))
@@ -257,12 +264,14 @@ cmd_test() {
 	while read -r ver; do
 		if [ -z "$(suite_part "$ver")" ]; then stock+=("$ver"); else more+=("$ver"); fi
 	done <"$KDIR/versions"
-	# the long ones first, so that the last guests to start are the short ones: each stock kernel's
-	# suite, the RT parts, 5.10's, then the device path (about 20-21, 15-17, 9 and 4 minutes
-	# under TCG, three at a time on two cores). Three lanes then run a stock suite, then 5.10's
-	# part; the other stock suite, then both device paths; an RT part, then the other.
-	for ver in "${stock[@]}"; do guests+=("$ver suite"); done
+	# the long ones first, so that the last guests to start are the short ones: the RT parts, each
+	# stock kernel's suite in two slices, 5.10's part, then the device path (alone under TCG, about
+	# 20, 11, 10-13 and 4-5 minutes). The stock suites, the longest, are shared by two guests each
+	# so that no one guest holds the end (most of a guest's time is the fixed cost of each zctrace
+	# run, BPF load, verification, attach and detach, 10-20 times slower under TCG than here, so
+	# slices of as many tests take about as long).
 	for ver in "${more[@]}"; do [ "$(suite_part "$ver")" = rt ] && guests+=("$ver rt"); done
+	for ver in "${stock[@]}"; do guests+=("$ver suite 1/2" "$ver suite 2/2"); done
 	for ver in "${more[@]}"; do [ "$(suite_part "$ver")" = old ] && guests+=("$ver old"); done
 	for ver in "${stock[@]}"; do guests+=("$ver nic"); done
 	for g in "${guests[@]}"; do
