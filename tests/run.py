@@ -209,12 +209,12 @@ def main():
     chosen = [t for t in all_tests()
               if (not args or any(t.__name__ == o[:-1] if o.endswith("$") else o in t.__name__ for o in args))
               and (part is None or part in t.parts) and (not check or not t.root) and (not root or t.root)]
-    # the tests of a slice alternate through the declarations, so that slices take about as long
-    chosen = chosen[nth[0] - 1::nth[1]]
     if any(a.startswith("-") for a in args):
         return usage(f"options come before names: {next(a for a in args if a.startswith('-'))}")
     if args and not chosen:
         return usage(f"no test matches {' '.join(args)}")
+    # the tests of a slice alternate through the declarations, so that slices take about as long
+    chosen = chosen[nth[0] - 1::nth[1]]
     if listing:
         for t in chosen:
             print(t.__name__)

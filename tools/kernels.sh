@@ -266,7 +266,7 @@ cmd_test() {
 	done <"$KDIR/versions"
 	# the long ones first, so that the last guests to start are the short ones: the RT parts, each
 	# stock kernel's suite in two slices, 5.10's part, then the device path (alone under TCG, about
-	# 20, 11, 10-13 and 4-5 minutes). The stock suites, the longest, are shared by two guests each
+	# 20 minutes, 11, 10-11 and 4-5). The stock suites, the longest, are shared by two guests each
 	# so that no one guest holds the end (most of a guest's time is the fixed cost of each zctrace
 	# run, BPF load, verification, attach and detach, 10-20 times slower under TCG than here, so
 	# slices of as many tests take about as long).
