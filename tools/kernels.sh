@@ -237,13 +237,14 @@ guest_report() {
 	[ "$part" != nic ] || grep -q -E '^[0-9]+ passed, 0 failed, 0 skipped' "$log.log"
 }
 
-# How many guests make test-kernels runs at once: two for every host core, as far as the memory
-# available holds 4.5 GiB for each. A guest is one host thread (TCG), but its core is often idle:
-# the guest's timers, its tests' sleeps, the 9p root's round trips, and on a PREEMPT_RT build the
-# grace periods its attaches and detaches wait for (an RT part keeps its core busy about half the
-# time, a stock suite three quarters). A second guest on a core fills that time.
+# How many guests make test-kernels runs at once: three for every two host cores, as far as the
+# memory available holds 4.5 GiB for each. A guest is one host thread (TCG), but its core is often
+# idle: the guest's timers, its tests' sleeps, the 9p root's round trips (served by a thread of
+# QEMU's own), and on a PREEMPT_RT build the grace periods its attaches and detaches wait for. A
+# third guest beside two fills that time. A fourth does not: four at once, half of 6.1's suite
+# took 20-21 minutes, where three at once ran all of it in 23.
 default_jobs() {
-	local avail jobs=$(($(nproc) * 2))
+	local avail jobs=$((($(nproc) * 3 + 1) / 2))
 	avail=$(awk '/^MemAvailable:/ { print int($2 / (4.5 * 1024 * 1024)) }' /proc/meminfo)
 	[ -n "$avail" ] && [ "$avail" -lt "$jobs" ] && jobs=$avail
 	echo $((jobs > 0 ? jobs : 1))
