@@ -13,7 +13,7 @@ import threading
 import time
 
 from harness import case, LIST_PROGS, ROOT, WORKLOADS, ZCTRACE, assert_eq, bpf_fds_of, Skip, zctrace, zctrace_named
-from checks import COST_MIB, ODD_NAMER, PIPE_MOVER, PIPE_SITES, TOP_PROGRAM, copy_cpu_plausible
+from checks import COST_MIB, ODD_NAMER, PIPE_MOVER, PIPE_SITES, TOP_PROGRAM, copy_cpu_plausible, tcp_sweep_refused_here
 
 
 # ---- zctrace top: the census ----
@@ -529,8 +529,8 @@ def tcp_counters_attached(tables):
     if "tcp_unowned_sent_bytes" in tables[-1]:
         return True
     release = tuple(int(x) for x in re.match(r"(\d+)\.(\d+)", os.uname().release).groups())
-    assert release < (5, 17) or "ZCTRACE_REFUSE" in tables[-1]["not_measured"].get("tcp_counters", ""), \
-        tables[-1]["not_measured"]
+    why = tables[-1]["not_measured"].get("tcp_counters", "")
+    assert release < (5, 17) or "ZCTRACE_REFUSE" in why or tcp_sweep_refused_here(why), tables[-1]["not_measured"]
     assert all("tcp_counters" in t["not_measured"] for t in tables), tables[-1]["not_measured"]
     assert all(r["tcp_sent_bytes"] is None and r["tcp_received_bytes"] is None for t in tables for r in t["rows"])
     print(f"  TCP counters not measured here: {tables[-1]['not_measured']['tcp_counters']}", flush=True)
@@ -796,20 +796,26 @@ def top_unskipped(measure, short, attempts=3):
     runs of its programs (it nests no BPF program on a CPU; on PREEMPT_RT every kprobe run on a CPU
     is skipped while a task preempted in a bpf() map call there holds the CPU's BPF count, and a
     census that counts TCP per call counts it by kprobe): such a census's figures may be short by
-    those runs, and it says so. On a kernel that does not count the kprobe runs it skips (before
-    6.7: program_runs_skipped_uncounted), one whose figures short(result) finds short is made
-    once more too. The last attempt is returned as it is, for its figures to be held."""
+    those runs, and it says so. So may one that dropped calls it follows from entry to return (a
+    thread's first call finds no room for it while PREEMPT_RT holds the task storage's CPU). On a
+    kernel that does not count the kprobe runs it skips (before 6.7:
+    program_runs_skipped_uncounted), one whose figures short(result) finds short is made once more
+    too. The last attempt is returned as it is, for its figures to be held."""
     for attempt in range(attempts):
         res = measure(attempt)
         last = res[0][-1]
         if attempt == attempts - 1:
-            if last["program_runs_skipped"]:
-                print(f"  (the census says the kernel skipped runs in each of {attempts} attempts, the last's: "
-                      f"{last['program_runs_skipped_by']}; its figures are held as they are)", flush=True)
+            if last["program_runs_skipped"] or last["dropped"]:
+                print(f"  (the census says the kernel skipped runs or it dropped counts in each of {attempts} "
+                      f"attempts, the last's: {last['program_runs_skipped_by']}, dropped {last['dropped']}; "
+                      "its figures are held as they are)", flush=True)
             return res
         if last["program_runs_skipped"]:
             print(f"  (the census says the kernel skipped runs: {last['program_runs_skipped_by']}; once more)",
                   flush=True)
+            continue
+        if last["dropped"]:
+            print(f"  (the census dropped {last['dropped']} counts; once more)", flush=True)
             continue
         why = short(res) if last.get("program_runs_skipped_uncounted") else None
         if why:

@@ -946,8 +946,14 @@ int census_read(struct census *c, struct census_snap *snap)
 	snap->procs = c->snap;
 	snap->nprocs = n;
 	snap->evicted = c->evicted;
+	/*
+	 * Calls followed from entry to return count only if their entry found room for them: a
+	 * thread's first call makes its task storage, which PREEMPT_RT refuses while a task
+	 * preempted in the storage's code holds the CPU, and the call's bytes are then lost.
+	 */
 	snap->dropped = misc.sites_dropped + misc.account_dropped + misc.census_exits_dropped +
-			misc.census_samples_dropped;
+			misc.census_samples_dropped + misc.send_calls_dropped + misc.io_calls_dropped +
+			misc.zc_calls_dropped;
 	snap->sample_ns = c->sample_ns;
 	snap->tcp_unowned_sent = c->obj->bss->tcp_unowned_sent;
 	snap->tcp_unowned_received = c->obj->bss->tcp_unowned_received;
