@@ -11,6 +11,7 @@ import sys
 import tempfile
 
 from harness import case, ROOT, TIMEOUT, ZCTRACE, assert_eq, scratch, site_bytes, zctrace
+from checks import tcp_sweep_refused_here
 
 
 # ---- installed as the tools beside it are: make install, the manual page, bash completion ----
@@ -144,7 +145,8 @@ def sample_shape_leaves_out_rows_of_chance():
 def readme_samples_have_the_shape_of_a_fresh_run():
     """README.md's sample outputs (make samples) have the shape of a run of their commands now:
     the same lines, each with its indent and first word (digits masked), lines that start with a
-    figure left out; the numbers are free to differ."""
+    figure left out; the numbers are free to differ. A line that says this machine's verifier
+    refused the census's TCP sweep (tcp_sweep_refused_here()) is not held against it."""
     samples = tools_module("samples")
     have = samples.checked_in()
     assert set(have) == set(samples.SAMPLES), sorted(have)
@@ -159,6 +161,8 @@ def readme_samples_have_the_shape_of_a_fresh_run():
                 if attempt == 2 or "[FAIL] deferred_copy" not in str(e) or re.search(r"\[FAIL\] (?!deferred_copy)", str(e)):
                     raise
                 print(f"  ({name}: its deferred_copy checks failed; once more)", flush=True)
+        # this machine's verifier may refuse the census's TCP sweep, which its not-measured lines then name
+        fresh = "".join(l for l in fresh.splitlines(keepends=True) if not tcp_sweep_refused_here(l))
         want, got = samples.shape(have[name]), samples.shape(fresh)
         assert want == got, (name, [l for l in want if l not in got], [l for l in got if l not in want],
                              fresh[-2500:])

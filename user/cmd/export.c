@@ -365,6 +365,9 @@ static int start_census(struct exporter *x)
 	}
 	x->expo.account = census_has_account(x->census);
 	x->expo.tcp_counters = census_has_tcp_counters(x->census);
+	if (!x->expo.tcp_counters)
+		fprintf(stderr, "zctrace: TCP bytes from the sockets' own counters: not measured: %s\n",
+			probe_refusal(choice, PROBE_TCP_COUNTERS));
 	x->expo.tcp_derived = census_derived(x->census);
 	x->expo.account_why = x->expo.account ? NULL : probe_refusal(choice, PROBE_BOUNDARY);
 	x->expo.costs = x->costs.stats_fd >= 0 ? &x->costs : NULL;

@@ -191,9 +191,11 @@ static int btf_id(const char *name, int kind, char *why, size_t n)
 		return -ENOENT;
 	if (!named && indexed_kind(kind))
 		index_names();
-	if (named && indexed_kind(kind))
-		id = *name_slot(name, kind) ?: -ENOENT;
-	else
+	if (named && indexed_kind(kind)) {
+		__u32 slot = *name_slot(name, kind);
+
+		id = slot ? (int)slot : -ENOENT;
+	} else
 		id = btf__find_by_name_kind(vmlinux_btf, name, kind);
 	if (id < 0)
 		snprintf(why, n, "%s not in kernel BTF", name);
