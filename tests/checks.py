@@ -591,9 +591,9 @@ while got < size:
 
 
 def tcp_sweep_refused_here(why):
-    """Whether @why is this machine's verifier refusing the sweep a socket it reached from a file:
-    a kernel that marks every pointer read through bpf_sock_from_file()'s socket untrusted, which
-    bpf_sk_storage_get() refuses. The census then counts TCP per call, and says why. The kernels
-    make test-kernels boots load the sweep: there no refusal is taken."""
+    """Whether @why is this machine's verifier refusing the sweep's storage for a socket reached
+    from a descriptor: a kernel that takes the struct sock read through bpf_sock_from_file()'s
+    socket as untrusted, which bpf_sk_storage_get() refuses. The census then counts TCP per call,
+    and says why. The kernels make test-kernels boots load the sweep: there no refusal is taken."""
     return (not os.environ.get("ZCTRACE_KERNEL_UNDER_TEST") and "program tcp_sweep_iter: load refused: verifier:" in why
             and "untrusted_ptr_" in why)

@@ -342,6 +342,9 @@ static void print_table(const struct top_args *a, const struct census *c, const 
 	if (snap->skipped)
 		printf("the kernel skipped %" PRIu64 " runs of the census's programs (%s): the counts they make may be "
 		       "short\n", snap->skipped, snap->skipped_what);
+	if (snap->unfollowed)
+		printf("the census could not follow %" PRIu64 " calls from their entry to their return (no room for "
+		       "them in the thread's task storage): the counts they make may be short\n", snap->unfollowed);
 	if (bpf)
 		printf("census BPF programs: %.2f ms of CPU in %" PRIu64 " events (%.0f ns each)\n", bpf[0] / 1e6, bpf[1],
 		       bpf[1] ? (double)bpf[0] / bpf[1] : 0);
@@ -455,6 +458,7 @@ static int print_json(const struct top_args *a, const struct census *c, const st
 	json_object_object_add(o, "evicted", json_object_new_int64(snap->evicted));
 	json_object_object_add(o, "dropped", json_object_new_int64(snap->dropped));
 	json_object_object_add(o, "program_runs_skipped", json_object_new_int64(snap->skipped));
+	json_object_object_add(o, "calls_unfollowed", json_object_new_int64(snap->unfollowed));
 	json_object_object_add(o, "program_runs_skipped_by", json_object_new_string(snap->skipped_what));
 	json_object_object_add(o, "program_runs_skipped_uncounted", snap->skips_uncounted[0] ?
 			       json_object_new_string(snap->skips_uncounted) : NULL);

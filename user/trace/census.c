@@ -946,14 +946,16 @@ int census_read(struct census *c, struct census_snap *snap)
 	snap->procs = c->snap;
 	snap->nprocs = n;
 	snap->evicted = c->evicted;
-	/*
-	 * Calls followed from entry to return count only if their entry found room for them: a
-	 * thread's first call makes its task storage, which PREEMPT_RT refuses while a task
-	 * preempted in the storage's code holds the CPU, and the call's bytes are then lost.
-	 */
 	snap->dropped = misc.sites_dropped + misc.account_dropped + misc.census_exits_dropped +
-			misc.census_samples_dropped + misc.send_calls_dropped + misc.io_calls_dropped +
-			misc.zc_calls_dropped;
+			misc.census_samples_dropped;
+	/*
+	 * A call followed from its entry to its return (a TCP send by kprobe, a zerocopy or splicing
+	 * send at the tracepoint, a file call under --complete) keeps what its entry saw in the
+	 * thread's task storage. A thread's first such call makes that storage, which the kernel
+	 * refuses while another task holds the CPU's task-storage count (on PREEMPT_RT a preempted
+	 * one may): the call's bytes are then lost, or counted at another site.
+	 */
+	snap->unfollowed = misc.send_calls_dropped + misc.io_calls_dropped;
 	snap->sample_ns = c->sample_ns;
 	snap->tcp_unowned_sent = c->obj->bss->tcp_unowned_sent;
 	snap->tcp_unowned_received = c->obj->bss->tcp_unowned_received;

@@ -83,6 +83,7 @@ struct census_snap {
 	uint64_t evicted;	/* (process, site) keys the kernel evicted since the start: counts lost */
 	uint64_t dropped;	/* updates the kernel could not store (no room), since the start */
 	uint64_t skipped;	/* runs of the census's programs the kernel skipped, since the start */
+	uint64_t unfollowed;	/* calls whose entry found no room to keep them for their return */
 	char skipped_what[160];	/* ... by program, the most first ("name runs, ...") */
 	const char *skips_uncounted;	/* which skips this kernel does not count, or "" */
 	uint64_t keys;		/* keys held now */

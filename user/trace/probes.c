@@ -195,8 +195,9 @@ static int btf_id(const char *name, int kind, char *why, size_t n)
 		__u32 slot = *name_slot(name, kind);
 
 		id = slot ? (int)slot : -ENOENT;
-	} else
+	} else {
 		id = btf__find_by_name_kind(vmlinux_btf, name, kind);
+	}
 	if (id < 0)
 		snprintf(why, n, "%s not in kernel BTF", name);
 	return id;
