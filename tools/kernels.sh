@@ -266,8 +266,8 @@ cmd_test() {
 		if [ -z "$(suite_part "$ver")" ]; then stock+=("$ver"); else more+=("$ver"); fi
 	done <"$KDIR/versions"
 	# the long ones first, so that the last guests to start are the short ones: the RT parts, each
-	# stock kernel's suite in two slices, 5.10's part, then the device path (alone under TCG, about
-	# 20 minutes, 11, 10-11 and 4-5). The stock suites, the longest, are shared by two guests each
+	# stock kernel's suite in two slices, 5.10's part, then the device path (three at once under
+	# TCG, about 18 minutes, 9-13, 11 and 4-5). The stock suites, the longest, are shared by two guests each
 	# so that no one guest holds the end (most of a guest's time is the fixed cost of each zctrace
 	# run, BPF load, verification, attach and detach, 10-20 times slower under TCG than here, so
 	# slices of as many tests take about as long).
