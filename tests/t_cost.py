@@ -124,8 +124,7 @@ def cost_of_user_copies():
 FUNCTIONS_COPY = "/run/zctrace/functions"
 
 
-# the copy is user space's file, read the same on every kernel: the stock guests and this machine
-@case("stock", alone=True)
+@case("stock", "rt", "old", alone=True)
 def cost_functions_from_the_boots_copy():
     """The first run of a boot reads the kernel's functions from /proc/kallsyms and keeps them in
     /run/zctrace/functions, root's alone; the next reads that copy, and knows the same functions of
@@ -239,8 +238,7 @@ def cost_of_zerocopy_pinning():
     assert "zerocopy: pinning and notices: " in p.stdout, p.stdout
 
 
-# a choice and a parser of zctrace's own, which no kernel changes: the stock guests and this machine
-@case("stock")
+@case("stock", "rt", "old")
 def cost_turned_off_and_bad_rates():
     """--sample-hz 0 attaches no sampler: its figures are absent with the reason, never 0; a rate
     that is not a number from 0 to 100000 is refused in one line, exit 2."""
@@ -259,8 +257,7 @@ def cost_turned_off_and_bad_rates():
         assert p.returncode == 2 and len(lines) == 1 and "--sample-hz" in lines[0], (bad, p.returncode, p.stderr)
 
 
-# the refusals simulated (ZCTRACE_REFUSE), which no kernel changes: the stock guests and this machine
-@case("stock")
+@case("stock", "rt", "old")
 def cost_refused_never_stops_a_run():
     """A kernel that refuses the sampler's event or its program's attach (simulated with
     ZCTRACE_REFUSE) still gives the whole ledger: the CPU time is "not measured" with the kernel's
