@@ -801,10 +801,9 @@ def top_unskipped(measure, short, attempts=3):
     census that counts TCP per call counts it by kprobe): such a census's figures may be short by
     those runs, and it says so. So may one that could not follow calls from their entry to their
     return (calls_unfollowed: a thread's first call finds no room in its task storage while a task
-    preempted on PREEMPT_RT holds the CPU's task-storage count). On a
-    kernel that does not count the kprobe runs it skips (before 6.7:
-    program_runs_skipped_uncounted), one whose figures short(result) finds short is made once more
-    too. The last attempt is returned as it is, for its figures to be held."""
+    preempted on PREEMPT_RT holds the CPU's task-storage count). On a kernel that does not count
+    the kprobe runs it skips (before 6.7: program_runs_skipped_uncounted), one whose figures
+    short(result) finds short is made once more too. The last attempt is returned as it is, for its figures to be held."""
     for attempt in range(attempts):
         res = measure(attempt)
         last = res[0][-1]
